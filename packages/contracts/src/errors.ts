@@ -1,0 +1,45 @@
+/**
+ * The error catalogue: every failure inferq reports on purpose has a stable
+ * code here. Codes are never renamed once shipped; clients switch on them.
+ */
+export const ErrorCatalogue = {
+  VALIDATION_FAILED: { status: 400, title: 'The request is not valid', retryable: false },
+  MALFORMED_BODY: { status: 400, title: 'The request body could not be parsed', retryable: false },
+  INPUT_MISSING: { status: 400, title: 'A required model input is missing', retryable: false },
+  INPUT_UNKNOWN: { status: 400, title: 'An input is not part of the model signature', retryable: false },
+  INPUT_DUPLICATE: { status: 400, title: 'An input is given more than once', retryable: false },
+  INPUT_DATATYPE_MISMATCH: { status: 400, title: 'An input has the wrong datatype', retryable: false },
+  INPUT_SHAPE_MISMATCH: { status: 400, title: 'An input has the wrong shape', retryable: false },
+  INPUT_DATA_INVALID: { status: 400, title: 'Input data does not match its datatype and shape', retryable: false },
+  INPUT_BATCH_MISMATCH: { status: 400, title: 'Inputs disagree on the batch dimension', retryable: false },
+  DATATYPE_UNSUPPORTED: { status: 400, title: 'The datatype is not supported', retryable: false },
+  INPUT_TOO_LARGE: { status: 413, title: 'The inputs exceed the size limit', retryable: false },
+  PAYLOAD_TOO_LARGE: { status: 413, title: 'The request body exceeds the size limit', retryable: false },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, title: 'The content type is not supported', retryable: false },
+  UNAUTHENTICATED: { status: 401, title: 'A valid API key is required', retryable: false },
+  FORBIDDEN: { status: 403, title: 'The API key lacks the scope for this action', retryable: false },
+  NOT_FOUND: { status: 404, title: 'Resource not found', retryable: false },
+  JOB_NOT_FOUND: { status: 404, title: 'Job not found', retryable: false },
+  MODEL_NOT_FOUND: { status: 404, title: 'Model not found', retryable: false },
+  OUTPUT_NOT_FOUND: { status: 404, title: 'Output not found', retryable: false },
+  JOB_NOT_CANCELABLE: { status: 409, title: 'Only a queued job can be canceled', retryable: false },
+  IDEMPOTENCY_CONFLICT: { status: 409, title: 'The idempotency key was used with a different request', retryable: false },
+  MODEL_INVALID: { status: 422, title: 'The file is not a valid ONNX model', retryable: false },
+  MODEL_UNSUPPORTED: { status: 422, title: 'The model uses features inferq does not serve', retryable: false },
+  RATE_LIMITED: { status: 429, title: 'Too many requests', retryable: true },
+  QUEUE_FULL: { status: 429, title: 'The model backlog is full', retryable: true },
+  INTERNAL: { status: 500, title: 'Internal error', retryable: true },
+  QUEUE_UNAVAILABLE: { status: 503, title: 'The queue is unavailable', retryable: true },
+  DATABASE_UNAVAILABLE: { status: 503, title: 'The database is unavailable', retryable: true },
+  MODEL_UNAVAILABLE: { status: 503, title: 'No worker serves this model', retryable: true },
+  // Stored on failed jobs by workers; never an HTTP reply.
+  MODEL_LOAD_FAILED: { status: 500, title: 'The model could not be loaded', retryable: false },
+  MODEL_ARTIFACT_INVALID: { status: 500, title: 'The model artifact failed its checksum', retryable: false },
+  INFERENCE_FAILED: { status: 500, title: 'The model failed while running', retryable: true },
+  OUTPUT_WRITE_FAILED: { status: 500, title: 'The results could not be stored', retryable: true },
+} as const satisfies Record<string, { status: number; title: string; retryable: boolean }>;
+
+export type ErrorCode = keyof typeof ErrorCatalogue;
+
+export const isErrorCode = (value: unknown): value is ErrorCode =>
+  typeof value === 'string' && Object.hasOwn(ErrorCatalogue, value);

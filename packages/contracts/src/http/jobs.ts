@@ -1,0 +1,95 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { JOB_STATUSES, PRIORITIES } from '../job-status.ts';
+import { InputTensorSchema, OutputTensorSchema } from '../tensors.ts';
+import { StringEnum } from '../string-enum.ts';
+
+const Uuid = Type.String({ format: 'uuid' });
+const StatusSchema = StringEnum(JOB_STATUSES);
+const PrioritySchema = StringEnum(PRIORITIES);
+
+export const SubmitJobBodySchema = Type.Object(
+  {
+    model: Type.String({ minLength: 1, maxLength: 200, description: 'Model name, or name:version', examples: ['mlp'] }),
+    inputs: Type.Array(InputTensorSchema, { minItems: 1, maxItems: 64 }),
+    priority: Type.Optional(StringEnum(PRIORITIES, { default: 'normal', description: 'Queue priority; high runs before normal before low' })),
+    metadata: Type.Optional(Type.Record(Type.String({ maxLength: 64 }), Type.String({ maxLength: 1024 }), { maxProperties: 32 })),
+  },
+  { additionalProperties: false },
+);
+export type SubmitJobBody = Static<typeof SubmitJobBodySchema>;
+
+export const SubmitJobHeadersSchema = Type.Object({
+  'idempotency-key': Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+});
+
+export const JobLinksSchema = Type.Object({ self: Type.String(), cancel: Type.String() });
+
+export const TensorSummarySchema = Type.Object({
+  name: Type.String(),
+  datatype: Type.String(),
+  shape: Type.Array(Type.Integer()),
+  bytes: Type.Integer(),
+});
+export type TensorSummary = Static<typeof TensorSummarySchema>;
+
+/** `GET /v1/jobs/:id/inputs/:index` and `/outputs/:index`: the raw little-endian bytes of one tensor. */
+export const TensorParamsSchema = Type.Object({ id: Type.String({ format: 'uuid' }), index: Type.Integer({ minimum: 0, maximum: 63 }) });
+
+export const JobAcceptedSchema = Type.Object({
+  id: Uuid,
+  status: StatusSchema,
+  links: JobLinksSchema,
+});
+export type JobAccepted = Static<typeof JobAcceptedSchema>;
+
+export const JobErrorSchema = Type.Object({ code: Type.String(), message: Type.String() });
+
+export const JobSchema = Type.Object(
+  {
+    id: Uuid,
+    model: Type.String(),
+    modelVersion: Type.Integer(),
+    priority: PrioritySchema,
+    status: StatusSchema,
+    createdAt: Type.String({ format: 'date-time' }),
+    startedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    finishedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    queueMs: Type.Union([Type.Integer(), Type.Null()], { description: 'Time from submit to batch start' }),
+    inferMs: Type.Union([Type.Number(), Type.Null()], { description: 'Inference time of the batch the job ran in' }),
+    batchSize: Type.Union([Type.Integer(), Type.Null()], { description: 'Number of jobs in that batch' }),
+    attempts: Type.Integer(),
+    error: Type.Union([JobErrorSchema, Type.Null()]),
+    inputs: Type.Optional(Type.Array(TensorSummarySchema, { description: 'Input headers; the bytes are at links.inputs + /:index' })),
+    outputs: Type.Optional(Type.Array(OutputTensorSchema)),
+    metadata: Type.Record(Type.String(), Type.String()),
+    links: JobLinksSchema,
+  },
+  { $id: 'Job' },
+);
+export type Job = Static<typeof JobSchema>;
+
+export const JobParamsSchema = Type.Object({ id: Uuid });
+
+export const GetJobQuerySchema = Type.Object({
+  encoding: Type.Optional(StringEnum(['json', 'base64'] as const, { default: 'json', description: 'How inline output data is written' })),
+});
+
+export const ListJobsQuerySchema = Type.Object(
+  {
+    status: Type.Optional(StatusSchema),
+    model: Type.Optional(Type.String({ maxLength: 200 })),
+    priority: Type.Optional(PrioritySchema),
+    createdAfter: Type.Optional(Type.String({ format: 'date-time' })),
+    createdBefore: Type.Optional(Type.String({ format: 'date-time' })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 50 })),
+    cursor: Type.Optional(Type.String({ maxLength: 200, description: 'Opaque cursor from nextCursor' })),
+  },
+  { additionalProperties: false },
+);
+export type ListJobsQuery = Static<typeof ListJobsQuerySchema>;
+
+export const JobListSchema = Type.Object({
+  items: Type.Array(Type.Omit(JobSchema, ['outputs'])),
+  nextCursor: Type.Union([Type.String(), Type.Null()]),
+});
+export type JobList = Static<typeof JobListSchema>;

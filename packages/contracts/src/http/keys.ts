@@ -1,0 +1,41 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { StringEnum } from '../string-enum.ts';
+
+export const Scope = {
+  JobsRead: 'jobs:read',
+  JobsWrite: 'jobs:write',
+  ModelsWrite: 'models:write',
+  Admin: 'admin',
+} as const;
+export type Scope = (typeof Scope)[keyof typeof Scope];
+export const SCOPES = Object.values(Scope);
+export const ScopeSchema = StringEnum(SCOPES);
+
+export const CreateKeyBodySchema = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 100 }),
+    scopes: Type.Optional(Type.Array(ScopeSchema, { uniqueItems: true, default: ['jobs:read', 'jobs:write'] })),
+  },
+  { additionalProperties: false },
+);
+export type CreateKeyBody = Static<typeof CreateKeyBodySchema>;
+
+export const ApiKeySchema = Type.Object({
+  id: Type.String({ format: 'uuid' }),
+  name: Type.String(),
+  prefix: Type.String({ description: 'The visible start of the key' }),
+  scopes: Type.Array(ScopeSchema),
+  createdAt: Type.String({ format: 'date-time' }),
+  revokedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+});
+export type ApiKey = Static<typeof ApiKeySchema>;
+
+export const CreatedKeySchema = Type.Composite([ApiKeySchema, Type.Object({ secret: Type.String({ description: 'Shown once' }) })]);
+
+/** `GET /v1/me`: who the caller's key is, so a client can show what it may do. */
+export const PrincipalSchema = Type.Object({
+  keyId: Type.String({ format: 'uuid' }),
+  scopes: Type.Array(ScopeSchema),
+  admin: Type.Boolean(),
+});
+export type Principal = Static<typeof PrincipalSchema>;

@@ -1,0 +1,17 @@
+export const JobStatus = {
+  Queued: 'queued',
+  Running: 'running',
+  Succeeded: 'succeeded',
+  Failed: 'failed',
+  Canceled: 'canceled',
+  Expired: 'expired',
+} as const;
+export type JobStatus = (typeof JobStatus)[keyof typeof JobStatus];
+export const JOB_STATUSES = Object.values(JobStatus);
+
+const TERMINAL: ReadonlySet<JobStatus> = new Set(['succeeded', 'failed', 'canceled', 'expired']);
+export const isTerminalStatus = (status: JobStatus): boolean => TERMINAL.has(status);
+
+export const Priority = { High: 'high', Normal: 'normal', Low: 'low' } as const;
+export type Priority = (typeof Priority)[keyof typeof Priority];
+export const PRIORITIES = Object.values(Priority);

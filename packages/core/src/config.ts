@@ -1,0 +1,52 @@
+import { Type, type Static, type TObject, type TProperties, type TUnsafe } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+
+/** Config fragments: env variable names with units in them, defaults and bounds. */
+export const dbConfig = {
+  DATABASE_URL: Type.String({ minLength: 1, description: 'postgres:// URL' }),
+  DATABASE_SCHEMA: Type.String({ default: 'public', pattern: '^[a-z_][a-z0-9_]{0,62}$' }),
+  DATABASE_POOL_MAX: Type.Integer({ default: 10, minimum: 1, maximum: 200 }),
+};
+
+export const redisConfig = {
+  REDIS_URL: Type.String({ minLength: 1, description: 'redis:// URL' }),
+  /** BullMQ key prefix; the braces are a Redis Cluster hash tag. */
+  QUEUE_PREFIX: Type.String({ default: '{inferq}', minLength: 1 }),
+};
+
+export const s3Config = {
+  S3_ENDPOINT: Type.Optional(Type.String({ description: 'Unset for AWS S3' })),
+  S3_REGION: Type.String({ default: 'us-east-1' }),
+  S3_BUCKET: Type.String({ default: 'inferq', minLength: 3 }),
+  S3_ACCESS_KEY_ID: Type.Optional(Type.String()),
+  S3_SECRET_ACCESS_KEY: Type.Optional(Type.String()),
+  S3_FORCE_PATH_STYLE: Type.Boolean({ default: true }),
+};
+
+export const logConfig = {
+  LOG_LEVEL: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)), { default: 'info' }) as unknown as TUnsafe<'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'>,
+};
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n  ${problems.join('\n  ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/**
+ * Parses config once from an env-like source (converting strings, applying
+ * defaults) and fails listing every bad variable. Only each app's main calls it.
+ */
+export function loadConfig<P extends TProperties>(properties: P, source: Record<string, string | undefined> = process.env): Readonly<Static<TObject<P>>> {
+  const schema = Type.Object(properties);
+  const picked: Record<string, unknown> = {};
+  for (const key of Object.keys(properties)) {
+    const raw = source[key];
+    if (raw !== undefined && raw !== '') picked[key] = raw;
+  }
+  const value = Value.Default(schema, Value.Convert(schema, picked));
+  const problems = [...Value.Errors(schema, value)].map((e) => `${e.path.slice(1) || '(root)'}: ${e.message}${e.value === undefined ? '' : ` (got ${JSON.stringify(e.value)})`}`);
+  if (problems.length > 0) throw new ConfigError(problems);
+  return Object.freeze(value as Static<TObject<P>>);
+}

@@ -1,0 +1,4 @@
+export * from './app-error.ts';
+export * from './config.ts';
+export * from './logger.ts';
+export * from './shutdown.ts';

@@ -1,0 +1,64 @@
+import type { ApiKey, Scope } from '@inferq/contracts';
+import type { Pool } from './pool.ts';
+
+export interface ApiKeyRecord extends ApiKey {
+  secretHash: string;
+  rateLimitPerMin: number | null;
+}
+
+interface ApiKeyRow {
+  id: string;
+  name: string;
+  prefix: string;
+  secret_hash: string;
+  scopes: Scope[];
+  rate_limit_per_min: number | null;
+  created_at: Date;
+  revoked_at: Date | null;
+}
+
+const toRecord = (r: ApiKeyRow): ApiKeyRecord => ({
+  id: r.id,
+  name: r.name,
+  prefix: r.prefix,
+  secretHash: r.secret_hash,
+  scopes: r.scopes,
+  rateLimitPerMin: r.rate_limit_per_min,
+  createdAt: r.created_at.toISOString(),
+  revokedAt: r.revoked_at?.toISOString() ?? null,
+});
+
+export interface NewApiKey {
+  id: string;
+  name: string;
+  prefix: string;
+  secretHash: string;
+  scopes: Scope[];
+}
+
+export async function insertApiKeys(pool: Pool, keys: NewApiKey[]): Promise<ApiKeyRecord[]> {
+  const { rows } = await pool.query<ApiKeyRow>(
+    `INSERT INTO api_keys (id, name, prefix, secret_hash, scopes)
+     SELECT k.id, k.name, k.prefix, k.secret_hash, ARRAY(SELECT jsonb_array_elements_text(k.scopes))
+       FROM jsonb_to_recordset($1::jsonb) AS k(id uuid, name text, prefix text, secret_hash text, scopes jsonb)
+     ON CONFLICT (prefix) DO UPDATE SET secret_hash = EXCLUDED.secret_hash, scopes = EXCLUDED.scopes, revoked_at = NULL
+     RETURNING *`,
+    [JSON.stringify(keys.map((k) => ({ id: k.id, name: k.name, prefix: k.prefix, secret_hash: k.secretHash, scopes: k.scopes })))],
+  );
+  return rows.map(toRecord);
+}
+
+export async function findApiKeyByPrefix(pool: Pool, prefix: string): Promise<ApiKeyRecord | undefined> {
+  const { rows } = await pool.query<ApiKeyRow>('SELECT * FROM api_keys WHERE prefix = $1', [prefix]);
+  return rows[0] ? toRecord(rows[0]) : undefined;
+}
+
+export async function listApiKeys(pool: Pool): Promise<ApiKeyRecord[]> {
+  const { rows } = await pool.query<ApiKeyRow>('SELECT * FROM api_keys ORDER BY created_at DESC');
+  return rows.map(toRecord);
+}
+
+export async function revokeApiKeys(pool: Pool, ids: string[]): Promise<ApiKeyRecord[]> {
+  const { rows } = await pool.query<ApiKeyRow>('UPDATE api_keys SET revoked_at = now() WHERE id = ANY($1::uuid[]) AND revoked_at IS NULL RETURNING *', [ids]);
+  return rows.map(toRecord);
+}

@@ -1,0 +1,98 @@
+import type { Priority, StoredTensor } from '@inferq/contracts';
+import type { Pool } from './pool.ts';
+
+// The worker side of the jobs table: claiming, settling, reconciling.
+
+export interface StartBatch {
+  ids: string[];
+  workerId: string;
+  batchId: string;
+  batchSize: number;
+}
+
+/**
+ * Marks a batch's jobs running and returns the ids still worth running: jobs
+ * canceled, expired or already finished (a retried batch after a crash) are
+ * left out, so a result is never computed twice into a finished job.
+ */
+export async function startJobs(pool: Pool, b: StartBatch): Promise<Map<string, { attempts: number }>> {
+  const { rows } = await pool.query<{ id: string; attempts: number }>(
+    `UPDATE jobs SET status = 'running', started_at = now(), attempts = attempts + 1, worker_id = $2, batch_id = $3, batch_size = $4,
+            queue_ms = GREATEST(0, (EXTRACT(EPOCH FROM (now() - created_at)) * 1000)::int)
+      WHERE id = ANY($1::uuid[]) AND status IN ('queued', 'running')
+      RETURNING id, attempts`,
+    [b.ids, b.workerId, b.batchId, b.batchSize],
+  );
+  return new Map(rows.map((r) => [r.id, { attempts: r.attempts }]));
+}
+
+export interface JobSuccess {
+  id: string;
+  outputs: StoredTensor[];
+  inferMs: number;
+}
+
+/** Writes a batch's results in one statement; only running jobs change, so a replay is a no-op. */
+export async function completeJobs(pool: Pool, results: JobSuccess[]): Promise<Set<string>> {
+  if (results.length === 0) return new Set();
+  const { rows } = await pool.query<{ id: string }>(
+    `UPDATE jobs SET status = 'succeeded', outputs = r.outputs, infer_ms = r.infer_ms, finished_at = now(), error_code = NULL, error_message = NULL
+       FROM jsonb_to_recordset($1::jsonb) AS r(id uuid, outputs jsonb, infer_ms float8)
+      WHERE jobs.id = r.id AND jobs.status = 'running'
+      RETURNING jobs.id`,
+    [JSON.stringify(results.map((r) => ({ id: r.id, outputs: r.outputs, infer_ms: r.inferMs })))],
+  );
+  return new Set(rows.map((r) => r.id));
+}
+
+export interface JobFailure {
+  id: string;
+  code: string;
+  message: string;
+  /** false: record the error but leave the job queued for its next attempt. */
+  final: boolean;
+}
+
+export async function failJobs(pool: Pool, failures: JobFailure[]): Promise<void> {
+  if (failures.length === 0) return;
+  await pool.query(
+    `UPDATE jobs SET status = CASE WHEN f.final THEN 'failed' ELSE 'queued' END,
+            finished_at = CASE WHEN f.final THEN now() ELSE NULL END,
+            error_code = f.code, error_message = f.message
+       FROM jsonb_to_recordset($1::jsonb) AS f(id uuid, code text, message text, final boolean)
+      WHERE jobs.id = f.id AND jobs.status IN ('queued', 'running')`,
+    [JSON.stringify(failures.map((f) => ({ id: f.id, code: f.code, message: f.message.slice(0, 2000), final: f.final })))],
+  );
+}
+
+export interface UnfinishedJob {
+  id: string;
+  modelName: string;
+  modelVersion: number;
+  priority: Priority;
+  inputs: StoredTensor[];
+  createdAt: Date;
+}
+
+export interface UnfinishedJobsPage {
+  /** Only jobs at least this old: younger ones may still be between insert and enqueue. */
+  minAgeMs: number;
+  /** Only jobs created after this (the reconciler's incremental window); unset for every job. */
+  createdAfter?: Date;
+  /** Keyset cursor: the last row of the previous page. */
+  after?: { createdAt: Date; id: string };
+  limit: number;
+}
+
+/** Queued or running jobs, oldest first, a page at a time: candidates for re-enqueueing. */
+export async function findUnfinishedJobs(pool: Pool, page: UnfinishedJobsPage): Promise<UnfinishedJob[]> {
+  const { rows } = await pool.query(
+    `SELECT id, model_name, model_version, priority, inputs, created_at FROM jobs
+      WHERE status IN ('queued', 'running') AND created_at < now() - make_interval(secs => $1::float8 / 1000)
+        AND ($2::timestamptz IS NULL OR created_at > $2)
+        AND ($3::timestamptz IS NULL OR (created_at, id) > ($3, $4::uuid))
+      ORDER BY created_at, id LIMIT $5`,
+    [page.minAgeMs, page.createdAfter ?? null, page.after?.createdAt ?? null, page.after?.id ?? null, page.limit],
+  );
+  return rows.map((r) => ({ id: r.id, modelName: r.model_name, modelVersion: r.model_version, priority: r.priority, inputs: r.inputs, createdAt: r.created_at }));
+}

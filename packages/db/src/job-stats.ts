@@ -1,0 +1,84 @@
+import type { Pool } from './pool.ts';
+
+export interface JobStatsPoint {
+  at: Date;
+  submitted: number;
+  completed: number;
+  failed: number;
+  queueMsP50: number | null;
+  queueMsP95: number | null;
+  inferMsP50: number | null;
+  inferMsP95: number | null;
+  avgBatchSize: number | null;
+}
+
+export interface JobStats {
+  /** One point per minute that saw any activity, oldest first. */
+  series: JobStatsPoint[];
+  /** The whole window (percentiles and batch size over every finished job in it). */
+  window: Omit<JobStatsPoint, 'at'>;
+  /** Counts over the last `rateSeconds`, for per-second rates. */
+  recent: { submitted: number; completed: number; failed: number };
+}
+
+const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
+
+/**
+ * Submissions by creation minute and outcomes by finish minute over the last
+ * `windowMinutes`, for one owner or (null) everyone. Both scans are index
+ * range reads on created_at and finished_at.
+ */
+export async function readJobStats(pool: Pool, o: { windowMinutes: number; rateSeconds: number; ownerKeyId: string | null }): Promise<JobStats> {
+  const since = `date_trunc('minute', now()) - make_interval(mins => $1::int - 1)`;
+  const [submitted, finished] = await Promise.all([
+    pool.query(
+      `SELECT date_trunc('minute', created_at) AS at, count(*)::int AS n,
+              count(*) FILTER (WHERE created_at >= now() - make_interval(secs => $3::int))::int AS recent
+         FROM jobs WHERE created_at >= ${since} AND ($2::uuid IS NULL OR owner_key_id = $2)
+        GROUP BY 1`,
+      [o.windowMinutes, o.ownerKeyId, o.rateSeconds],
+    ),
+    pool.query(
+      `SELECT date_trunc('minute', finished_at) AS at,
+              count(*) FILTER (WHERE status = 'succeeded')::int AS completed,
+              count(*) FILTER (WHERE status = 'failed')::int AS failed,
+              count(*) FILTER (WHERE status = 'succeeded' AND finished_at >= now() - make_interval(secs => $3::int))::int AS recent_completed,
+              count(*) FILTER (WHERE status = 'failed' AND finished_at >= now() - make_interval(secs => $3::int))::int AS recent_failed,
+              percentile_cont(0.5) WITHIN GROUP (ORDER BY queue_ms) AS queue_p50,
+              percentile_cont(0.95) WITHIN GROUP (ORDER BY queue_ms) AS queue_p95,
+              percentile_cont(0.5) WITHIN GROUP (ORDER BY infer_ms) AS infer_p50,
+              percentile_cont(0.95) WITHIN GROUP (ORDER BY infer_ms) AS infer_p95,
+              avg(batch_size) FILTER (WHERE status = 'succeeded') AS avg_batch
+         FROM jobs
+        WHERE finished_at >= ${since} AND status IN ('succeeded', 'failed') AND ($2::uuid IS NULL OR owner_key_id = $2)
+        GROUP BY GROUPING SETS ((1), ())`,
+      [o.windowMinutes, o.ownerKeyId, o.rateSeconds],
+    ),
+  ]);
+
+  const points = new Map<number, JobStatsPoint>();
+  const point = (at: Date): JobStatsPoint => {
+    let p = points.get(at.getTime());
+    if (!p) points.set(at.getTime(), (p = { at, submitted: 0, completed: 0, failed: 0, queueMsP50: null, queueMsP95: null, inferMsP50: null, inferMsP95: null, avgBatchSize: null }));
+    return p;
+  };
+  const recent = { submitted: 0, completed: 0, failed: 0 };
+  for (const r of submitted.rows) {
+    point(r.at).submitted = r.n;
+    recent.submitted += r.recent;
+  }
+  let window: JobStats['window'] = { submitted: 0, completed: 0, failed: 0, queueMsP50: null, queueMsP95: null, inferMsP50: null, inferMsP95: null, avgBatchSize: null };
+  for (const r of finished.rows) {
+    const figures = {
+      completed: r.completed, failed: r.failed,
+      queueMsP50: num(r.queue_p50), queueMsP95: num(r.queue_p95), inferMsP50: num(r.infer_p50), inferMsP95: num(r.infer_p95), avgBatchSize: num(r.avg_batch),
+    };
+    if (r.at === null) {
+      window = { ...window, ...figures };
+      recent.completed = r.recent_completed;
+      recent.failed = r.recent_failed;
+    } else Object.assign(point(r.at), figures);
+  }
+  window.submitted = submitted.rows.reduce((n, r) => n + r.n, 0);
+  return { series: [...points.values()].sort((a, b) => a.at.getTime() - b.at.getTime()), window, recent };
+}

@@ -1,0 +1,150 @@
+import type { JobStatus, Priority, StoredTensor } from '@inferq/contracts';
+import type { Pool } from './pool.ts';
+
+export interface JobRecord {
+  id: string;
+  ownerKeyId: string;
+  modelName: string;
+  modelVersion: number;
+  priority: Priority;
+  status: JobStatus;
+  idempotencyKey: string | null;
+  requestHash: string | null;
+  inputs: StoredTensor[];
+  outputs: StoredTensor[] | null;
+  errorCode: string | null;
+  errorMessage: string | null;
+  attempts: number;
+  workerId: string | null;
+  batchId: string | null;
+  batchSize: number | null;
+  createdAt: Date;
+  startedAt: Date | null;
+  finishedAt: Date | null;
+  queueMs: number | null;
+  inferMs: number | null;
+  metadata: Record<string, string>;
+}
+
+const COLUMNS = `id, owner_key_id, model_name, model_version, priority, status, idempotency_key, request_hash, inputs, outputs,
+  error_code, error_message, attempts, worker_id, batch_id, batch_size, created_at, started_at, finished_at, queue_ms, infer_ms, metadata`;
+/** Columns for lists: everything but the tensors. */
+const SUMMARY_COLUMNS = COLUMNS.replace('inputs, outputs,', "'[]'::jsonb AS inputs, NULL::jsonb AS outputs,");
+
+type JobRow = Record<string, unknown>;
+const toRecord = (r: JobRow): JobRecord => ({
+  id: r.id as string,
+  ownerKeyId: r.owner_key_id as string,
+  modelName: r.model_name as string,
+  modelVersion: r.model_version as number,
+  priority: r.priority as Priority,
+  status: r.status as JobStatus,
+  idempotencyKey: r.idempotency_key as string | null,
+  requestHash: r.request_hash as string | null,
+  inputs: r.inputs as StoredTensor[],
+  outputs: r.outputs as StoredTensor[] | null,
+  errorCode: r.error_code as string | null,
+  errorMessage: r.error_message as string | null,
+  attempts: r.attempts as number,
+  workerId: r.worker_id as string | null,
+  batchId: r.batch_id as string | null,
+  batchSize: r.batch_size as number | null,
+  createdAt: r.created_at as Date,
+  startedAt: r.started_at as Date | null,
+  finishedAt: r.finished_at as Date | null,
+  queueMs: r.queue_ms as number | null,
+  inferMs: r.infer_ms as number | null,
+  metadata: r.metadata as Record<string, string>,
+});
+
+export interface NewJob {
+  id: string;
+  ownerKeyId: string;
+  modelName: string;
+  modelVersion: number;
+  priority: Priority;
+  idempotencyKey: string | null;
+  requestHash: string | null;
+  inputs: StoredTensor[];
+  metadata: Record<string, string>;
+}
+
+/**
+ * Inserts queued jobs in one statement. A job whose (owner, idempotency key)
+ * already exists is skipped; the ids actually inserted are returned.
+ */
+export async function insertJobs(pool: Pool, jobs: NewJob[]): Promise<Set<string>> {
+  const { rows } = await pool.query<{ id: string }>(
+    `INSERT INTO jobs (id, owner_key_id, model_name, model_version, priority, status, idempotency_key, request_hash, inputs, metadata)
+     SELECT j.id, j.owner_key_id, j.model_name, j.model_version, j.priority, 'queued', j.idempotency_key, j.request_hash, j.inputs, j.metadata
+       FROM jsonb_to_recordset($1::jsonb) AS j(id uuid, owner_key_id uuid, model_name text, model_version int, priority text,
+            idempotency_key text, request_hash text, inputs jsonb, metadata jsonb)
+     ON CONFLICT (owner_key_id, idempotency_key) DO NOTHING
+     RETURNING id`,
+    [JSON.stringify(jobs.map((j) => ({
+      id: j.id, owner_key_id: j.ownerKeyId, model_name: j.modelName, model_version: j.modelVersion, priority: j.priority,
+      idempotency_key: j.idempotencyKey, request_hash: j.requestHash, inputs: j.inputs, metadata: j.metadata,
+    })))],
+  );
+  return new Set(rows.map((r) => r.id));
+}
+
+export async function findJobByIdempotencyKey(pool: Pool, ownerKeyId: string, idempotencyKey: string): Promise<JobRecord | undefined> {
+  const { rows } = await pool.query(`SELECT ${COLUMNS} FROM jobs WHERE owner_key_id = $1 AND idempotency_key = $2`, [ownerKeyId, idempotencyKey]);
+  return rows[0] ? toRecord(rows[0]) : undefined;
+}
+
+/** A job by id; ownerKeyId null means any owner (admin). */
+export async function findJob(pool: Pool, id: string, ownerKeyId: string | null): Promise<JobRecord | undefined> {
+  const { rows } = await pool.query(`SELECT ${COLUMNS} FROM jobs WHERE id = $1 AND ($2::uuid IS NULL OR owner_key_id = $2)`, [id, ownerKeyId]);
+  return rows[0] ? toRecord(rows[0]) : undefined;
+}
+
+export async function deleteJobs(pool: Pool, ids: string[]): Promise<void> {
+  await pool.query(`DELETE FROM jobs WHERE id = ANY($1::uuid[]) AND status = 'queued'`, [ids]);
+}
+
+export interface JobFilter {
+  ownerKeyId: string | null;
+  status?: JobStatus;
+  modelName?: string;
+  priority?: Priority;
+  createdAfter?: Date;
+  createdBefore?: Date;
+  /** Keyset cursor: rows strictly older than (createdAt, id). */
+  before?: { createdAt: Date; id: string };
+  limit: number;
+}
+
+/** Newest first, keyset-paginated on (created_at, id) so deep pages cost the same as the first. */
+export async function listJobs(pool: Pool, f: JobFilter): Promise<JobRecord[]> {
+  const { rows } = await pool.query(
+    `SELECT ${SUMMARY_COLUMNS} FROM jobs
+      WHERE ($1::uuid IS NULL OR owner_key_id = $1)
+        AND ($2::text IS NULL OR status = $2)
+        AND ($3::text IS NULL OR model_name = $3)
+        AND ($4::text IS NULL OR priority = $4)
+        AND ($5::timestamptz IS NULL OR created_at >= $5)
+        AND ($6::timestamptz IS NULL OR created_at < $6)
+        AND ($7::timestamptz IS NULL OR (created_at, id) < ($7, $8::uuid))
+      ORDER BY created_at DESC, id DESC
+      LIMIT $9`,
+    [f.ownerKeyId, f.status ?? null, f.modelName ?? null, f.priority ?? null, f.createdAfter ?? null, f.createdBefore ?? null, f.before?.createdAt ?? null, f.before?.id ?? null, f.limit],
+  );
+  return rows.map(toRecord);
+}
+
+/** Cancels a job only while it is queued; returns the job as it is afterwards. */
+export async function cancelQueuedJob(pool: Pool, id: string, ownerKeyId: string | null): Promise<JobRecord | undefined> {
+  const { rows } = await pool.query(
+    `WITH c AS (
+       UPDATE jobs SET status = 'canceled', finished_at = now()
+        WHERE id = $1 AND status = 'queued' AND ($2::uuid IS NULL OR owner_key_id = $2)
+        RETURNING ${COLUMNS})
+     SELECT * FROM c
+     UNION ALL
+     SELECT ${COLUMNS} FROM jobs WHERE id = $1 AND ($2::uuid IS NULL OR owner_key_id = $2) AND NOT EXISTS (SELECT 1 FROM c)`,
+    [id, ownerKeyId],
+  );
+  return rows[0] ? toRecord(rows[0]) : undefined;
+}

@@ -1,0 +1,77 @@
+import type { Model, TensorSpec } from '@inferq/contracts';
+import type { Pool } from './pool.ts';
+
+export interface ModelRecord extends Model {
+  id: string;
+  artifactKey: string;
+}
+
+interface ModelRow {
+  id: string;
+  name: string;
+  version: number;
+  artifact_key: string;
+  sha256: string;
+  size_bytes: number;
+  inputs: TensorSpec[];
+  outputs: TensorSpec[];
+  batchable: boolean;
+  max_batch_size: number;
+  max_batch_delay_ms: number;
+  created_at: Date;
+}
+
+const toRecord = (r: ModelRow): ModelRecord => ({
+  id: r.id,
+  name: r.name,
+  version: r.version,
+  artifactKey: r.artifact_key,
+  sha256: r.sha256,
+  sizeBytes: r.size_bytes,
+  signature: { inputs: r.inputs, outputs: r.outputs, batchable: r.batchable },
+  batching: { maxBatchSize: r.max_batch_size, maxBatchDelayMs: r.max_batch_delay_ms },
+  createdAt: r.created_at.toISOString(),
+});
+
+export type NewModel = Omit<ModelRecord, 'version' | 'createdAt'> & { createdBy: string | null };
+
+/**
+ * Inserts the next version of a model. The version is computed in the same
+ * statement; the unique (name, version) index makes a concurrent upload of
+ * the same name fail rather than share a number, so callers retry once.
+ */
+export async function insertModelVersion(pool: Pool, m: NewModel): Promise<ModelRecord> {
+  for (let attempt = 0; ; attempt++) {
+    const { rows: [next] } = await pool.query<{ v: number }>('SELECT COALESCE(MAX(version), 0) + 1 AS v FROM models WHERE name = $1', [m.name]);
+    const version = next!.v;
+    try {
+      const { rows } = await pool.query<ModelRow>(
+        `INSERT INTO models (id, name, version, artifact_key, sha256, size_bytes, inputs, outputs, batchable, max_batch_size, max_batch_delay_ms, created_by)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING *`,
+        [m.id, m.name, version, m.artifactKey, m.sha256, m.sizeBytes, JSON.stringify(m.signature.inputs), JSON.stringify(m.signature.outputs), m.signature.batchable, m.batching.maxBatchSize, m.batching.maxBatchDelayMs, m.createdBy],
+      );
+      return toRecord(rows[0]!);
+    } catch (err) {
+      if ((err as { code?: string }).code !== '23505' || attempt >= 3) throw err;
+    }
+  }
+}
+
+/** The given version, or the latest one when version is undefined. */
+export async function findModel(pool: Pool, name: string, version?: number): Promise<ModelRecord | undefined> {
+  const { rows } = version === undefined
+    ? await pool.query<ModelRow>('SELECT * FROM models WHERE name = $1 ORDER BY version DESC LIMIT 1', [name])
+    : await pool.query<ModelRow>('SELECT * FROM models WHERE name = $1 AND version = $2', [name, version]);
+  return rows[0] ? toRecord(rows[0]) : undefined;
+}
+
+/** The latest version of every model. */
+export async function listLatestModels(pool: Pool): Promise<ModelRecord[]> {
+  const { rows } = await pool.query<ModelRow>('SELECT DISTINCT ON (name) * FROM models ORDER BY name, version DESC');
+  return rows.map(toRecord);
+}
+
+export async function listModelVersions(pool: Pool, name: string): Promise<ModelRecord[]> {
+  const { rows } = await pool.query<ModelRow>('SELECT * FROM models WHERE name = $1 ORDER BY version DESC', [name]);
+  return rows.map(toRecord);
+}

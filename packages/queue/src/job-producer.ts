@@ -1,0 +1,78 @@
+import { Queue } from 'bullmq';
+import type { InferJobPayload, Priority } from '@inferq/contracts';
+import type { Redis } from './connection.ts';
+import { jobOptions, type RetryOptions, DEFAULT_RETRY } from './job-options.ts';
+import { BULL_PRIORITY, JOB_NAME, queueNameFor } from './names.ts';
+
+export interface EnqueueRequest {
+  payload: InferJobPayload;
+  priority: Priority;
+}
+
+export interface JobProducer {
+  /** Adds jobs to their model queues, one round trip per model; a job id already queued is not added twice. */
+  enqueueJobs(requests: EnqueueRequest[]): Promise<void>;
+  /** Ids among `ids` that have a queue job in the model's queue. */
+  findQueuedIds(model: string, ids: string[]): Promise<Set<string>>;
+  /** Removes a waiting job; a job a worker holds is left alone (returns false). */
+  removeJob(model: string, id: string): Promise<boolean>;
+  queueFor(model: string): Queue;
+  /** The key prefix of every queue (and of the worker registry). */
+  readonly prefix: string;
+  close(): Promise<void>;
+}
+
+export function createJobProducer(options: { connection: Redis; prefix: string; retry?: RetryOptions }): JobProducer {
+  const queues = new Map<string, Queue>();
+  const retry = options.retry ?? DEFAULT_RETRY;
+  const queueFor = (model: string): Queue => {
+    let q = queues.get(model);
+    if (!q) {
+      q = new Queue(queueNameFor(model), { connection: options.connection, prefix: options.prefix, skipVersionCheck: true });
+      // Connection errors reach the caller through the failed call, and the
+      // connection's owner logs them; the queue's own echo would be noise.
+      q.on('error', () => {});
+      queues.set(model, q);
+    }
+    return q;
+  };
+  // BullMQ waits for a connection that is not ready; a producer must fail at
+  // once instead, so a submit answers 503 while Redis is down, never hangs.
+  const ensureReady = () => {
+    if (options.connection.status !== 'ready') throw new Error(`redis connection is ${options.connection.status}`);
+  };
+  return {
+    queueFor,
+    prefix: options.prefix,
+    async enqueueJobs(requests) {
+      if (requests.length === 0) return;
+      ensureReady();
+      const byModel = new Map<string, EnqueueRequest[]>();
+      for (const r of requests) byModel.set(r.payload.model, [...(byModel.get(r.payload.model) ?? []), r]);
+      await Promise.all([...byModel].map(([model, rs]) =>
+        queueFor(model).addBulk(rs.map((r) => ({ name: JOB_NAME, data: r.payload, opts: jobOptions(r.payload.jobId, BULL_PRIORITY[r.priority], retry) }))),
+      ));
+    },
+    async findQueuedIds(model, ids) {
+      if (ids.length === 0) return new Set();
+      ensureReady();
+      const q = queueFor(model);
+      const keyPrefix = q.toKey('');
+      const pipeline = options.connection.pipeline();
+      for (const id of ids) pipeline.exists(`${keyPrefix}${id}`);
+      const replies = (await pipeline.exec()) ?? [];
+      return new Set(ids.filter((_, i) => replies[i]?.[1] === 1));
+    },
+    async removeJob(model, id) {
+      try {
+        return (await queueFor(model).remove(id)) === 1;
+      } catch {
+        return false;
+      }
+    },
+    async close() {
+      await Promise.all([...queues.values()].map((q) => q.close()));
+      queues.clear();
+    },
+  };
+}

@@ -1,0 +1,2 @@
+export * from './s3-client.ts';
+export * from './keys.ts';

@@ -1,0 +1,169 @@
+import {
+  CreateBucketCommand,
+  DeleteObjectsCommand,
+  GetObjectCommand,
+  HeadBucketCommand,
+  HeadObjectCommand,
+  PutObjectCommand,
+  S3Client,
+  type BucketLocationConstraint,
+  type S3ClientConfig,
+} from '@aws-sdk/client-s3';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import type { Readable } from 'node:stream';
+import { silenceNodeVersionWarning } from './sdk-env.ts';
+
+export interface StorageOptions {
+  /** Unset for AWS S3; set for MinIO and the embedded S3 server. */
+  endpoint?: string;
+  region: string;
+  bucket: string;
+  /** Unset to use the SDK's default credential chain (IAM role, profile). */
+  accessKeyId?: string;
+  secretAccessKey?: string;
+  forcePathStyle: boolean;
+}
+
+export interface PutObjectOptions {
+  contentType?: string;
+  /** Required when the body is a stream: S3 rejects a PUT without a length. */
+  contentLength?: number;
+}
+
+export interface Storage {
+  readonly bucket: string;
+  /** Creates the bucket when it is missing; safe to call from every process at start. */
+  ensureBucket(): Promise<void>;
+  putObject(key: string, body: Uint8Array | NodeJS.ReadableStream, options?: PutObjectOptions): Promise<void>;
+  getObject(key: string): Promise<Uint8Array>;
+  getObjectStream(key: string): Promise<NodeJS.ReadableStream>;
+  /** Undefined when the object does not exist. */
+  headObject(key: string): Promise<{ sizeBytes: number } | undefined>;
+  presignGet(key: string, expiresInS: number): Promise<string>;
+  deleteObjects(keys: string[]): Promise<void>;
+  close(): void;
+}
+
+/** Attempts per request, the first included; the SDK backs off between them. */
+const MAX_ATTEMPTS = 3;
+const CONNECTION_TIMEOUT_MS = 5_000;
+/** Inactivity limit rather than a total, so a slow multi-GB transfer that keeps moving is not cut off. */
+const SOCKET_IDLE_TIMEOUT_MS = 30_000;
+/** S3 caps DeleteObjects at 1,000 keys per request. */
+const DELETE_BATCH_SIZE = 1_000;
+
+export function createStorage(options: StorageOptions): Storage {
+  silenceNodeVersionWarning();
+  const { bucket } = options;
+  const client = new S3Client(createClientConfig(options));
+
+  return {
+    bucket,
+
+    async ensureBucket() {
+      try {
+        await client.send(new HeadBucketCommand({ Bucket: bucket }));
+        return;
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+      }
+      // us-east-1 is the one region that rejects an explicit LocationConstraint.
+      const location = options.region === 'us-east-1' ? undefined : { LocationConstraint: options.region as BucketLocationConstraint };
+      try {
+        await client.send(new CreateBucketCommand({ Bucket: bucket, CreateBucketConfiguration: location }));
+      } catch (err) {
+        // Another process (a second worker, a parallel test) may win the race.
+        if (!hasErrorName(err, 'BucketAlreadyOwnedByYou', 'BucketAlreadyExists')) throw err;
+      }
+    },
+
+    async putObject(key, body, putOptions = {}) {
+      const isBytes = body instanceof Uint8Array;
+      if (!isBytes && putOptions.contentLength === undefined) {
+        throw new Error(`putObject(${key}): contentLength is required for a stream body`);
+      }
+      await client.send(new PutObjectCommand({
+        Bucket: bucket,
+        Key: key,
+        Body: body as Uint8Array | Readable,
+        ContentType: putOptions.contentType ?? 'application/octet-stream',
+        ContentLength: isBytes ? body.byteLength : putOptions.contentLength,
+      }));
+    },
+
+    async getObject(key) {
+      const res = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+      if (!res.Body) throw new Error(`getObject(${key}): response has no body`);
+      return res.Body.transformToByteArray();
+    },
+
+    async getObjectStream(key) {
+      const res = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+      if (!res.Body) throw new Error(`getObjectStream(${key}): response has no body`);
+      // In Node the SDK's body is the http.IncomingMessage, already a Readable.
+      return res.Body as Readable;
+    },
+
+    async headObject(key) {
+      try {
+        const res = await client.send(new HeadObjectCommand({ Bucket: bucket, Key: key }));
+        return { sizeBytes: res.ContentLength ?? 0 };
+      } catch (err) {
+        if (isNotFound(err)) return undefined;
+        throw err;
+      }
+    },
+
+    presignGet(key, expiresInS) {
+      return getSignedUrl(client, new GetObjectCommand({ Bucket: bucket, Key: key }), { expiresIn: expiresInS });
+    },
+
+    async deleteObjects(keys) {
+      for (let i = 0; i < keys.length; i += DELETE_BATCH_SIZE) {
+        const batch = keys.slice(i, i + DELETE_BATCH_SIZE);
+        const res = await client.send(new DeleteObjectsCommand({
+          Bucket: bucket,
+          Delete: { Objects: batch.map((Key) => ({ Key })), Quiet: true },
+        }));
+        const failed = res.Errors ?? [];
+        if (failed.length > 0) {
+          const first = failed[0]!;
+          throw new Error(`deleteObjects: ${failed.length} of ${batch.length} keys failed, first ${first.Key}: ${first.Code} ${first.Message}`);
+        }
+      }
+    },
+
+    close() {
+      client.destroy();
+    },
+  };
+}
+
+function createClientConfig(options: StorageOptions): S3ClientConfig {
+  const credentials = options.accessKeyId && options.secretAccessKey
+    ? { accessKeyId: options.accessKeyId, secretAccessKey: options.secretAccessKey }
+    : undefined;
+  return {
+    region: options.region,
+    endpoint: options.endpoint,
+    forcePathStyle: options.forcePathStyle,
+    credentials,
+    maxAttempts: MAX_ATTEMPTS,
+    retryMode: 'standard',
+    requestHandler: { connectionTimeout: CONNECTION_TIMEOUT_MS, socketTimeout: SOCKET_IDLE_TIMEOUT_MS },
+    // S3-compatible servers (s3rver, older MinIO, Ceph) do not understand the
+    // SDK's default CRC32 checksums: a streamed PUT is sent aws-chunked with a
+    // trailer, which they store verbatim. AWS itself keeps the default.
+    ...(options.endpoint ? { requestChecksumCalculation: 'WHEN_REQUIRED', responseChecksumValidation: 'WHEN_REQUIRED' } : {}),
+  };
+}
+
+function isNotFound(err: unknown): boolean {
+  const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
+  return hasErrorName(err, 'NotFound', 'NoSuchKey', 'NoSuchBucket') || e?.$metadata?.httpStatusCode === 404;
+}
+
+function hasErrorName(err: unknown, ...names: string[]): boolean {
+  const name = (err as { name?: unknown })?.name;
+  return typeof name === 'string' && names.includes(name);
+}
