@@ -1,0 +1,9 @@
+// Only main-thread modules are exported: nothing here loads onnxruntime,
+// which is loaded only inside session threads (session-thread.ts).
+export { Batcher, type BatcherOptions, type BatchItem } from './batcher.ts';
+export { systemClock, type Clock } from './clock.ts';
+export { concatBatch, splitBatch } from './batch-tensors.ts';
+export { parseDevice, providerCandidates, providerName, type Device, type DeviceKind, type ProviderCandidate } from './providers.ts';
+export { openModelSession, type ModelSession, type OpenModelSessionOptions } from './model-session.ts';
+export { ModelLoadError } from './model-load-error.ts';
+export type { BatchRunResult, JobResult, FailedProvider, GraphOptimizationLevel } from './thread-protocol.ts';

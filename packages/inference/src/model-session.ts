@@ -1,0 +1,92 @@
+import type { RawTensor } from '@inferq/contracts';
+import { ModelLoadError } from './model-load-error.ts';
+import { providerCandidates } from './providers.ts';
+import { spawnThread } from './spawn-thread.ts';
+import { ThreadClient } from './thread-client.ts';
+import { listBuffers, ownTensorBuffers, type BatchRunResult, type FailedProvider, type GraphOptimizationLevel, type SessionThreadOptions } from './thread-protocol.ts';
+
+export interface OpenModelSessionOptions {
+  modelPath: string;
+  /** `cpu`, `cuda:N` or `webgpu:N`. */
+  device: string;
+  /** Provider names to try in order (`cuda`, `tensorrt`, `webgpu`, `cpu`). @default the device's provider, then cpu */
+  providers?: string[] | undefined;
+  /** @default onnxruntime's choice (one per physical core) */
+  intraOpNumThreads?: number | undefined;
+  /** @default onnxruntime's choice (only used with a parallel execution mode) */
+  interOpNumThreads?: number | undefined;
+  /** @default 'all' (onnxruntime's default) */
+  graphOptimizationLevel?: GraphOptimizationLevel | undefined;
+}
+
+export interface ModelSession {
+  /** The execution provider the session ended on. */
+  readonly provider: string;
+  /** Providers tried before it, and why each could not start. */
+  readonly failedProviders: FailedProvider[];
+  readonly inputNames: string[];
+  readonly outputNames: string[];
+  /**
+   * Runs the jobs as one batch in the session thread; one result per job, in
+   * order. Takes ownership of the input bytes: a tensor whose view covers its
+   * whole ArrayBuffer has that buffer moved to the thread (detached here);
+   * other views are copied first. Rejects only when the thread dies or the
+   * session is closed; a bad job is a failed result, not a rejection.
+   */
+  runBatch(jobs: Array<{ inputs: RawTensor[] }>): Promise<BatchRunResult>;
+  /** Waits for the batch in flight, releases the session and stops the thread. */
+  close(): Promise<void>;
+}
+
+const threadEntry = (): URL =>
+  new URL(import.meta.url.endsWith('.ts') ? './session-thread.ts' : './session-thread.js', import.meta.url);
+
+/**
+ * Opens a model in a worker thread of its own, trying each execution
+ * provider candidate in turn. Rejects with a ModelLoadError
+ * (`code: 'MODEL_LOAD_FAILED'`) when the file is missing or corrupt or no
+ * provider starts; throws a plain Error for an invalid device or provider name.
+ */
+export async function openModelSession(options: OpenModelSessionOptions): Promise<ModelSession> {
+  const threadOptions: SessionThreadOptions = {
+    modelPath: options.modelPath,
+    candidates: providerCandidates(options.device, options.providers),
+    intraOpNumThreads: options.intraOpNumThreads,
+    interOpNumThreads: options.interOpNumThreads,
+    graphOptimizationLevel: options.graphOptimizationLevel,
+  };
+  const worker = spawnThread(threadEntry(), threadOptions);
+  const client = new ThreadClient(worker);
+  let ready;
+  try {
+    ready = await client.ready;
+  } catch (err) {
+    await worker.terminate();
+    throw err instanceof ModelLoadError ? err : new ModelLoadError(String(err), [], { cause: err });
+  }
+  let closing: Promise<void> | undefined;
+
+  return {
+    provider: ready.provider,
+    failedProviders: ready.failedProviders,
+    inputNames: ready.inputNames,
+    outputNames: ready.outputNames,
+
+    async runBatch(jobs) {
+      if (closing) throw new Error('model session is closed');
+      if (jobs.length === 0) return { inferMs: 0, mode: 'batched', results: [] };
+      const inputs = jobs.map((job) => ownTensorBuffers(job.inputs));
+      const reply = await client.request((id) => ({ type: 'run', id, jobs: inputs }), listBuffers(inputs.flat()));
+      if (reply.type === 'result') return reply.result;
+      throw new Error(reply.type === 'failed' ? `batch run failed in the session thread: ${reply.message}` : `unexpected reply ${reply.type}`);
+    },
+
+    close() {
+      closing ??= (async () => {
+        if (!client.failure) await client.request((id) => ({ type: 'close', id })).catch(() => undefined);
+        await worker.terminate();
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,34 @@
+import { DataTypes, dataTypeFromOrt, type RawTensor } from '@inferq/contracts';
+import { Tensor } from 'onnxruntime-node';
+
+type OrtTypedArray =
+  | Float32Array | Float64Array | Int8Array | Uint8Array | Int16Array | Uint16Array | Int32Array | Uint32Array
+  | BigInt64Array | BigUint64Array;
+type TypedArrayCtor = new (buffer: ArrayBuffer, byteOffset: number, length: number) => OrtTypedArray;
+
+// The typed array onnxruntime-node accepts for each tensor type: float16 goes
+// as its raw bits in a Uint16Array (Node 20 has no Float16Array) and bool as
+// one byte per element.
+const ARRAY_FOR_ORT_TYPE: Record<string, TypedArrayCtor> = {
+  float32: Float32Array, float64: Float64Array, float16: Uint16Array, bool: Uint8Array,
+  int8: Int8Array, uint8: Uint8Array, int16: Int16Array, uint16: Uint16Array,
+  int32: Int32Array, uint32: Uint32Array, int64: BigInt64Array, uint64: BigUint64Array,
+};
+
+/** An onnxruntime tensor over the tensor's bytes: no copy unless they are misaligned for the element type. */
+export function toOrtTensor(raw: RawTensor): Tensor {
+  const { bytes, ort: type } = DataTypes[raw.datatype];
+  const Ctor = ARRAY_FOR_ORT_TYPE[type]!;
+  const data = raw.data.byteOffset % bytes === 0 ? raw.data : raw.data.slice();
+  const view = new Ctor(data.buffer as ArrayBuffer, data.byteOffset, data.byteLength / bytes);
+  return new Tensor(type as 'float32', view as Float32Array, raw.shape);
+}
+
+/** The bytes of an onnxruntime output tensor as a RawTensor (a view, no copy). */
+export function fromOrtTensor(name: string, tensor: Tensor): RawTensor {
+  const datatype = dataTypeFromOrt(tensor.type);
+  if (!datatype) throw new Error(`output "${name}" has type ${tensor.type}, which inferq cannot serve`);
+  const data = tensor.data;
+  if (!ArrayBuffer.isView(data)) throw new Error(`output "${name}" has no tensor data on the CPU`);
+  return { name, datatype, shape: [...tensor.dims], data: new Uint8Array(data.buffer, data.byteOffset, data.byteLength) };
+}

@@ -1,0 +1,104 @@
+// A small builder for ONNX graphs, encoded with the generated onnx-proto code.
+// It only knows what the demo models need: float and int64 initializers,
+// single-output nodes, and int/ints/float attributes.
+import onnxProto from 'onnx-proto';
+import { createSeededRandom } from './seeded-random.ts';
+
+const { onnx } = onnxProto;
+
+/** TensorProto.DataType numbers used by the demo models. */
+export const ElemType = { FLOAT: 1, INT64: 7 } as const;
+export type ElemType = (typeof ElemType)[keyof typeof ElemType];
+
+/** A fixed size, or a dim_param name for a dynamic dim. */
+export type Dim = number | string;
+
+export interface GraphTensor {
+  name: string;
+  elemType: ElemType;
+  dims: Dim[];
+}
+
+/** number → INT, number[] → INTS, {float} → FLOAT (a float that happens to be whole must not become INT). */
+export type AttributeValue = number | number[] | { float: number };
+
+export interface GraphBuilder {
+  /** Random weights, uniform in ±1/sqrt(fanIn) (PyTorch's default init), so activations stay finite. */
+  addWeight(name: string, dims: number[], fanIn: number): string;
+  addFloatConstant(name: string, dims: number[], values: readonly number[]): string;
+  addInt64Constant(name: string, dims: number[], values: readonly number[]): string;
+  /** Adds a node and returns its output's name (`output`, or a generated one). */
+  addNode(opType: string, inputs: string[], attributes?: Record<string, AttributeValue>, output?: string): string;
+  encodeModel(io: { inputs: GraphTensor[]; outputs: GraphTensor[] }): Uint8Array;
+}
+
+export const IR_VERSION = 8;
+export const OPSET_VERSION = 17;
+
+export function createGraphBuilder(options: { graphName: string; seed: number }): GraphBuilder {
+  const random = createSeededRandom(options.seed);
+  const initializers: onnxProto.onnx.ITensorProto[] = [];
+  const nodes: onnxProto.onnx.INodeProto[] = [];
+
+  const addTensor = (name: string, dims: number[], elemType: ElemType, rawData: Uint8Array): string => {
+    initializers.push({ name, dims, dataType: elemType, rawData });
+    return name;
+  };
+
+  return {
+    addWeight(name, dims, fanIn) {
+      const bound = 1 / Math.sqrt(fanIn);
+      const values = Array.from({ length: countElements(dims) }, () => (random() * 2 - 1) * bound);
+      return addTensor(name, dims, ElemType.FLOAT, encodeFloats(values));
+    },
+    addFloatConstant(name, dims, values) {
+      return addTensor(name, dims, ElemType.FLOAT, encodeFloats(values));
+    },
+    addInt64Constant(name, dims, values) {
+      return addTensor(name, dims, ElemType.INT64, encodeInt64s(values));
+    },
+    addNode(opType, inputs, attributes = {}, output) {
+      const index = nodes.length;
+      const outputName = output ?? `${opType.toLowerCase()}_${index}`;
+      const attribute = Object.entries(attributes).map(([name, value]) => encodeAttribute(name, value));
+      nodes.push({ name: `${opType}_${index}`, opType, input: inputs, output: [outputName], attribute });
+      return outputName;
+    },
+    encodeModel({ inputs, outputs }) {
+      const model: onnxProto.onnx.IModelProto = {
+        irVersion: IR_VERSION,
+        producerName: 'inferq',
+        opsetImport: [{ domain: '', version: OPSET_VERSION }],
+        graph: { name: options.graphName, node: nodes, initializer: initializers, input: inputs.map(encodeValueInfo), output: outputs.map(encodeValueInfo) },
+      };
+      return onnx.ModelProto.encode(model).finish();
+    },
+  };
+}
+
+const countElements = (dims: readonly number[]): number => dims.reduce((n, d) => n * d, 1);
+
+// raw_data is little-endian by the ONNX spec, whatever the host.
+function encodeFloats(values: readonly number[]): Uint8Array {
+  const view = new DataView(new ArrayBuffer(values.length * 4));
+  values.forEach((v, i) => view.setFloat32(i * 4, v, true));
+  return new Uint8Array(view.buffer);
+}
+
+function encodeInt64s(values: readonly number[]): Uint8Array {
+  const view = new DataView(new ArrayBuffer(values.length * 8));
+  values.forEach((v, i) => view.setBigInt64(i * 8, BigInt(v), true));
+  return new Uint8Array(view.buffer);
+}
+
+function encodeAttribute(name: string, value: AttributeValue): onnxProto.onnx.IAttributeProto {
+  const { AttributeType } = onnx.AttributeProto;
+  if (Array.isArray(value)) return { name, type: AttributeType.INTS, ints: value };
+  if (typeof value === 'number') return { name, type: AttributeType.INT, i: value };
+  return { name, type: AttributeType.FLOAT, f: value.float };
+}
+
+function encodeValueInfo({ name, elemType, dims }: GraphTensor): onnxProto.onnx.IValueInfoProto {
+  const dim = dims.map((d) => (typeof d === 'number' ? { dimValue: d } : { dimParam: d }));
+  return { name, type: { tensorType: { elemType, shape: { dim } } } };
+}

@@ -1,0 +1,7 @@
+export { OnnxModelError, type OnnxModelErrorCode } from './onnx-model-error.ts';
+export { readOnnxSignature } from './read-signature.ts';
+export { createGraphBuilder, ElemType, IR_VERSION, OPSET_VERSION, type AttributeValue, type Dim, type GraphBuilder, type GraphTensor } from './build-graph.ts';
+export { buildCnnModel, buildMlpModel } from './demo-models.ts';
+export { buildTransformerModel } from './transformer-model.ts';
+export { resolveOcrDetectionModelPath, writeDemoModels, type DemoModel } from './write-demo-models.ts';
+export { createSeededRandom } from './seeded-random.ts';

