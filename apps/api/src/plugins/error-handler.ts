@@ -1,0 +1,59 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ErrorCatalogue, type ErrorCode } from '@inferq/contracts';
+import { AppError, isAppError, type ProblemItem } from '@inferq/core';
+import { isDatabaseUnavailable } from '@inferq/db';
+
+// Fastify's own client errors, mapped to catalogue codes.
+const FASTIFY_CODES: Record<string, ErrorCode> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: 'PAYLOAD_TOO_LARGE',
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'UNSUPPORTED_MEDIA_TYPE',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'MALFORMED_BODY',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'MALFORMED_BODY',
+  FST_ERR_CTP_INVALID_JSON_BODY: 'MALFORMED_BODY',
+  FST_INVALID_MULTIPART_CONTENT_TYPE: 'UNSUPPORTED_MEDIA_TYPE',
+  FST_REQ_FILE_TOO_LARGE: 'PAYLOAD_TOO_LARGE',
+  FST_FILES_LIMIT: 'VALIDATION_FAILED',
+  FST_FIELDS_LIMIT: 'VALIDATION_FAILED',
+  FST_PARTS_LIMIT: 'VALIDATION_FAILED',
+};
+
+export function sendProblem(reply: FastifyReply, request: FastifyRequest, code: ErrorCode, detail?: string, errors?: ProblemItem[]) {
+  const { status, title } = ErrorCatalogue[code];
+  return reply
+    .status(status)
+    .type('application/problem+json')
+    .send({ type: `https://inferq.dev/problems/${code.toLowerCase().replaceAll('_', '-')}`, title, status, code, detail, instance: request.id, errors });
+}
+
+function toAppError(err: FastifyError): AppError {
+  if (isAppError(err)) return err;
+  if (err.validation) {
+    const errors = err.validation.map((v) => ({
+      pointer: `/${err.validationContext ?? 'body'}${v.instancePath}${v.keyword === 'required' ? `/${(v.params as { missingProperty?: string }).missingProperty}` : v.keyword === 'additionalProperties' ? `/${(v.params as { additionalProperty?: string }).additionalProperty}` : ''}`,
+      code: 'VALIDATION_FAILED',
+      detail: v.message ?? 'invalid',
+    }));
+    return new AppError('VALIDATION_FAILED', errors.map((e) => `${e.pointer} ${e.detail}`).join('; ').slice(0, 500), { errors });
+  }
+  const mapped = err.code ? FASTIFY_CODES[err.code] : undefined;
+  if (mapped) return new AppError(mapped, err.message);
+  if (err instanceof SyntaxError || err.statusCode === 400) return new AppError('MALFORMED_BODY', err.message);
+  if (isDatabaseUnavailable(err)) return new AppError('DATABASE_UNAVAILABLE', 'the database cannot be reached; retry shortly', { headers: { 'retry-after': '2' } });
+  if (err.statusCode === 413) return new AppError('PAYLOAD_TOO_LARGE', err.message);
+  if (err.statusCode === 415) return new AppError('UNSUPPORTED_MEDIA_TYPE', err.message);
+  if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) return new AppError('VALIDATION_FAILED', err.message);
+  return new AppError('INTERNAL', undefined, { cause: err });
+}
+
+/** The one place errors become replies: RFC 9457 problem+json with a stable code. */
+export function registerErrorHandler(app: FastifyInstance): void {
+  app.setErrorHandler((err: FastifyError, request, reply) => {
+    const appError = toAppError(err);
+    if (appError.status >= 500) request.log.error({ err, code: appError.code }, 'request failed');
+    else request.log.debug({ code: appError.code, detail: appError.message }, 'request rejected');
+    for (const [k, v] of Object.entries(appError.headers ?? {})) reply.header(k, v);
+    const detail = appError.code === 'INTERNAL' ? undefined : appError.message;
+    return sendProblem(reply, request, appError.code, detail, appError.errors);
+  });
+  app.setNotFoundHandler((request, reply) => sendProblem(reply, request, 'NOT_FOUND', `no route ${request.method} ${request.url.split('?')[0]}`));
+}

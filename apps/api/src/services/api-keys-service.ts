@@ -1,0 +1,64 @@
+import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import type { Scope } from '@inferq/contracts';
+import { findApiKeyByPrefix, insertApiKeys, listApiKeys, revokeApiKeys, type ApiKeyRecord, type Pool } from '@inferq/db';
+
+const KEY_RE = /^iq_([A-Za-z0-9]{12})_([A-Za-z0-9]{16,128})$/;
+const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+
+const randomText = (length: number): string =>
+  Array.from(randomBytes(length), (b) => ALPHABET[b % ALPHABET.length]).join('');
+
+const hashSecret = (key: string): string => createHash('sha256').update(key).digest('hex');
+
+/** A new key `iq_<prefix>_<secret>`: the prefix is stored and shown, the whole key only hashed. */
+export const generateApiKey = (): string => `iq_${randomText(12)}_${randomText(32)}`;
+
+export interface Principal {
+  keyId: string;
+  scopes: readonly Scope[];
+  isAdmin: boolean;
+}
+
+/** The owner filter for a principal: admins see every job. */
+export const ownerFilter = (p: Principal): string | null => (p.isAdmin ? null : p.keyId);
+
+export interface ApiKeysService {
+  authenticate(key: string): Promise<Principal | undefined>;
+  createKey(name: string, scopes: Scope[], key?: string): Promise<{ record: ApiKeyRecord; secret: string }>;
+  listKeys(): Promise<ApiKeyRecord[]>;
+  revokeKey(id: string): Promise<ApiKeyRecord | undefined>;
+}
+
+export function createApiKeysService(pool: Pool, options: { cacheTtlMs: number }): ApiKeysService {
+  // Verified keys are cached briefly so the hot submit path skips a query; revocation waits out the TTL.
+  const cache = new Map<string, { principal: Principal; expiresAtMs: number }>();
+  return {
+    async authenticate(key) {
+      const cached = cache.get(key);
+      if (cached && cached.expiresAtMs > Date.now()) return cached.principal;
+      const match = KEY_RE.exec(key);
+      if (!match) return undefined;
+      const record = await findApiKeyByPrefix(pool, match[1]!);
+      if (!record || record.revokedAt) return undefined;
+      const expected = Buffer.from(record.secretHash, 'hex');
+      const actual = Buffer.from(hashSecret(key), 'hex');
+      if (expected.length !== actual.length || !timingSafeEqual(expected, actual)) return undefined;
+      const principal: Principal = { keyId: record.id, scopes: record.scopes, isAdmin: record.scopes.includes('admin') };
+      if (cache.size > 10_000) cache.clear();
+      cache.set(key, { principal, expiresAtMs: Date.now() + options.cacheTtlMs });
+      return principal;
+    },
+    async createKey(name, scopes, key = generateApiKey()) {
+      const match = KEY_RE.exec(key);
+      if (!match) throw new Error('malformed API key');
+      const [record] = await insertApiKeys(pool, [{ id: randomUUID(), name, prefix: match[1]!, secretHash: hashSecret(key), scopes }]);
+      return { record: record!, secret: key };
+    },
+    listKeys: () => listApiKeys(pool),
+    async revokeKey(id) {
+      cache.clear();
+      const [record] = await revokeApiKeys(pool, [id]);
+      return record;
+    },
+  };
+}

@@ -1,0 +1,56 @@
+import DataLoader from 'dataloader';
+import { AppError } from '@inferq/core';
+import { deleteJobs, insertJobs, type NewJob, type Pool } from '@inferq/db';
+import type { JobProducer } from '@inferq/queue';
+
+export interface JobIntake {
+  /**
+   * Records the job in Postgres, then queues it (invariant 1). Resolves false
+   * when an equal idempotency key won the insert; rejects with
+   * QUEUE_UNAVAILABLE (the row removed again) when Redis cannot take it.
+   */
+  accept(job: NewJob): Promise<boolean>;
+}
+
+/**
+ * Group commit for submissions. Jobs of requests that arrive while a commit is
+ * in flight wait for it and then go together: one multi-row INSERT (one WAL
+ * flush) and one queue round trip per model for the whole group, so the cost
+ * per 202 falls as concurrency rises instead of queueing on the database.
+ */
+export function createJobIntake(deps: { pool: Pool; producer: JobProducer; maxGroupSize: number }): JobIntake {
+  let inFlight: Promise<unknown> = Promise.resolve();
+
+  async function commit(jobs: readonly NewJob[]): Promise<Array<boolean | Error>> {
+    const inserted = await insertJobs(deps.pool, [...jobs]);
+    const fresh = jobs.filter((j) => inserted.has(j.id));
+    try {
+      await deps.producer.enqueueJobs(fresh.map((j) => ({
+        priority: j.priority,
+        payload: { jobId: j.id, model: j.modelName, modelVersion: j.modelVersion, inputs: j.inputs, createdAtMs: Date.now() },
+      })));
+    } catch (err) {
+      // Not accepted after all: remove the rows so a retry does not run a job twice.
+      await deleteJobs(deps.pool, fresh.map((j) => j.id)).catch(() => {});
+      const error = new AppError('QUEUE_UNAVAILABLE', 'the queue cannot be reached; retry shortly', { cause: err, headers: { 'retry-after': '2' } });
+      return jobs.map(() => error);
+    }
+    return jobs.map((j) => inserted.has(j.id));
+  }
+
+  const loader = new DataLoader<NewJob, boolean>(
+    (jobs) => {
+      const run = commit(jobs);
+      inFlight = run.catch(() => undefined);
+      return run;
+    },
+    {
+      cache: false,
+      maxBatchSize: deps.maxGroupSize,
+      // The next group starts when the previous commit ends; setImmediate lets
+      // the requests read in the same I/O turn join it.
+      batchScheduleFn: (dispatch) => void inFlight.then(() => setImmediate(dispatch)),
+    },
+  );
+  return { accept: (job) => loader.load(job) };
+}

@@ -1,0 +1,148 @@
+import { createHash } from 'node:crypto';
+import { v7 as uuidv7 } from 'uuid';
+import { decodeBase64, encodeTensorBase64, type InputTensor, type JobAccepted, type ListJobsQuery, type Priority, type RawTensor, type StoredTensor } from '@inferq/contracts';
+import { AppError } from '@inferq/core';
+import { cancelQueuedJob, findJob, findJobByIdempotencyKey, listJobs, type JobRecord, type NewJob, type Pool } from '@inferq/db';
+import type { JobProducer } from '@inferq/queue';
+import { jobInputKey, type Storage } from '@inferq/storage';
+import { ownerFilter, type Principal } from './api-keys-service.ts';
+import { jobLinks } from './job-view.ts';
+import type { ModelsService } from './models-service.ts';
+import { createJobIntake } from './job-intake.ts';
+import { decodeInputs } from './tensor-intake.ts';
+
+export interface SubmitJobInput {
+  principal: Principal;
+  model: string;
+  inputs: InputTensor[];
+  priority: Priority;
+  metadata: Record<string, string>;
+  idempotencyKey: string | undefined;
+}
+
+export interface JobsService {
+  /** Validates, records (Postgres first: invariant 1) and enqueues one job. */
+  submitJob(input: SubmitJobInput): Promise<JobAccepted>;
+  getJob(id: string, ownerKeyId: string | null): Promise<JobRecord>;
+  /** Submits a new job with the same model version, priority and inputs as `id` (re-running a failed one). */
+  retryJob(id: string, principal: Principal): Promise<JobAccepted>;
+  /** The raw little-endian bytes of one input or output tensor. */
+  readTensor(id: string, ownerKeyId: string | null, kind: 'inputs' | 'outputs', index: number): Promise<{ tensor: StoredTensor; bytes: Uint8Array }>;
+  listJobs(query: ListJobsQuery, ownerKeyId: string | null): Promise<{ items: JobRecord[]; nextCursor: string | null }>;
+  cancelJob(id: string, ownerKeyId: string | null): Promise<JobRecord>;
+}
+
+export interface JobsServiceDeps {
+  pool: Pool;
+  producer: JobProducer;
+  storage: Storage;
+  models: ModelsService;
+  limits: { inputMaxBytes: number; inlineTensorMaxBytes: number; submitGroupMax: number };
+}
+
+/** Time-ordered ids: the (created_at, id) keyset order is submission order even within a millisecond. */
+const newJobId = (): string => uuidv7();
+
+const requestHash = (input: SubmitJobInput): string =>
+  createHash('sha256').update(JSON.stringify([input.model, input.priority, input.inputs, input.metadata])).digest('hex');
+
+const encodeCursor = (r: JobRecord): string => Buffer.from(`${r.createdAt.toISOString()}|${r.id}`).toString('base64url');
+function decodeCursor(cursor: string): { createdAt: Date; id: string } {
+  const [at, id] = Buffer.from(cursor, 'base64url').toString().split('|');
+  const createdAt = new Date(at ?? '');
+  if (Number.isNaN(createdAt.getTime()) || !/^[0-9a-f-]{36}$/.test(id ?? '')) throw new AppError('VALIDATION_FAILED', 'cursor is not valid', { errors: [{ pointer: '/querystring/cursor', code: 'VALIDATION_FAILED', detail: 'not a cursor from nextCursor' }] });
+  return { createdAt, id: id! };
+}
+
+export function createJobsService(deps: JobsServiceDeps): JobsService {
+  const intake = createJobIntake({ pool: deps.pool, producer: deps.producer, maxGroupSize: deps.limits.submitGroupMax });
+  /** Small tensors travel inline; large ones are written to S3 and referenced (invariant 5). */
+  async function storeInputs(jobId: string, tensors: RawTensor[]): Promise<StoredTensor[]> {
+    return Promise.all(tensors.map(async (t, i) => {
+      const head = { name: t.name, datatype: t.datatype, shape: t.shape, bytes: t.data.byteLength };
+      if (t.data.byteLength <= deps.limits.inlineTensorMaxBytes) return { ...head, b64: encodeTensorBase64(t.data) };
+      const key = jobInputKey(jobId, i);
+      await deps.storage.putObject(key, t.data);
+      return { ...head, key };
+    }));
+  }
+
+  async function findOwnJob(id: string, ownerKeyId: string | null): Promise<JobRecord> {
+    const job = await findJob(deps.pool, id, ownerKeyId);
+    if (!job) throw new AppError('JOB_NOT_FOUND', `job ${id} does not exist`);
+    return job;
+  }
+
+  /** Records and queues one job; undefined when an equal idempotency key won the insert. */
+  async function accept(job: NewJob): Promise<JobAccepted | undefined> {
+    if (!(await intake.accept(job))) return undefined;
+    return { id: job.id, status: 'queued', links: jobLinks(job.id) };
+  }
+
+  async function findIdempotent(input: SubmitJobInput, hash: string): Promise<JobAccepted | undefined> {
+    if (!input.idempotencyKey) return undefined;
+    const existing = await findJobByIdempotencyKey(deps.pool, input.principal.keyId, input.idempotencyKey);
+    if (!existing) return undefined;
+    if (existing.requestHash !== hash) throw new AppError('IDEMPOTENCY_CONFLICT', 'this Idempotency-Key was used with a different request');
+    return { id: existing.id, status: existing.status, links: jobLinks(existing.id) };
+  }
+
+  return {
+    async submitJob(input) {
+      const hash = requestHash(input);
+      const earlier = await findIdempotent(input, hash);
+      if (earlier) return earlier;
+      const model = await deps.models.resolveModel(input.model);
+      const tensors = decodeInputs(input.inputs, model.signature, deps.limits.inputMaxBytes);
+      const id = newJobId();
+      const accepted = await accept({
+        id, ownerKeyId: input.principal.keyId, modelName: model.name, modelVersion: model.version, priority: input.priority,
+        idempotencyKey: input.idempotencyKey ?? null, requestHash: hash, inputs: await storeInputs(id, tensors), metadata: input.metadata,
+      });
+      // Lost a race with a concurrent request carrying the same key: answer with the winner.
+      return accepted ?? (await findIdempotent(input, hash))!;
+    },
+    async retryJob(id, principal) {
+      const job = await findOwnJob(id, ownerFilter(principal));
+      const newId = newJobId();
+      // Inputs kept in S3 are copied: the new job must not depend on the old one's objects.
+      const inputs = await Promise.all(job.inputs.map(async (t, i) => {
+        if (!t.key) return t;
+        const key = jobInputKey(newId, i);
+        await deps.storage.putObject(key, await deps.storage.getObject(t.key));
+        return { ...t, key };
+      }));
+      return (await accept({
+        id: newId, ownerKeyId: principal.keyId, modelName: job.modelName, modelVersion: job.modelVersion, priority: job.priority,
+        idempotencyKey: null, requestHash: null, inputs, metadata: job.metadata,
+      }))!;
+    },
+    async readTensor(id, ownerKeyId, kind, index) {
+      const job = await findOwnJob(id, ownerKeyId);
+      const tensor = (kind === 'inputs' ? job.inputs : job.outputs ?? [])[index];
+      if (!tensor) throw new AppError('OUTPUT_NOT_FOUND', `job ${id} has no ${kind.slice(0, -1)} ${index}`);
+      const bytes = tensor.key ? await deps.storage.getObject(tensor.key) : decodeBase64(tensor.b64 ?? '') ?? new Uint8Array();
+      return { tensor, bytes };
+    },
+    getJob: findOwnJob,
+    async listJobs(q, ownerKeyId) {
+      const limit = q.limit ?? 50;
+      const rows = await listJobs(deps.pool, {
+        ownerKeyId, status: q.status, modelName: q.model, priority: q.priority, limit: limit + 1,
+        createdAfter: q.createdAfter ? new Date(q.createdAfter) : undefined,
+        createdBefore: q.createdBefore ? new Date(q.createdBefore) : undefined,
+        before: q.cursor ? decodeCursor(q.cursor) : undefined,
+      });
+      const items = rows.slice(0, limit);
+      return { items, nextCursor: rows.length > limit ? encodeCursor(items[items.length - 1]!) : null };
+    },
+    async cancelJob(id, ownerKeyId) {
+      const job = await cancelQueuedJob(deps.pool, id, ownerKeyId);
+      if (!job) throw new AppError('JOB_NOT_FOUND', `job ${id} does not exist`);
+      if (job.status !== 'canceled') throw new AppError('JOB_NOT_CANCELABLE', `job ${id} is ${job.status}`);
+      // Best effort: a queue job left behind is skipped by the worker, which sees the canceled row.
+      await deps.producer.removeJob(job.modelName, id);
+      return job;
+    },
+  };
+}

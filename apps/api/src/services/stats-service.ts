@@ -1,0 +1,60 @@
+import type { Stats } from '@inferq/contracts';
+import { listLatestModels, readJobStats, type JobStatsPoint, type Pool } from '@inferq/db';
+import { listWorkerStatuses, readQueueDepth, type JobProducer, type Redis } from '@inferq/queue';
+
+/** Per-second rates are taken over the last minute: a live figure, not the window's average. */
+const RATE_SECONDS = 60;
+const MINUTE_MS = 60_000;
+
+const emptyPoint = (at: Date): JobStatsPoint => ({ at, submitted: 0, completed: 0, failed: 0, queueMsP50: null, queueMsP95: null, inferMsP50: null, inferMsP95: null, avgBatchSize: null });
+
+/** Every minute of the window, oldest first; minutes without activity are zeros. */
+function fillMinutes(points: JobStatsPoint[], windowMinutes: number, now: number): JobStatsPoint[] {
+  const byMinute = new Map(points.map((p) => [p.at.getTime(), p]));
+  const last = Math.floor(now / MINUTE_MS) * MINUTE_MS;
+  return Array.from({ length: windowMinutes }, (_, i) => {
+    const at = last - (windowMinutes - 1 - i) * MINUTE_MS;
+    return byMinute.get(at) ?? emptyPoint(new Date(at));
+  });
+}
+
+/**
+ * The console's overview in one call, from the real sources: job figures from
+ * Postgres (the caller's jobs, or everyone's for an admin), queue depth from
+ * the BullMQ queues, live workers from their heartbeats.
+ */
+export function createStatsService(deps: { pool: Pool; producer: JobProducer; redis: Redis }) {
+  return {
+    async readStats(windowMinutes: number, ownerKeyId: string | null): Promise<Stats> {
+      const [jobs, models, workers] = await Promise.all([
+        readJobStats(deps.pool, { windowMinutes, rateSeconds: RATE_SECONDS, ownerKeyId }),
+        listLatestModels(deps.pool),
+        listWorkerStatuses(deps.redis, deps.producer.prefix),
+      ]);
+      const queues = await Promise.all(models.map(async (m) => ({
+        ...(await readQueueDepth(deps.producer.queueFor(m.name), m.name)),
+        workers: workers.filter((w) => w.modelsServed.includes(m.name)).length,
+      })));
+      const { recent, window } = jobs;
+      const finished = window.completed + window.failed;
+      return {
+        generatedAt: new Date().toISOString(),
+        windowMinutes,
+        scope: ownerKeyId === null ? 'all' : 'key',
+        submittedPerSec: recent.submitted / RATE_SECONDS,
+        completedPerSec: recent.completed / RATE_SECONDS,
+        failedPerSec: recent.failed / RATE_SECONDS,
+        errorRate: finished === 0 ? 0 : window.failed / finished,
+        avgBatchSize: window.avgBatchSize,
+        queueMsP50: window.queueMsP50,
+        queueMsP95: window.queueMsP95,
+        inferMsP50: window.inferMsP50,
+        inferMsP95: window.inferMsP95,
+        workersOnline: workers.length,
+        queues,
+        series: fillMinutes(jobs.series, windowMinutes, Date.now()).map((p) => ({ ...p, at: p.at.toISOString() })),
+      };
+    },
+  };
+}
+export type StatsService = ReturnType<typeof createStatsService>;

@@ -1,0 +1,35 @@
+import {
+  byteLengthOf, checkInputsAgainstSignature, decodeTensorData, isDataType,
+  type InputTensor, type ModelSignature, type RawTensor,
+} from '@inferq/contracts';
+import { AppError, type ProblemItem } from '@inferq/core';
+
+const reject = (items: ProblemItem[]): never => {
+  const first = items[0]!;
+  throw new AppError(first.code as ConstructorParameters<typeof AppError>[0], first.detail, { errors: items });
+};
+
+/**
+ * Checks request tensors against the model signature and the size limit, then
+ * decodes them to bytes. Cheap checks run first so an oversized or misnamed
+ * request is refused before any data is decoded.
+ */
+export function decodeInputs(inputs: InputTensor[], signature: ModelSignature, inputMaxBytes: number): RawTensor[] {
+  const unsupported = inputs.flatMap((t, i) => isDataType(t.datatype) ? [] : [{ pointer: `/inputs/${i}/datatype`, code: 'DATATYPE_UNSUPPORTED', detail: `datatype "${String(t.datatype).slice(0, 20)}" is not supported` }]);
+  if (unsupported.length > 0) reject(unsupported);
+  const headers = inputs.map((t) => ({ name: t.name, datatype: t.datatype as RawTensor['datatype'], shape: t.shape }));
+  const problems = checkInputsAgainstSignature(headers, signature);
+  if (problems.length > 0) reject(problems);
+  let total = 0;
+  for (const h of headers) {
+    const bytes = byteLengthOf(h.datatype, h.shape);
+    if (bytes === undefined) reject([{ pointer: '/inputs', code: 'INPUT_SHAPE_MISMATCH', detail: `shape of "${h.name}" is too large` }]);
+    total += bytes!;
+  }
+  if (total > inputMaxBytes) throw new AppError('INPUT_TOO_LARGE', `inputs hold ${total} bytes; the limit is ${inputMaxBytes}`);
+  return headers.map((h, i) => {
+    const decoded = decodeTensorData(h.datatype, h.shape, inputs[i]!.data);
+    if (!decoded.ok) return reject([{ pointer: `/inputs/${i}/data`, code: decoded.code, detail: `input "${h.name}": ${decoded.detail}` }]);
+    return { ...h, data: decoded.value };
+  });
+}
