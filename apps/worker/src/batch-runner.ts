@@ -1,0 +1,104 @@
+import { randomUUID } from 'node:crypto';
+import type { Logger } from '@inferq/core';
+import { startJobs, type JobFailure, type Pool } from '@inferq/db';
+import { UnrecoverableError } from '@inferq/queue';
+import { classifyError, type ClassifiedError } from './job-errors.ts';
+import type { ModelSessions } from './model-sessions.ts';
+import { isLastAttempt, type PendingJob } from './pending-job.ts';
+import type { ResultWriter } from './result-writer.ts';
+import type { WorkerStatusTracker } from './worker-status.ts';
+
+export interface BatchStats {
+  batchId: string;
+  model: string;
+  modelVersion: number;
+  batchSize: number;
+  inferMs: number;
+  queueWaitMs: number;
+  succeeded: number;
+  failed: number;
+}
+
+type JobAttempt = Pick<PendingJob, 'jobId' | 'attemptsMade' | 'maxAttempts'>;
+
+function failureFor(job: JobAttempt, e: ClassifiedError): { failure: JobFailure; error: Error } {
+  const final = !e.retryable || isLastAttempt(job);
+  const error = e.retryable ? new Error(`${e.code}: ${e.message}`) : new UnrecoverableError(`${e.code}: ${e.message}`);
+  return { failure: { id: job.jobId, code: e.code, message: e.message, final }, error };
+}
+
+/**
+ * Runs one batch end to end: claim the rows, one session run, store every
+ * job's outcome, then settle the queue jobs. Nothing is acknowledged before
+ * Postgres holds its outcome (invariant 2); each job fails alone.
+ */
+export function createBatchRunner(deps: { pool: Pool; sessions: ModelSessions; writer: ResultWriter; workerId: string; logger: Logger; status?: WorkerStatusTracker }) {
+  async function settleFailures(jobs: PendingJob[], errorFor: (job: PendingJob) => ClassifiedError): Promise<void> {
+    const outcomes = jobs.map((job) => ({ job, ...failureFor(job, errorFor(job)) }));
+    await deps.writer.writeFailures(outcomes.map((o) => o.failure));
+    for (const o of outcomes) o.job.settle({ ok: false, error: o.error });
+  }
+
+  async function runClaimed(batchId: string, jobs: PendingJob[]): Promise<BatchStats> {
+    const { model, modelVersion } = jobs[0]!;
+    const stats = { batchId, model, modelVersion, batchSize: jobs.length, inferMs: 0, succeeded: 0, failed: 0, queueWaitMs: Math.round(Date.now() - Math.min(...jobs.map((j) => j.createdAtMs))) };
+    let session;
+    try {
+      session = await deps.sessions.getSession(model, modelVersion);
+    } catch (err) {
+      const e = classifyError(err);
+      const loadError = e.code === 'INTERNAL' ? { ...e, code: 'MODEL_LOAD_FAILED' as const } : e;
+      await settleFailures(jobs, () => loadError);
+      return { ...stats, failed: jobs.length };
+    }
+    const run = await session.runBatch(jobs.map((j) => ({ inputs: j.inputs }))).catch(async (err: unknown) => {
+      await deps.sessions.discard(model, modelVersion, session);
+      throw err;
+    });
+    stats.inferMs = run.inferMs;
+    const ok: Array<{ job: PendingJob; outputs: (typeof run.results)[number] & { ok: true } }> = [];
+    const bad: Array<{ job: PendingJob; e: ClassifiedError }> = [];
+    run.results.forEach((r, i) => {
+      const job = jobs[i]!;
+      if (r.ok) ok.push({ job, outputs: r });
+      else bad.push({ job, e: { code: r.code, message: r.message, retryable: r.code === 'INFERENCE_FAILED' } });
+    });
+    await deps.writer.writeSuccesses(ok.map(({ job, outputs }) => ({ id: job.jobId, outputs: outputs.outputs, inferMs: run.inferMs })));
+    for (const { job } of ok) job.settle({ ok: true });
+    await settleFailures(bad.map((b) => b.job), (job) => bad.find((b) => b.job === job)!.e);
+    return { ...stats, succeeded: ok.length, failed: bad.length };
+  }
+
+  return {
+    /**
+     * Records a job that failed before it could join a batch (an unreadable
+     * payload or input object) and returns the error to fail its queue job with.
+     */
+    async failIntake(job: JobAttempt, err: unknown): Promise<Error> {
+      const { failure, error } = failureFor(job, classifyError(err));
+      await deps.writer.writeFailures([failure]);
+      return error;
+    },
+    async runBatch(batch: PendingJob[]): Promise<void> {
+      const batchId = randomUUID();
+      const log = deps.logger.child({ model: batch[0]!.model, modelVersion: batch[0]!.modelVersion, batchId });
+      try {
+        const live = await startJobs(deps.pool, { ids: batch.map((j) => j.jobId), workerId: deps.workerId, batchId, batchSize: batch.length });
+        // Canceled or already finished (a replay after a crash): acknowledge without running.
+        for (const job of batch) if (!live.has(job.jobId)) job.settle({ ok: true });
+        const claimed = batch.filter((j) => live.has(j.jobId));
+        if (claimed.length === 0) return;
+        deps.status?.batchStarted(batchId, claimed[0]!.model, claimed.length);
+        const stats = await runClaimed(batchId, claimed);
+        log.info({ batchSize: stats.batchSize, inferMs: Math.round(stats.inferMs * 100) / 100, queueWaitMs: stats.queueWaitMs, failed: stats.failed }, 'batch completed');
+        deps.status?.batchEnded(batchId, stats);
+      } catch (err) {
+        deps.status?.batchEnded(batchId);
+        // Postgres or S3 unreachable: nothing was acknowledged, so the queue retries every job.
+        log.error({ err }, 'batch failed before its results were stored');
+        for (const job of batch) job.settle({ ok: false, error: err instanceof Error ? err : new Error(String(err)) });
+      }
+    },
+  };
+}
+export type BatchRunner = ReturnType<typeof createBatchRunner>;

@@ -1,0 +1,35 @@
+import { Type } from '@sinclair/typebox';
+import { dbConfig, logConfig, redisConfig, s3Config } from '@inferq/core';
+
+export const workerConfig = {
+  ...dbConfig,
+  ...redisConfig,
+  ...s3Config,
+  ...logConfig,
+  /** Devices the launcher starts one process for each: `cpu`, `cuda:0`, `webgpu:0`, comma-separated. */
+  WORKER_DEVICES: Type.String({ default: 'cpu', pattern: '^(cpu|cuda:\\d+|webgpu:\\d+)(,(cpu|cuda:\\d+|webgpu:\\d+))*$' }),
+  /** The device of this process (set by the launcher). */
+  WORKER_DEVICE: Type.String({ default: 'cpu', pattern: '^(cpu|cuda:\\d+|webgpu:\\d+)$' }),
+  /** Model names this worker serves, comma-separated, or `*` for every registered model. */
+  WORKER_MODELS: Type.String({ default: '*' }),
+  /** Execution providers to try in order, overriding the device's default order (e.g. `cuda,cpu`). */
+  EXECUTION_PROVIDERS: Type.Optional(Type.String({ pattern: '^[a-z]+(,[a-z]+)*$' })),
+  MODEL_CACHE_DIR: Type.String({ default: '.inferq/model-cache' }),
+  /** onnxruntime intra-op threads per session; 0 lets onnxruntime choose. */
+  INTRA_OP_THREADS: Type.Integer({ default: 0, minimum: 0, maximum: 256 }),
+  INTER_OP_THREADS: Type.Integer({ default: 0, minimum: 0, maximum: 256 }),
+  /** How long a worker holds a queue job before another may take it over. */
+  WORKER_LOCK_DURATION_MS: Type.Integer({ default: 30_000, minimum: 1_000 }),
+  WORKER_STALLED_INTERVAL_MS: Type.Integer({ default: 30_000, minimum: 500 }),
+  MODEL_REFRESH_INTERVAL_MS: Type.Integer({ default: 5_000, minimum: 100 }),
+  RECONCILE_INTERVAL_MS: Type.Integer({ default: 10_000, minimum: 100 }),
+  /** Only jobs at least this old are re-enqueued, so the API's insert→enqueue is never raced. */
+  RECONCILE_MIN_AGE_MS: Type.Integer({ default: 10_000, minimum: 0 }),
+  HEARTBEAT_INTERVAL_MS: Type.Integer({ default: 5_000, minimum: 100 }),
+  /** Outputs up to this size are stored inline in Postgres; larger ones go to S3. */
+  INLINE_TENSOR_MAX_BYTES: Type.Integer({ default: 64 * 1024, minimum: 0 }),
+  JOB_ATTEMPTS: Type.Integer({ default: 3, minimum: 1, maximum: 100 }),
+  RETRY_BACKOFF_MS: Type.Integer({ default: 500, minimum: 0 }),
+  /** Time a stopping worker gives its current batch before it exits anyway. */
+  SHUTDOWN_TIMEOUT_MS: Type.Integer({ default: 30_000, minimum: 0 }),
+};

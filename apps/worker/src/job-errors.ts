@@ -1,0 +1,17 @@
+import { ErrorCatalogue, isErrorCode, type ErrorCode } from '@inferq/contracts';
+import { isAppError } from '@inferq/core';
+
+export interface ClassifiedError {
+  code: ErrorCode;
+  message: string;
+  retryable: boolean;
+}
+
+/** Maps anything thrown while running jobs to a stored code; unknown errors are retryable. */
+export function classifyError(err: unknown): ClassifiedError {
+  if (isAppError(err)) return { code: err.code, message: err.message, retryable: err.retryable };
+  const code = (err as { code?: unknown })?.code;
+  const message = err instanceof Error ? err.message : String(err);
+  if (isErrorCode(code)) return { code, message, retryable: ErrorCatalogue[code].retryable };
+  return { code: 'INTERNAL', message, retryable: true };
+}

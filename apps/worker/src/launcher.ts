@@ -1,0 +1,35 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { createLogger, loadConfig } from '@inferq/core';
+import { workerConfig } from './config.ts';
+
+// One worker process per device, each pinned through WORKER_DEVICE (and, for
+// CUDA, CUDA_VISIBLE_DEVICES left to the operator). A process that dies is restarted.
+const config = loadConfig(workerConfig);
+const logger = createLogger({ service: 'inferq-launcher', level: config.LOG_LEVEL });
+const mainPath = fileURLToPath(new URL(import.meta.url.endsWith('.ts') ? './main.ts' : './main.js', import.meta.url));
+const children = new Map<string, ChildProcess>();
+let stopping = false;
+
+function start(device: string, restarts = 0): void {
+  const child = spawn(process.execPath, [...process.execArgv, mainPath], { env: { ...process.env, WORKER_DEVICE: device }, stdio: 'inherit' });
+  children.set(device, child);
+  logger.info({ device, pid: child.pid }, 'worker process started');
+  child.on('exit', (code, signal) => {
+    children.delete(device);
+    if (stopping) return;
+    const delayMs = Math.min(1_000 * 2 ** restarts, 30_000);
+    logger.error({ device, code, signal, delayMs }, 'worker process exited; restarting');
+    setTimeout(() => start(device, restarts + 1), delayMs);
+  });
+}
+
+for (const device of config.WORKER_DEVICES.split(',')) start(device);
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    stopping = true;
+    for (const child of children.values()) child.kill('SIGTERM');
+    const exitWhenDone = setInterval(() => children.size === 0 && process.exit(0), 100);
+    exitWhenDone.unref();
+  });
+}

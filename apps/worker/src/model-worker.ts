@@ -1,0 +1,100 @@
+import { batchShapeKey } from '@inferq/contracts';
+import type { Logger } from '@inferq/core';
+import { Batcher } from '@inferq/inference';
+import { QueueWorker, queueNameFor, type QueueJob, type Redis } from '@inferq/queue';
+import type { Storage } from '@inferq/storage';
+import type { BatchRunner } from './batch-runner.ts';
+import { loadJobInputs, parseJobPayload } from './job-inputs.ts';
+import type { PendingJob } from './pending-job.ts';
+
+export interface ModelWorkerOptions {
+  model: string;
+  connection: Redis;
+  prefix: string;
+  maxBatchSize: number;
+  maxBatchDelayMs: number;
+  lockDurationMs: number;
+  stalledIntervalMs: number;
+  runner: BatchRunner;
+  storage: Storage;
+  logger: Logger;
+}
+
+/**
+ * Consumes one model's queue. BullMQ holds up to two batches' worth of jobs at
+ * once: while one batch runs in the session thread, the next one fills.
+ */
+export function createModelWorker(o: ModelWorkerOptions) {
+  const batcher = new Batcher<PendingJob>({ maxBatchSize: o.maxBatchSize, maxBatchDelayMs: o.maxBatchDelayMs });
+  const stopLoop = new AbortController();
+
+  const loop = (async () => {
+    for (;;) {
+      let batch: PendingJob[];
+      try {
+        batch = await batcher.next(stopLoop.signal);
+      } catch {
+        return;
+      }
+      await o.runner.runBatch(batch);
+    }
+  })();
+
+  async function processJob(job: QueueJob): Promise<void> {
+    let pending: Omit<PendingJob, 'settle'>;
+    try {
+      const payload = parseJobPayload(job.data);
+      pending = {
+        jobId: payload.jobId, model: payload.model, modelVersion: payload.modelVersion, createdAtMs: payload.createdAtMs,
+        inputs: await loadJobInputs(payload.inputs, o.storage),
+        attemptsMade: job.attemptsMade, maxAttempts: job.opts.attempts ?? 1,
+      };
+    } catch (err) {
+      throw await o.runner.failIntake({ jobId: job.id!, attemptsMade: job.attemptsMade, maxAttempts: job.opts.attempts ?? 1 }, err);
+    }
+    await new Promise<void>((resolve, reject) => {
+      let settled = false;
+      batcher.add({
+        key: `${pending.modelVersion}|${batchShapeKey(pending.inputs)}`,
+        priority: job.priority,
+        value: {
+          ...pending,
+          settle(outcome) {
+            if (settled) return;
+            settled = true;
+            if (outcome.ok) resolve();
+            else reject(outcome.error);
+          },
+        },
+      });
+    });
+  }
+
+  const worker = new QueueWorker(queueNameFor(o.model), processJob, {
+    connection: o.connection,
+    prefix: o.prefix,
+    concurrency: Math.min(o.maxBatchSize * 2, 1024),
+    lockDuration: o.lockDurationMs,
+    stalledInterval: o.stalledIntervalMs,
+    maxStalledCount: 3,
+    skipVersionCheck: true,
+  });
+  worker.on('error', (err) => o.logger.warn({ err: err.message, model: o.model }, 'queue worker error'));
+  worker.on('failed', (job, err) => o.logger.warn({ jobId: job?.id, model: o.model, attemptsMade: job?.attemptsMade, err: err.message }, 'queue job attempt failed'));
+
+  return {
+    model: o.model,
+    /** Stops taking jobs, finishes what it holds (results stored, jobs acknowledged), then stops the loop. */
+    async close(): Promise<void> {
+      await worker.close();
+      stopLoop.abort();
+      await loop;
+    },
+    /** Stops at once; held jobs are left to BullMQ's stalled-job recovery. */
+    async kill(): Promise<void> {
+      stopLoop.abort();
+      await worker.close(true);
+    },
+  };
+}
+export type ModelWorker = ReturnType<typeof createModelWorker>;

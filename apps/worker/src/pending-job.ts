@@ -1,0 +1,17 @@
+import type { RawTensor } from '@inferq/contracts';
+
+/** A queue job held by the batcher until its batch has run and its result is stored. */
+export interface PendingJob {
+  jobId: string;
+  model: string;
+  modelVersion: number;
+  inputs: RawTensor[];
+  createdAtMs: number;
+  /** Attempts before this one (BullMQ's attemptsMade). */
+  attemptsMade: number;
+  maxAttempts: number;
+  /** Acknowledges (ok) or fails the queue job; called only after Postgres has the outcome. */
+  settle(outcome: { ok: true } | { ok: false; error: Error }): void;
+}
+
+export const isLastAttempt = (job: Pick<PendingJob, 'attemptsMade' | 'maxAttempts'>): boolean => job.attemptsMade + 1 >= job.maxAttempts;

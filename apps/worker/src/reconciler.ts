@@ -1,0 +1,60 @@
+import type { Logger } from '@inferq/core';
+import { findUnfinishedJobs, type Pool, type UnfinishedJob } from '@inferq/db';
+import { claimQueueEpoch, type JobProducer, type Redis } from '@inferq/queue';
+
+const PAGE_SIZE = 1_000;
+/** The incremental window reaches this far behind the last pass, for clock skew between worker and database. */
+const SKEW_MARGIN_MS = 5_000;
+
+/**
+ * Postgres is the record of jobs (invariant 1): a queued or running row with
+ * no queue job is enqueued again. Two ways a row loses its queue job:
+ * - a crash between insert and enqueue: each pass checks the jobs created
+ *   since the previous pass, once they are `minAgeMs` old, so the cost follows
+ *   the submission rate, not the backlog;
+ * - Redis losing its data (flush, restart without persistence): the queue's
+ *   epoch key is gone, and that pass checks every unfinished job.
+ * Queue job ids are the job ids, so a job already queued is never added twice,
+ * and workers skip rows that finished meanwhile.
+ */
+export function createReconciler(deps: { pool: Pool; producer: JobProducer; redis: Redis; minAgeMs: number; logger: Logger }) {
+  let checkedUpTo: Date | undefined;
+
+  async function requeueMissing(rows: UnfinishedJob[]): Promise<number> {
+    const byModel = new Map<string, UnfinishedJob[]>();
+    for (const r of rows) byModel.set(r.modelName, [...(byModel.get(r.modelName) ?? []), r]);
+    let requeued = 0;
+    for (const [model, jobs] of byModel) {
+      const queued = await deps.producer.findQueuedIds(model, jobs.map((j) => j.id));
+      const missing = jobs.filter((j) => !queued.has(j.id));
+      if (missing.length === 0) continue;
+      await deps.producer.enqueueJobs(missing.map((j) => ({
+        priority: j.priority,
+        payload: { jobId: j.id, model: j.modelName, modelVersion: j.modelVersion, inputs: j.inputs, createdAtMs: j.createdAt.getTime() },
+      })));
+      requeued += missing.length;
+    }
+    return requeued;
+  }
+
+  return {
+    async reconcileOnce(): Promise<{ full: boolean; checked: number; requeued: number }> {
+      const passStart = Date.now();
+      const full = (await claimQueueEpoch(deps.redis, deps.producer.prefix)) || checkedUpTo === undefined;
+      const createdAfter = full ? undefined : new Date(checkedUpTo!.getTime() - SKEW_MARGIN_MS);
+      let checked = 0;
+      let requeued = 0;
+      let after: UnfinishedJob | undefined;
+      for (;;) {
+        const rows = await findUnfinishedJobs(deps.pool, { minAgeMs: deps.minAgeMs, createdAfter, after, limit: PAGE_SIZE });
+        checked += rows.length;
+        requeued += await requeueMissing(rows);
+        if (rows.length < PAGE_SIZE) break;
+        after = rows[rows.length - 1];
+      }
+      checkedUpTo = new Date(passStart - deps.minAgeMs);
+      if (requeued > 0) deps.logger.warn({ full, checked, requeued }, 'reconciler re-enqueued jobs missing from the queue');
+      return { full, checked, requeued };
+    },
+  };
+}

@@ -1,0 +1,90 @@
+import { hostname } from 'node:os';
+import type { Static, TObject } from '@sinclair/typebox';
+import type { Logger } from '@inferq/core';
+import { createPool, listLatestModels } from '@inferq/db';
+import { createJobProducer, createRedisConnection, publishWorkerStatus, readMaxmemoryPolicy, removeWorkerStatus } from '@inferq/queue';
+import { createStorage } from '@inferq/storage';
+import { createBatchRunner } from './batch-runner.ts';
+import type { workerConfig } from './config.ts';
+import { createGpuProbe } from './gpu-probe.ts';
+import { createModelCache } from './model-cache.ts';
+import { createModelSessions } from './model-sessions.ts';
+import { createModelWorker, type ModelWorker } from './model-worker.ts';
+import { createReconciler } from './reconciler.ts';
+import { createResultWriter } from './result-writer.ts';
+import { createWorkerStatus } from './worker-status.ts';
+
+export type WorkerConfig = Readonly<Static<TObject<typeof workerConfig>>>;
+
+/** Everything one worker process (one device) runs; main.ts only loads config and wires shutdown. */
+export async function startWorkerProcess(config: WorkerConfig, baseLogger: Logger) {
+  const workerId = `${hostname()}-${config.WORKER_DEVICE.replace(':', '')}-${process.pid}`;
+  const logger = baseLogger.child({ workerId, device: config.WORKER_DEVICE });
+  const pool = createPool({ url: config.DATABASE_URL, schema: config.DATABASE_SCHEMA, max: config.DATABASE_POOL_MAX, applicationName: 'inferq-worker' });
+  const consumerRedis = createRedisConnection(config.REDIS_URL, 'consumer');
+  const producerRedis = createRedisConnection(config.REDIS_URL, 'producer');
+  for (const r of [consumerRedis, producerRedis]) r.on('error', (err) => logger.warn({ err: err.message }, 'redis connection error'));
+  const producer = createJobProducer({ connection: producerRedis, prefix: config.QUEUE_PREFIX, retry: { attempts: config.JOB_ATTEMPTS, backoffMs: config.RETRY_BACKOFF_MS } });
+  const storage = createStorage({
+    endpoint: config.S3_ENDPOINT, region: config.S3_REGION, bucket: config.S3_BUCKET,
+    accessKeyId: config.S3_ACCESS_KEY_ID, secretAccessKey: config.S3_SECRET_ACCESS_KEY, forcePathStyle: config.S3_FORCE_PATH_STYLE,
+  });
+  const sessions = createModelSessions({
+    pool, logger, cache: createModelCache({ storage, dir: config.MODEL_CACHE_DIR }),
+    settings: { device: config.WORKER_DEVICE, providers: config.EXECUTION_PROVIDERS?.split(','), intraOpNumThreads: config.INTRA_OP_THREADS, interOpNumThreads: config.INTER_OP_THREADS },
+  });
+  const status = createWorkerStatus({ workerId, device: config.WORKER_DEVICE });
+  const readGpu = createGpuProbe(config.WORKER_DEVICE);
+  const runner = createBatchRunner({
+    pool, sessions, workerId, logger, status,
+    writer: createResultWriter({ pool, storage, inlineTensorMaxBytes: config.INLINE_TENSOR_MAX_BYTES }),
+  });
+  const reconciler = createReconciler({ pool, producer, redis: producerRedis, minAgeMs: config.RECONCILE_MIN_AGE_MS, logger });
+
+  const policy = await readMaxmemoryPolicy(producerRedis).catch(() => undefined);
+  if (policy !== undefined && policy !== 'noeviction') logger.warn({ policy }, 'redis maxmemory-policy is not noeviction; queue data may be evicted');
+
+  const served = config.WORKER_MODELS === '*' ? undefined : new Set(config.WORKER_MODELS.split(',').map((m) => m.trim()));
+  const workers = new Map<string, ModelWorker>();
+  async function refreshModels(): Promise<void> {
+    for (const m of await listLatestModels(pool)) {
+      if (workers.has(m.name) || (served && !served.has(m.name))) continue;
+      workers.set(m.name, createModelWorker({
+        model: m.name, connection: consumerRedis, prefix: config.QUEUE_PREFIX, runner, storage, logger,
+        maxBatchSize: m.batching.maxBatchSize, maxBatchDelayMs: m.batching.maxBatchDelayMs,
+        lockDurationMs: config.WORKER_LOCK_DURATION_MS, stalledIntervalMs: config.WORKER_STALLED_INTERVAL_MS,
+      }));
+      status.setModelsServed([...workers.keys()]);
+      logger.info({ model: m.name, maxBatchSize: m.batching.maxBatchSize, maxBatchDelayMs: m.batching.maxBatchDelayMs }, 'serving model');
+    }
+  }
+  const every = (ms: number, task: () => Promise<unknown>, what: string) =>
+    setInterval(() => task().catch((err) => logger.warn({ err: (err as Error).message }, `${what} failed`)), ms);
+
+  const heartbeat = async () =>
+    publishWorkerStatus(producerRedis, config.QUEUE_PREFIX, status.snapshot(sessions.loaded(), await readGpu()), config.HEARTBEAT_INTERVAL_MS * 3);
+
+  await refreshModels();
+  await heartbeat().catch((err) => logger.warn({ err: (err as Error).message }, 'heartbeat failed'));
+  const timers = [
+    every(config.MODEL_REFRESH_INTERVAL_MS, refreshModels, 'model refresh'),
+    every(config.RECONCILE_INTERVAL_MS, () => reconciler.reconcileOnce(), 'reconcile'),
+    every(config.HEARTBEAT_INTERVAL_MS, heartbeat, 'heartbeat'),
+  ];
+  logger.info({ models: [...workers.keys()] }, 'worker started');
+
+  return {
+    workerId,
+    /** Graceful: stop taking jobs, finish and store the batches in hand, then close connections. */
+    async close(): Promise<void> {
+      for (const t of timers) clearInterval(t);
+      await Promise.all([...workers.values()].map((w) => w.close()));
+      await sessions.closeAll();
+      await removeWorkerStatus(producerRedis, config.QUEUE_PREFIX, workerId).catch(() => {});
+      await producer.close();
+      await Promise.all([consumerRedis.quit(), producerRedis.quit()]).catch(() => {});
+      await pool.end();
+      logger.info('worker stopped');
+    },
+  };
+}

@@ -1,0 +1,43 @@
+import { hostname } from 'node:os';
+import type { WorkerStatus } from '@inferq/contracts';
+import type { BatchStats } from './batch-runner.ts';
+
+type LoadedModel = WorkerStatus['modelsLoaded'][number];
+type CurrentBatch = NonNullable<WorkerStatus['currentBatch']>;
+
+/**
+ * What this worker process reports in its heartbeat: counters fed by the batch
+ * runner, the batches in flight, the models it serves and has loaded.
+ */
+export function createWorkerStatus(init: { workerId: string; device: string }) {
+  const startedAt = new Date().toISOString();
+  const counters = { jobsSucceeded: 0, jobsFailed: 0, batches: 0 };
+  const running = new Map<string, CurrentBatch>();
+  let modelsServed: string[] = [];
+
+  return {
+    batchStarted(batchId: string, model: string, size: number): void {
+      running.set(batchId, { model, size, startedAt: new Date().toISOString() });
+    },
+    batchEnded(batchId: string, stats?: BatchStats): void {
+      running.delete(batchId);
+      if (!stats) return;
+      counters.batches++;
+      counters.jobsSucceeded += stats.succeeded;
+      counters.jobsFailed += stats.failed;
+    },
+    setModelsServed(models: string[]): void {
+      modelsServed = models;
+    },
+    snapshot(modelsLoaded: LoadedModel[], gpu: WorkerStatus['gpu']): WorkerStatus {
+      return {
+        workerId: init.workerId, hostname: hostname(), device: init.device, pid: process.pid, startedAt,
+        lastHeartbeatAt: new Date().toISOString(),
+        modelsServed, modelsLoaded,
+        currentBatch: running.values().next().value ?? null,
+        ...counters, gpu,
+      };
+    },
+  };
+}
+export type WorkerStatusTracker = ReturnType<typeof createWorkerStatus>;

@@ -1,0 +1,83 @@
+import * as ort from 'onnxruntime-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { demoModel, mlpRows, runLimited, type Stack, startStack, waitFor } from '@inferq/test-utils';
+
+const JOBS = 1_000;
+const PRIORITIES = ['high', 'normal', 'low'] as const;
+let stack: Stack;
+
+beforeAll(async () => {
+  stack = await startStack();
+  await stack.registerModel('mlp', { maxBatchSize: '32', maxBatchDelayMs: '5' });
+  await stack.startWorker();
+});
+afterAll(() => stack?.close());
+
+describe('the job pipeline over HTTP', () => {
+  it(`runs ${JOBS} MLP jobs across all priorities in batches, with outputs equal to a direct onnxruntime run`, async () => {
+    const started = performance.now();
+    const inputs = Array.from({ length: JOBS }, (_, i) => mlpRows(1 + (i % 3 === 0 ? 1 : 0), i));
+    const ids = await runLimited(JOBS, 32, async (i) => {
+      const x = inputs[i]!;
+      // Half as JSON arrays, half as base64 little-endian bytes.
+      const data = i % 2 ? Array.from(x) : Buffer.from(x.buffer).toString('base64');
+      const res = await stack.request('POST', '/v1/jobs', { model: 'mlp', priority: PRIORITIES[i % 3], inputs: [{ name: 'features', datatype: 'FP32', shape: [x.length / 64, 64], data }] });
+      expect(res.status).toBe(202);
+      return res.json.id as string;
+    });
+    const submittedS = (performance.now() - started) / 1000;
+    await waitFor(async () => {
+      const { rows } = await stack.ctx.pool.query("SELECT count(*)::int AS n FROM jobs WHERE status = 'succeeded'");
+      return rows[0].n === JOBS;
+    }, { timeoutMs: 120_000, what: 'every job to succeed' });
+    const totalS = (performance.now() - started) / 1000;
+    const { rows: [batches] } = await stack.ctx.pool.query('SELECT count(DISTINCT batch_id)::int AS n, max(batch_size)::int AS max, avg(batch_size)::float AS avg FROM jobs');
+    console.log(`pipeline: ${JOBS} jobs submitted in ${submittedS.toFixed(2)} s, all done in ${totalS.toFixed(2)} s = ${(JOBS / totalS).toFixed(0)} jobs/s; ${batches.n} batches, avg batch size ${batches.avg.toFixed(1)}, max ${batches.max}`);
+    expect(batches.max).toBeGreaterThan(1);
+
+    const session = await ort.InferenceSession.create(demoModel('mlp').path);
+    let maxDiff = 0;
+    await runLimited(JOBS, 16, async (i) => {
+      const res = await stack.request('GET', `/v1/jobs/${ids[i]}`);
+      expect(res.json.status).toBe('succeeded');
+      const x = inputs[i]!;
+      const expected = (await session.run({ features: new ort.Tensor('float32', x, [x.length / 64, 64]) })).logits!.data as Float32Array;
+      const out = res.json.outputs[0];
+      expect(out).toMatchObject({ name: 'logits', datatype: 'FP32', shape: [x.length / 64, 16] });
+      expect(out.data).toHaveLength(expected.length);
+      for (let k = 0; k < expected.length; k++) maxDiff = Math.max(maxDiff, Math.abs(out.data[k] - expected[k]!));
+    });
+    await session.release();
+    expect(maxDiff).toBeLessThanOrEqual(1e-5);
+    const timing = await stack.request('GET', `/v1/jobs/${ids[0]}`);
+    expect(timing.json.queueMs).toBeGreaterThanOrEqual(0);
+    expect(timing.json.inferMs).toBeGreaterThan(0);
+    expect(timing.json.batchSize).toBeGreaterThanOrEqual(1);
+
+    // The worker's heartbeat and the stats endpoint see the same work.
+    await waitFor(async () => (await stack.request('GET', '/v1/workers')).json.items[0]?.jobsSucceeded >= JOBS, { what: 'the heartbeat to count every job' });
+    const [worker] = (await stack.request('GET', '/v1/workers')).json.items;
+    expect(worker).toMatchObject({ device: 'cpu', modelsServed: ['mlp'], modelsLoaded: [expect.objectContaining({ model: 'mlp', version: 1, provider: 'cpu' })], gpu: null });
+    const stats = (await stack.request('GET', '/v1/stats')).json;
+    expect(stats.series.reduce((n: number, p: { completed: number }) => n + p.completed, 0)).toBe(JOBS);
+    expect(stats.avgBatchSize).toBeCloseTo(batches.avg, 5);
+    expect(stats.workersOnline).toBe(1);
+  });
+
+  it('stores large outputs in S3 and serves them by presigned URL', async () => {
+    const rows = 1_100; // 1,100 × 16 FP32 = 70 KB of output, over the 64 KiB inline limit
+    const x = mlpRows(rows, 99);
+    const res = await stack.request('POST', '/v1/jobs', { model: 'mlp', inputs: [{ name: 'features', datatype: 'FP32', shape: [rows, 64], data: Buffer.from(x.buffer).toString('base64') }] });
+    expect(res.status).toBe(202);
+    const job = await waitFor(async () => {
+      const r = await stack.request('GET', `/v1/jobs/${res.json.id}`);
+      return r.json.status === 'succeeded' ? r.json : undefined;
+    }, { what: 'the large job' });
+    const out = job.outputs[0];
+    expect(out.data).toBeUndefined();
+    const bytes = new Float32Array(await (await fetch(out.url)).arrayBuffer());
+    expect(bytes.length).toBe(rows * 16);
+    const { rows: [row] } = await stack.ctx.pool.query('SELECT inputs FROM jobs WHERE id = $1', [res.json.id]);
+    expect(row.inputs[0].key).toMatch(/^jobs\//);
+  });
+});
