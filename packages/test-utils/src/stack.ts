@@ -1,0 +1,121 @@
+import { readFile } from 'node:fs/promises';
+import { createServer, type AddressInfo } from 'node:net';
+import { createRedisConnection, listWorkerStatuses } from '@inferq/queue';
+import { startProcess, type TestProcess } from './processes.ts';
+import { createTestContext, type TestContext } from './test-context.ts';
+import { demoModel } from './test-env.ts';
+import { waitFor } from './wait-for.ts';
+
+/** A port nothing listens on now (the OS picks it). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export const ADMIN_KEY = 'iq_TESTADMIN000_0123456789abcdefghijklmnopqrstuv';
+
+export interface StackOptions {
+  /** `info` by default; benchmarks use `warn` so logging costs nothing. */
+  logLevel?: string;
+  /** Extra API settings. */
+  apiEnv?: Record<string, string>;
+  /** Extra node flags for the API process (e.g. `--cpu-prof`). */
+  apiNodeArgs?: string[];
+}
+
+export interface Stack {
+  ctx: TestContext;
+  api: TestProcess;
+  baseUrl: string;
+  request(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; json: any }>;
+  registerModel(name: string, fields?: Record<string, string>): Promise<void>;
+  startWorker(env?: Record<string, string>): Promise<TestProcess>;
+  close(): Promise<void>;
+}
+
+/** Fast settings for tests: short locks so a killed worker's jobs come back within seconds. */
+export const FAST_WORKER_ENV = {
+  WORKER_LOCK_DURATION_MS: '3000',
+  WORKER_STALLED_INTERVAL_MS: '1000',
+  MODEL_REFRESH_INTERVAL_MS: '200',
+  RECONCILE_INTERVAL_MS: '500',
+  RECONCILE_MIN_AGE_MS: '1000',
+  HEARTBEAT_INTERVAL_MS: '500',
+  INTRA_OP_THREADS: '1',
+};
+
+/**
+ * The real API as a process on an ephemeral port, over a fresh schema, prefix
+ * and bucket; workers are started on demand. Drives tests that cross processes.
+ */
+export async function startStack(options: StackOptions = {}): Promise<Stack> {
+  const ctx = await createTestContext();
+  const logLevel = options.logLevel ?? 'info';
+  const port = await freePort();
+  const api = startProcess('apps/api/src/main.ts', { ...ctx.env, PORT: String(port), ADMIN_API_KEY: ADMIN_KEY, LOG_LEVEL: logLevel, ...options.apiEnv }, options.apiNodeArgs);
+  const baseUrl = `http://127.0.0.1:${port}`;
+  await waitFor(async () => (await fetch(`${baseUrl}/healthz`)).ok, { timeoutMs: 30_000, intervalMs: 100, what: 'the API to listen' })
+    .catch((err: Error) => { throw new Error(`${err.message}; API output:\n${api.output().slice(-2000)}`); });
+  const workers: TestProcess[] = [];
+  const redis = createRedisConnection(ctx.env.REDIS_URL!, 'producer');
+  const request: Stack['request'] = async (method, path, body, headers = {}) => {
+    const res = await fetch(`${baseUrl}${path}`, {
+      method, headers: { authorization: `Bearer ${ADMIN_KEY}`, ...(body ? { 'content-type': 'application/json' } : {}), ...headers },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+    return { status: res.status, json: await res.json() };
+  };
+  return {
+    ctx, api, baseUrl, request,
+    async registerModel(name, fields = {}) {
+      const m = demoModel(name);
+      const form = new FormData();
+      form.set('name', name);
+      form.set('maxBatchSize', fields.maxBatchSize ?? String(m.maxBatchSize));
+      form.set('maxBatchDelayMs', fields.maxBatchDelayMs ?? String(m.maxBatchDelayMs));
+      form.set('file', new Blob([await readFile(m.path)]), `${name}.onnx`);
+      const res = await fetch(`${baseUrl}/v1/models`, { method: 'POST', body: form, headers: { authorization: `Bearer ${ADMIN_KEY}` } });
+      if (res.status !== 201) throw new Error(`model upload failed: ${res.status} ${await res.text()}`);
+    },
+    async startWorker(env = {}) {
+      const w = startProcess('apps/worker/src/main.ts', { ...ctx.env, ...FAST_WORKER_ENV, MODEL_CACHE_DIR: `.inferq/test-model-cache/${ctx.id}`, LOG_LEVEL: logLevel, ...env });
+      workers.push(w);
+      // Started means beating: its heartbeat is in the registry.
+      await waitFor(async () => (await listWorkerStatuses(redis, ctx.prefix)).some((s) => s.pid === w.child.pid), { intervalMs: 100, what: "the worker's first heartbeat" })
+        .catch((err: Error) => { throw new Error(`${err.message}; worker output:\n${w.output().slice(-2000)}`); });
+      return w;
+    },
+    async close() {
+      await Promise.all(workers.map((w) => w.stop('SIGKILL')));
+      await api.stop();
+      await redis.quit();
+      await ctx.close();
+    },
+  };
+}
+
+/** Deterministic MLP input rows. */
+export function mlpRows(rows: number, seed: number): Float32Array {
+  const out = new Float32Array(rows * 64);
+  for (let i = 0; i < out.length; i++) out[i] = Math.sin(seed * 12.9898 + i * 78.233) * 0.8;
+  return out;
+}
+
+/** Runs `tasks` with at most `limit` in flight. */
+export async function runLimited<T>(count: number, limit: number, task: (i: number) => Promise<T>): Promise<T[]> {
+  const results: T[] = new Array(count);
+  let next = 0;
+  await Promise.all(Array.from({ length: Math.min(limit, count) }, async () => {
+    while (next < count) {
+      const i = next++;
+      results[i] = await task(i);
+    }
+  }));
+  return results;
+}

@@ -1,0 +1,48 @@
+import { randomBytes } from 'node:crypto';
+import { createPool, runMigrations, type Pool } from '@inferq/db';
+import { createStorage, type Storage } from '@inferq/storage';
+import { optionalTestVar, requiredTestVar as required } from './test-env.ts';
+
+export interface TestContext {
+  /** Unique per test file: Postgres schema, BullMQ prefix and S3 bucket share it. */
+  id: string;
+  pool: Pool;
+  storage: Storage;
+  prefix: string;
+  /** Environment for processes started by the test (API, workers). */
+  env: Record<string, string>;
+  close(): Promise<void>;
+}
+
+/** A fresh, migrated Postgres schema, a Redis prefix and an S3 bucket for one test file. */
+export async function createTestContext(): Promise<TestContext> {
+  const id = `t${randomBytes(5).toString('hex')}`;
+  const env: Record<string, string> = {
+    DATABASE_URL: required('DATABASE_URL'),
+    DATABASE_SCHEMA: id,
+    REDIS_URL: required('REDIS_URL'),
+    QUEUE_PREFIX: `{${id}}`,
+    S3_ENDPOINT: required('S3_ENDPOINT'),
+    S3_REGION: optionalTestVar('S3_REGION', 'us-east-1'),
+    S3_BUCKET: id,
+    S3_ACCESS_KEY_ID: optionalTestVar('S3_ACCESS_KEY_ID', ''),
+    S3_SECRET_ACCESS_KEY: optionalTestVar('S3_SECRET_ACCESS_KEY', ''),
+    S3_FORCE_PATH_STYLE: 'true',
+    LOG_LEVEL: optionalTestVar('TEST_LOG_LEVEL', 'warn'),
+  };
+  const admin = createPool({ url: env.DATABASE_URL!, schema: 'public', max: 1 });
+  await admin.query(`CREATE SCHEMA "${id}"`);
+  await admin.end();
+  const pool = createPool({ url: env.DATABASE_URL!, schema: id, max: 10 });
+  await runMigrations(pool);
+  const storage = createStorage({ endpoint: env.S3_ENDPOINT, region: env.S3_REGION!, bucket: id, accessKeyId: env.S3_ACCESS_KEY_ID, secretAccessKey: env.S3_SECRET_ACCESS_KEY, forcePathStyle: true });
+  await storage.ensureBucket();
+  return {
+    id, pool, storage, prefix: env.QUEUE_PREFIX!, env,
+    async close() {
+      await pool.query(`DROP SCHEMA "${id}" CASCADE`).catch(() => {});
+      await pool.end();
+      storage.close();
+    },
+  };
+}

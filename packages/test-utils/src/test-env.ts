@@ -1,0 +1,32 @@
+// The test run's environment, in one place: global setup publishes the service
+// URLs and the demo models into it, and test files read them back from here.
+
+export interface DemoModelFile {
+  name: string;
+  path: string;
+  maxBatchSize: number;
+  maxBatchDelayMs: number;
+}
+
+const DEMO_MODELS_VAR = 'INFERQ_DEMO_MODELS';
+
+/** Called by global setup: the variables reach every test worker process. */
+export function publishTestEnv(services: Record<string, string>, demoModels: DemoModelFile[]): void {
+  Object.assign(process.env, services, { [DEMO_MODELS_VAR]: JSON.stringify(demoModels) });
+}
+
+export function requiredTestVar(name: string): string {
+  const v = process.env[name];
+  if (!v) throw new Error(`${name} is not set; run tests through vitest so global setup provides it`);
+  return v;
+}
+
+export const optionalTestVar = (name: string, fallback: string): string => process.env[name] || fallback;
+
+export const demoModels = (): DemoModelFile[] => JSON.parse(requiredTestVar(DEMO_MODELS_VAR)) as DemoModelFile[];
+
+export function demoModel(name: string): DemoModelFile {
+  const model = demoModels().find((m) => m.name === name);
+  if (!model) throw new Error(`no demo model ${name}`);
+  return model;
+}
