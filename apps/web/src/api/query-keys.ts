@@ -1,0 +1,20 @@
+import type { JobFilters } from '../lib/job-filters.ts';
+
+/** Every query key the console uses, so invalidation targets are named in one place. */
+export const queryKeys = {
+  me: ['me'] as const,
+  stats: (windowMinutes: number) => ['stats', windowMinutes] as const,
+  workers: ['workers'] as const,
+  models: {
+    all: ['models'] as const,
+    list: () => ['models', 'list'] as const,
+    detail: (ref: string) => ['models', 'detail', ref] as const,
+  },
+  jobs: {
+    all: ['jobs'] as const,
+    list: (filters: JobFilters, cursor: string | undefined) => ['jobs', 'list', filters, cursor ?? null] as const,
+    detail: (id: string) => ['jobs', 'detail', id] as const,
+    run: (model: string, ids: readonly string[]) => ['jobs', 'run', model, ids] as const,
+  },
+  keys: { all: ['keys'] as const },
+};

@@ -1,0 +1,31 @@
+import { Route, Routes } from 'react-router';
+import { RequireAuth } from './auth/require-auth.tsx';
+import { RequireScope } from './auth/require-scope.tsx';
+import { ApiKeysPage } from './pages/api-keys-page.tsx';
+import { JobDetailPage } from './pages/job-detail-page.tsx';
+import { JobsPage } from './pages/jobs-page.tsx';
+import { ModelsPage } from './pages/models-page.tsx';
+import { NotFoundPage } from './pages/not-found-page.tsx';
+import { OverviewPage } from './pages/overview-page.tsx';
+import { PlaygroundPage } from './pages/playground-page.tsx';
+import { SignInPage } from './pages/sign-in-page.tsx';
+import { WorkersPage } from './pages/workers-page.tsx';
+
+// Client routes never start with /v1, /docs, /healthz or /readyz: the API owns those paths on the same origin.
+export function App() {
+  return (
+    <Routes>
+      <Route path="/sign-in" element={<SignInPage />} />
+      <Route element={<RequireAuth />}>
+        <Route index element={<RequireScope scope="jobs:read"><OverviewPage /></RequireScope>} />
+        <Route path="jobs" element={<RequireScope scope="jobs:read"><JobsPage /></RequireScope>} />
+        <Route path="jobs/:id" element={<RequireScope scope="jobs:read"><JobDetailPage /></RequireScope>} />
+        <Route path="playground" element={<RequireScope scope="jobs:write"><PlaygroundPage /></RequireScope>} />
+        <Route path="models" element={<RequireScope scope="jobs:read"><ModelsPage /></RequireScope>} />
+        <Route path="workers" element={<RequireScope scope="jobs:read"><WorkersPage /></RequireScope>} />
+        <Route path="keys" element={<RequireScope scope="admin"><ApiKeysPage /></RequireScope>} />
+        <Route path="*" element={<NotFoundPage />} />
+      </Route>
+    </Routes>
+  );
+}

@@ -1,0 +1,63 @@
+import { useState, type FormEvent } from 'react';
+import { SCOPES, type Scope } from '@inferq/contracts';
+import { fieldErrors } from '../../api/api-error.ts';
+import { useCreateKey, type CreatedKey } from '../../api/mutations/keys.ts';
+import { Button } from '../ui/button.tsx';
+import { Card } from '../ui/card.tsx';
+import { Field, Input } from '../ui/form-controls.tsx';
+import { ErrorAlert } from '../ui/states.tsx';
+
+const SCOPE_HELP: Record<Scope, string> = {
+  'jobs:read': 'read jobs, models, stats and workers',
+  'jobs:write': 'submit, cancel and re-submit jobs',
+  'models:write': 'upload models',
+  admin: 'everything, including API keys and every key’s jobs',
+};
+const DEFAULT_SCOPES: Scope[] = ['jobs:read', 'jobs:write'];
+
+export function CreateKeyForm({ onCreated }: { onCreated: (key: CreatedKey) => void }) {
+  const create = useCreateKey();
+  const [name, setName] = useState('');
+  const [scopes, setScopes] = useState<Scope[]>(DEFAULT_SCOPES);
+  const [nameError, setNameError] = useState<string>();
+  const toggle = (scope: Scope, on: boolean) => setScopes((s) => (on ? [...s, scope] : s.filter((x) => x !== scope)));
+
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    if (!name.trim()) return setNameError('Enter a name that says who or what uses the key.');
+    create.mutate(
+      { name: name.trim(), scopes },
+      {
+        onSuccess: (key) => {
+          setName('');
+          setScopes(DEFAULT_SCOPES);
+          onCreated(key);
+        },
+        onError: (err) => setNameError(fieldErrors(err, '/body').name),
+      },
+    );
+  };
+
+  return (
+    <Card title="Create a key">
+      <form onSubmit={submit} noValidate className="space-y-4">
+        <Field label="Key name" hint="For example the service or person that will use it." error={nameError} className="max-w-md">
+          {(control) => <Input {...control} value={name} maxLength={100} autoComplete="off" onChange={(e) => { setName(e.target.value); setNameError(undefined); }} />}
+        </Field>
+        <fieldset>
+          <legend className="text-sm font-medium text-slate-700">Scopes</legend>
+          <div className="mt-2 grid gap-2 sm:grid-cols-2">
+            {SCOPES.map((scope) => (
+              <label key={scope} className="flex items-start gap-2 text-sm">
+                <input type="checkbox" className="mt-0.5 size-4 accent-brand" checked={scopes.includes(scope)} onChange={(e) => toggle(scope, e.target.checked)} />
+                <span><span className="font-mono">{scope}</span> <span className="text-slate-500">— {SCOPE_HELP[scope]}</span></span>
+              </label>
+            ))}
+          </div>
+        </fieldset>
+        {create.isError && <ErrorAlert error={create.error} />}
+        <Button type="submit" variant="primary" disabled={create.isPending}>{create.isPending ? 'Creating…' : 'Create key'}</Button>
+      </form>
+    </Card>
+  );
+}

@@ -1,0 +1,76 @@
+import { useState, type FormEvent } from 'react';
+import { fieldErrors, isApiError } from '../../api/api-error.ts';
+import { useUploadModel } from '../../api/mutations/models.ts';
+import { modelNameFromFile, validateUpload, type UploadField, type UploadFields } from '../../lib/model-upload.ts';
+import { Button } from '../ui/button.tsx';
+import { Card } from '../ui/card.tsx';
+import { Field, Input } from '../ui/form-controls.tsx';
+import { ErrorAlert } from '../ui/states.tsx';
+import { FileDrop } from './file-drop.tsx';
+
+const EMPTY: UploadFields = { name: '', file: null, maxBatchSize: '', maxBatchDelayMs: '' };
+/** Problems about the file itself, which the API reports without a field pointer. */
+const FILE_PROBLEMS = new Set(['MODEL_INVALID', 'MODEL_UNSUPPORTED', 'PAYLOAD_TOO_LARGE']);
+const optionalInt = (text: string) => (text.trim() === '' ? undefined : Number(text));
+
+/** Registers an ONNX file; the API's validation errors show beside the field they concern. */
+export function UploadModelForm() {
+  const upload = useUploadModel();
+  const [fields, setFields] = useState(EMPTY);
+  const [errors, setErrors] = useState<Partial<Record<UploadField, string>>>({});
+  const [formVersion, setFormVersion] = useState(0);
+  const set = (patch: Partial<UploadFields>) => {
+    upload.reset();
+    setFields((f) => ({ ...f, ...patch }));
+    setErrors((e) => ({ ...e, ...Object.fromEntries(Object.keys(patch).map((k) => [k, undefined])) }));
+  };
+
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    const found = validateUpload(fields);
+    setErrors(found);
+    if (Object.keys(found).length > 0 || !fields.file) return;
+    const request = { name: fields.name, file: fields.file, maxBatchSize: optionalInt(fields.maxBatchSize), maxBatchDelayMs: optionalInt(fields.maxBatchDelayMs) };
+    upload.mutate(request, {
+      onSuccess: () => {
+        setFields(EMPTY);
+        setFormVersion((v) => v + 1);
+      },
+      onError: (err) => {
+        const server: Partial<Record<UploadField, string>> = fieldErrors(err, '/body');
+        if (isApiError(err) && FILE_PROBLEMS.has(err.problem.code)) server.file ??= err.problem.detail ?? err.problem.title;
+        setErrors(server);
+      },
+    });
+  };
+
+  return (
+    <Card title="Upload a model">
+      <form key={formVersion} onSubmit={submit} noValidate className="grid gap-4 md:grid-cols-2">
+        <Field label="Model name" hint="Lowercase letters, digits, “.”, “_” and “-”. An existing name gets a new version." error={errors.name}>
+          {(control) => <Input {...control} value={fields.name} autoComplete="off" onChange={(e) => set({ name: e.target.value })} />}
+        </Field>
+        <Field label="ONNX file" error={errors.file}>
+          {(control) => <FileDrop control={control} file={fields.file} accept=".onnx" onFile={(file) => set({ file, ...(file && !fields.name ? { name: modelNameFromFile(file.name) } : {}) })} />}
+        </Field>
+        <Field label="Max batch size" hint="Jobs per session run; empty for the default." error={errors.maxBatchSize}>
+          {(control) => <Input {...control} type="number" min={1} max={4096} value={fields.maxBatchSize} onChange={(e) => set({ maxBatchSize: e.target.value })} />}
+        </Field>
+        <Field label="Max batch delay (ms)" hint="How long a batch waits to fill; empty for the default." error={errors.maxBatchDelayMs}>
+          {(control) => <Input {...control} type="number" min={0} max={60000} value={fields.maxBatchDelayMs} onChange={(e) => set({ maxBatchDelayMs: e.target.value })} />}
+        </Field>
+        <div className="space-y-3 md:col-span-2">
+          {upload.isError && Object.values(errors).every((e) => !e) && <ErrorAlert error={upload.error} />}
+          {upload.isSuccess && (
+            <p className="text-sm text-tone-success">
+              Registered {upload.data.name} version {upload.data.version}.
+            </p>
+          )}
+          <Button type="submit" variant="primary" disabled={upload.isPending}>
+            {upload.isPending ? 'Uploading…' : 'Upload'}
+          </Button>
+        </div>
+      </form>
+    </Card>
+  );
+}

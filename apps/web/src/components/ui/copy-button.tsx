@@ -1,0 +1,21 @@
+import { useState } from 'react';
+import { Button } from './button.tsx';
+
+/** Copies `text` to the clipboard and says so for a moment. */
+export function CopyButton({ text, label }: { text: string; label: string }) {
+  const [state, setState] = useState<'idle' | 'copied' | 'failed'>('idle');
+  const copy = async () => {
+    try {
+      await navigator.clipboard.writeText(text);
+      setState('copied');
+    } catch {
+      setState('failed');
+    }
+    setTimeout(() => setState('idle'), 2000);
+  };
+  return (
+    <Button size="sm" onClick={copy} aria-label={label}>
+      {state === 'copied' ? 'Copied' : state === 'failed' ? 'Copy failed: select and copy by hand' : 'Copy'}
+    </Button>
+  );
+}

@@ -1,0 +1,40 @@
+import { describe, expect, it } from 'vitest';
+import { formatBytes, formatMs, formatPercent, formatRate, formatRelativeTime, shortId } from './format.ts';
+
+describe('format', () => {
+  it('formats durations with a unit, and null as a dash', () => {
+    expect(formatMs(null)).toBe('—');
+    expect(formatMs(0)).toBe('0 ms');
+    expect(formatMs(0.25)).toBe('0.25 ms');
+    expect(formatMs(12.34)).toBe('12.3 ms');
+    expect(formatMs(1500)).toBe('1.50 s');
+    expect(formatMs(90_000)).toBe('1.5 min');
+  });
+
+  it('formats sizes in binary units', () => {
+    expect(formatBytes(512)).toBe('512 B');
+    expect(formatBytes(1536)).toBe('1.5 KiB');
+    expect(formatBytes(200 * 1024 * 1024)).toBe('200 MiB');
+  });
+
+  it('formats rates and percentages', () => {
+    expect(formatRate(0.5)).toBe('0.50/s');
+    expect(formatRate(123.4)).toBe('123/s');
+    expect(formatPercent(0.125)).toBe('12.5%');
+    expect(formatPercent(0.0005)).toBe('0.05%');
+    expect(formatPercent(0)).toBe('0.0%');
+  });
+
+  it('shortens ids to their first and last characters', () => {
+    expect(shortId('01a2056c-7ce5-7547-b22f-2ac1e5777b72')).toBe('01a2056c…7b72');
+  });
+
+  it('formats times relative to now', () => {
+    const now = Date.parse('2025-01-01T12:00:00Z');
+    expect(formatRelativeTime('2025-01-01T12:00:00Z', now)).toBe('just now');
+    expect(formatRelativeTime('2025-01-01T11:59:50Z', now)).toBe('10 s ago');
+    expect(formatRelativeTime('2025-01-01T11:57:00Z', now)).toBe('3 min ago');
+    expect(formatRelativeTime('2024-12-30T12:00:00Z', now)).toBe('2 d ago');
+    expect(formatRelativeTime('2025-01-01T14:00:00Z', now)).toBe('in 2 h');
+  });
+});

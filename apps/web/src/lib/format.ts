@@ -1,0 +1,51 @@
+// Display formatting for figures the API returns; null means "nothing measured yet".
+
+const DASH = '—';
+
+export function formatMs(ms: number | null | undefined): string {
+  if (ms === null || ms === undefined) return DASH;
+  if (ms === 0) return '0 ms';
+  if (ms < 1) return `${ms.toFixed(2)} ms`;
+  if (ms < 1000) return `${Math.round(ms * 10) / 10} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(2)} s`;
+  return `${(ms / 60_000).toFixed(1)} min`;
+}
+
+export function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  const units = ['KiB', 'MiB', 'GiB', 'TiB'];
+  let value = bytes / 1024;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return `${value.toFixed(value < 10 ? 1 : 0)} ${units[unit]}`;
+}
+
+/** A per-second rate: two decimals below 10/s, whole numbers above. */
+export const formatRate = (perSec: number): string => `${perSec < 10 ? perSec.toFixed(2) : Math.round(perSec)}/s`;
+
+export const formatPercent = (fraction: number): string => `${(fraction * 100).toFixed(fraction > 0 && fraction < 0.01 ? 2 : 1)}%`;
+
+export const formatNumber = (value: number | null | undefined, digits = 1): string =>
+  value === null || value === undefined ? DASH : String(Math.round(value * 10 ** digits) / 10 ** digits);
+
+export const formatDateTime = (iso: string | null | undefined): string =>
+  iso ? new Date(iso).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'medium' }) : DASH;
+
+export const formatClock = (iso: string): string =>
+  new Date(iso).toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' });
+
+/** "5 s ago", "3 min ago", "in 2 h": coarse time relative to now. */
+export function formatRelativeTime(iso: string, nowMs: number): string {
+  const deltaS = Math.round((new Date(iso).getTime() - nowMs) / 1000);
+  const abs = Math.abs(deltaS);
+  const [value, unit] =
+    abs < 60 ? [abs, 's'] : abs < 3600 ? [Math.floor(abs / 60), 'min'] : abs < 86_400 ? [Math.floor(abs / 3600), 'h'] : [Math.floor(abs / 86_400), 'd'];
+  if (abs < 2) return 'just now';
+  return deltaS < 0 ? `${value} ${unit} ago` : `in ${value} ${unit}`;
+}
+
+/** First and last characters of an id: job ids are time-ordered (UUIDv7), so their starts repeat within a minute. */
+export const shortId = (id: string): string => `${id.slice(0, 8)}…${id.slice(-4)}`;

@@ -1,0 +1,73 @@
+import { useState } from 'react';
+import { useStats } from '../api/queries/stats.ts';
+import { QueueDepthTable } from '../components/overview/queue-depth-table.tsx';
+import { StatsCharts } from '../components/overview/stats-charts.tsx';
+import { Field, Select } from '../components/ui/form-controls.tsx';
+import { PageHeader } from '../components/ui/page-header.tsx';
+import { RelativeTime } from '../components/ui/relative-time.tsx';
+import { StatTile } from '../components/ui/stat-tile.tsx';
+import { ErrorAlert, LoadingState } from '../components/ui/states.tsx';
+import { formatMs, formatNumber, formatPercent, formatRate } from '../lib/format.ts';
+
+const WINDOWS = [
+  [15, 'Last 15 minutes'],
+  [60, 'Last hour'],
+  [360, 'Last 6 hours'],
+] as const;
+
+export function OverviewPage() {
+  const [windowMinutes, setWindowMinutes] = useState<number>(15);
+  const stats = useStats(windowMinutes);
+  const windowPicker = (
+    <Field label="Window">
+      {(control) => (
+        <Select {...control} value={windowMinutes} onChange={(e) => setWindowMinutes(Number(e.target.value))}>
+          {WINDOWS.map(([minutes, label]) => (
+            <option key={minutes} value={minutes}>
+              {label}
+            </option>
+          ))}
+        </Select>
+      )}
+    </Field>
+  );
+
+  return (
+    <>
+      <PageHeader
+        title="Overview"
+        description={stats.data ? <>Live, refreshed every 2 s · updated <RelativeTime iso={stats.data.generatedAt} />{stats.data.scope === 'key' && ' · jobs of this API key only'}</> : 'Live, refreshed every 2 s'}
+        actions={windowPicker}
+      />
+      {stats.isPending && <LoadingState label="Loading live figures…" />}
+      {stats.isError && !stats.data && <ErrorAlert error={stats.error} onRetry={() => void stats.refetch()} />}
+      {stats.data && (
+        <div className="space-y-6">
+          {stats.isError && <ErrorAlert error={stats.error} />}
+          <dl className="grid grid-cols-2 gap-3 sm:grid-cols-3 lg:grid-cols-6">
+            <StatTile label="Completed" value={formatRate(stats.data.completedPerSec)} hint="jobs per second" />
+            <StatTile label="Submitted" value={formatRate(stats.data.submittedPerSec)} hint="jobs per second" />
+            <StatTile label="Error rate" value={formatPercent(stats.data.errorRate)} hint={`${formatRate(stats.data.failedPerSec)} failed`} />
+            <StatTile label="Avg batch size" value={formatNumber(stats.data.avgBatchSize)} hint="jobs per session run" />
+            <StatTile label="Workers online" value={stats.data.workersOnline} />
+            <StatTile label="Queued now" value={stats.data.queues.reduce((n, q) => n + q.high + q.normal + q.low, 0)} hint="waiting, all models" />
+          </dl>
+          <dl className="grid grid-cols-2 gap-3 lg:grid-cols-4">
+            <StatTile label="Queue wait p50" value={formatMs(stats.data.queueMsP50)} />
+            <StatTile label="Queue wait p95" value={formatMs(stats.data.queueMsP95)} />
+            <StatTile label="Inference p50" value={formatMs(stats.data.inferMsP50)} />
+            <StatTile label="Inference p95" value={formatMs(stats.data.inferMsP95)} />
+          </dl>
+          <section aria-labelledby="trends-heading" className="space-y-3">
+            <h2 id="trends-heading" className="text-lg font-semibold">Per minute</h2>
+            <StatsCharts points={stats.data.series} />
+          </section>
+          <section aria-labelledby="queues-heading" className="space-y-3">
+            <h2 id="queues-heading" className="text-lg font-semibold">Queue depth</h2>
+            <QueueDepthTable queues={stats.data.queues} />
+          </section>
+        </div>
+      )}
+    </>
+  );
+}
