@@ -1,0 +1,21 @@
+import { mkdir } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { CHROMIUM, createExecutableFinder, resolveDebianBinary } from '@inferq/dev-stack';
+import { optionalTestVar } from '@inferq/test-utils';
+
+/** Screenshots of every page land here; CI keeps the folder as an artifact of the run. */
+export const SCREENSHOT_DIR = resolve(import.meta.dirname, '../test-results/screenshots');
+
+/** Headless Chromium from the system (Debian's `chromium`): no browser downloads. */
+export async function launchBrowser(): Promise<Browser> {
+  const executablePath = optionalTestVar('CHROMIUM_PATH', '')
+    || await resolveDebianBinary(CHROMIUM, { findExecutable: createExecutableFinder(optionalTestVar('PATH', '')), log: (line) => console.log(`[e2e] ${line}`) });
+  // --no-sandbox: CI runs as root, where Chromium refuses its sandbox.
+  return chromium.launch({ executablePath, headless: true, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
+}
+
+export async function screenshot(page: Page, name: string): Promise<void> {
+  await mkdir(SCREENSHOT_DIR, { recursive: true });
+  await page.screenshot({ path: resolve(SCREENSHOT_DIR, `${name}.png`), fullPage: true });
+}

@@ -1,0 +1,137 @@
+import * as ort from 'onnxruntime-node';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ADMIN_KEY, demoModel, startStack, waitFor, type Stack } from '@inferq/test-utils';
+import { launchBrowser, screenshot } from './browser.ts';
+
+// The console against the real stack: the API serving the built console, one
+// CPU worker for `mlp` only (so `cnn` jobs stay queued and can be canceled),
+// Redis, Postgres and S3, driven in headless Chromium.
+
+let stack: Stack;
+let browser: Browser;
+let page: Page;
+
+beforeAll(async () => {
+  stack = await startStack();
+  await stack.registerModel('mlp');
+  await stack.registerModel('cnn');
+  await stack.startWorker({ WORKER_MODELS: 'mlp' });
+  browser = await launchBrowser();
+  page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
+  page.setDefaultTimeout(15_000);
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await stack?.close();
+});
+
+const heading = (name: string) => page.getByRole('heading', { level: 1, name });
+async function openPage(name: string): Promise<void> {
+  await page.getByRole('navigation').getByRole('link', { name, exact: true }).first().click();
+  await heading(name).waitFor();
+}
+
+describe('the web console', () => {
+  it('refuses a bad key with a clear message', async () => {
+    await page.goto(stack.baseUrl);
+    await page.getByLabel('API key').fill('iq_notarealkey0_notarealsecret0000');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('alert').filter({ hasText: /not valid|revoked/i }).waitFor();
+    await screenshot(page, 'sign-in-error');
+  });
+
+  it('signs in and shows the overview', async () => {
+    await page.getByLabel('API key').fill(ADMIN_KEY);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await heading('Overview').waitFor();
+  });
+
+  let jobId = '';
+  it('submits a job in the playground and shows the right output', async () => {
+    await openPage('Playground');
+    await page.getByRole('combobox', { name: 'Model' }).selectOption('mlp');
+    await page.getByRole('button', { name: 'Random' }).click();
+    await page.getByRole('button', { name: 'Submit', exact: true }).click();
+    await page.getByRole('status').filter({ hasText: /succeeded/i }).waitFor();
+    jobId = await waitFor(async () => {
+      const { json } = await stack.request('GET', '/v1/jobs?limit=1');
+      return json.items[0]?.status === 'succeeded' ? json.items[0].id as string : undefined;
+    }, { what: 'the playground job to be stored' });
+    // The job's output is what onnxruntime computes for the input the console sent.
+    const input = await fetch(`${stack.baseUrl}/v1/jobs/${jobId}/inputs/0`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } });
+    const x = new Float32Array(await input.arrayBuffer());
+    const session = await ort.InferenceSession.create(demoModel('mlp').path);
+    const expected = (await session.run({ features: new ort.Tensor('float32', x, [x.length / 64, 64]) })).logits!.data as Float32Array;
+    await session.release();
+    const job = (await stack.request('GET', `/v1/jobs/${jobId}`)).json;
+    const got: number[] = job.outputs[0].data;
+    expect(Math.max(...got.map((v, i) => Math.abs(v - expected[i]!)))).toBeLessThanOrEqual(1e-5);
+    await page.getByText('logits').first().waitFor();
+    await screenshot(page, 'playground');
+  });
+
+  it('lists the job in the jobs table and opens its detail', async () => {
+    await openPage('Jobs');
+    const row = page.getByRole('row').filter({ hasText: jobId.slice(0, 8) });
+    await row.waitFor();
+    await screenshot(page, 'jobs');
+    await row.getByRole('link').first().click();
+    await page.getByText('logits').first().waitFor();
+    await screenshot(page, 'job-detail');
+  });
+
+  it('cancels a queued job', async () => {
+    const image = Array.from({ length: 3 * 32 * 32 }, (_, i) => Math.sin(i));
+    const { json } = await stack.request('POST', '/v1/jobs', { model: 'cnn', inputs: [{ name: 'image', datatype: 'FP32', shape: [1, 3, 32, 32], data: image }] });
+    await page.goto(`${stack.baseUrl}/jobs/${json.id}`);
+    await page.getByRole('button', { name: 'Cancel job' }).click();
+    await page.getByRole('status').filter({ hasText: /canceled/i }).waitFor();
+    expect((await stack.request('GET', `/v1/jobs/${json.id}`)).json.status).toBe('canceled');
+  });
+
+  it('uploads a model, and shows why a bad file is refused', async () => {
+    await openPage('Models');
+    await page.getByLabel('Model name').fill('broken');
+    await page.getByLabel('ONNX file').setInputFiles({ name: 'broken.onnx', mimeType: 'application/octet-stream', buffer: Buffer.from('not an onnx model') });
+    await page.getByRole('button', { name: 'Upload' }).click();
+    await page.getByRole('alert').filter({ hasText: /onnx/i }).waitFor();
+    await page.getByLabel('Model name').fill('transformer');
+    await page.getByLabel('ONNX file').setInputFiles(demoModel('transformer').path);
+    await page.getByRole('button', { name: 'Upload' }).click();
+    await page.getByRole('cell', { name: 'transformer', exact: true }).or(page.getByRole('heading', { name: 'transformer' })).first().waitFor();
+    expect((await stack.request('GET', '/v1/models/transformer')).status).toBe(200);
+    await screenshot(page, 'models');
+  });
+
+  it('shows the worker with its device and loaded model', async () => {
+    await openPage('Workers');
+    await page.getByText('cpu', { exact: true }).first().waitFor();
+    await page.getByText(/mlp/).first().waitFor();
+    await screenshot(page, 'workers');
+  });
+
+  it('moves the overview numbers after a burst of jobs', async () => {
+    await openPage('Playground');
+    await page.getByRole('combobox', { name: 'Model' }).selectOption('mlp');
+    await page.getByRole('button', { name: 'Submit 100' }).click();
+    await waitFor(async () => {
+      const { json } = await stack.request('GET', "/v1/jobs?status=succeeded&limit=101");
+      return json.items.length >= 101;
+    }, { timeoutMs: 60_000, what: 'the burst to finish' });
+    await openPage('Overview');
+    const stats = (await stack.request('GET', '/v1/stats')).json;
+    expect(stats.completedPerSec).toBeGreaterThan(0);
+    await page.getByText(/workers online/i).first().waitFor();
+    await screenshot(page, 'overview');
+  });
+
+  it('creates an API key and shows its secret once', async () => {
+    await openPage('API keys');
+    await page.getByLabel('Key name').fill('e2e key');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    await page.getByText(/^iq_[A-Za-z0-9]{12}_/).first().waitFor();
+    await screenshot(page, 'api-keys');
+  });
+});
