@@ -1,0 +1,45 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { Queue, Worker } from 'bullmq';
+import { BULL_PRIORITY, createRedisConnection, JOB_NAME, jobOptions } from '@inferq/queue';
+
+export interface BareBullmqOptions {
+  redisUrl: string;
+  jobs: number;
+  /** Worker concurrency. */
+  concurrency: number;
+  /** Each job's data, e.g. a payload the size of inferq's. */
+  data: object;
+}
+
+const ADD_CHUNK_SIZE = 100;
+
+/**
+ * BullMQ alone on the same Redis: one Queue adding the jobs in chunks with
+ * inferq's job options (id, priority, retries, removal) while one Worker with
+ * a no-op processor drains them. Returns jobs per second from the first add
+ * to the last completion; the queue's keys (own prefix) are removed afterwards.
+ */
+export async function measureBareBullmq(o: BareBullmqOptions): Promise<number> {
+  const prefix = `{bench-${randomBytes(4).toString('hex')}}`;
+  const connection = createRedisConnection(o.redisUrl, 'consumer');
+  const queue = new Queue('bare', { connection, prefix, skipVersionCheck: true });
+  const worker = new Worker('bare', async () => {}, { connection, prefix, concurrency: o.concurrency, skipVersionCheck: true, autorun: false });
+  try {
+    let completed = 0;
+    const drained = new Promise<void>((resolve) => worker.on('completed', () => { if (++completed === o.jobs) resolve(); }));
+    await worker.waitUntilReady();
+    void worker.run();
+    const started = performance.now();
+    for (let i = 0; i < o.jobs; i += ADD_CHUNK_SIZE) {
+      const n = Math.min(ADD_CHUNK_SIZE, o.jobs - i);
+      await queue.addBulk(Array.from({ length: n }, () => ({ name: JOB_NAME, data: o.data, opts: jobOptions(randomUUID(), BULL_PRIORITY.normal) })));
+    }
+    await drained;
+    return o.jobs / ((performance.now() - started) / 1000);
+  } finally {
+    await worker.close();
+    await queue.obliterate({ force: true });
+    await queue.close();
+    connection.disconnect();
+  }
+}

@@ -1,0 +1,32 @@
+import { InferenceSession, Tensor } from 'onnxruntime-node';
+
+export interface RawOnnxOptions {
+  modelPath: string;
+  input: string;
+  /** Full input shape, batch dimension first. */
+  shape: number[];
+  intraOpNumThreads: number;
+  durationMs: number;
+}
+
+/**
+ * The model alone: one session in this process running the same batch back to
+ * back, with nothing of inferq around it. Returns items (batch rows) per second.
+ */
+export async function measureRawOnnx(o: RawOnnxOptions): Promise<number> {
+  const session = await InferenceSession.create(o.modelPath, { intraOpNumThreads: o.intraOpNumThreads });
+  try {
+    const values = new Float32Array(o.shape.reduce((a, b) => a * b, 1)).map((_, i) => Math.sin(i));
+    const feeds = { [o.input]: new Tensor('float32', values, o.shape) };
+    for (let i = 0; i < 5; i++) await session.run(feeds);
+    let runs = 0;
+    const started = performance.now();
+    while (performance.now() - started < o.durationMs) {
+      await session.run(feeds);
+      runs++;
+    }
+    return (runs * o.shape[0]!) / ((performance.now() - started) / 1000);
+  } finally {
+    await session.release();
+  }
+}

@@ -1,0 +1,47 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Machine } from './machine.ts';
+import type { ScenarioResult } from './scenario.ts';
+import { renderLineChart } from './svg-chart.ts';
+
+const cell = (v: unknown) => (v === null || v === undefined ? '—' : String(v));
+
+function scenarioMarkdown(r: ScenarioResult): string {
+  const lines = [`## ${r.id}. ${r.title}`, ''];
+  if (r.goals.length > 0) {
+    lines.push('| goal | target | measured | met |', '| --- | --- | --- | --- |');
+    for (const g of r.goals) lines.push(`| ${g.name} | ${g.target} | ${cell(g.value)} | ${g.met ? 'yes' : '**no**'} |`);
+    lines.push('');
+  }
+  lines.push('| metric | value |', '| --- | --- |');
+  for (const [k, v] of Object.entries(r.metrics)) lines.push(`| ${k} | ${cell(v)} |`);
+  lines.push('');
+  if (r.table) {
+    lines.push(`| ${r.table.columns.join(' | ')} |`, `| ${r.table.columns.map(() => '---').join(' | ')} |`);
+    for (const row of r.table.rows) lines.push(`| ${row.map(cell).join(' | ')} |`);
+    lines.push('');
+  }
+  for (const c of r.charts ?? []) lines.push(`![${c.title}](${c.file}.svg)`, '');
+  for (const n of r.notes ?? []) lines.push(`- ${n}`);
+  return lines.join('\n');
+}
+
+/** results.json, README.md (tables, goals) and one SVG per chart, in `dir`. */
+export async function writeReport(dir: string, run: { machine: Machine; startedAt: string; smoke: boolean; command: string; results: ScenarioResult[] }): Promise<void> {
+  await mkdir(dir, { recursive: true });
+  await writeFile(join(dir, 'results.json'), `${JSON.stringify(run, null, 2)}\n`);
+  for (const chart of run.results.flatMap((r) => r.charts ?? [])) await writeFile(join(dir, `${chart.file}.svg`), renderLineChart(chart));
+  const m = run.machine;
+  const md = [
+    '# Benchmarks',
+    '',
+    `Measured ${run.startedAt} with \`${run.command}\`${run.smoke ? ' (smoke run: tiny counts, figures mean nothing)' : ''}.`,
+    '',
+    `Machine: ${m.cpu}, ${m.cores} cores, ${m.memoryGiB} GiB; ${m.os}; Node ${m.node}, onnxruntime-node ${m.onnxruntime}, Redis ${m.redis}, Postgres ${m.postgres}.`,
+    '',
+    'Every scenario measures its own ceiling in the same run on the same machine and reports the ratio to it.',
+    '',
+    ...run.results.map(scenarioMarkdown),
+  ].join('\n');
+  await writeFile(join(dir, 'README.md'), `${md}\n`);
+}

@@ -1,0 +1,61 @@
+import { randomUUID } from 'node:crypto';
+import { mlpRows, requiredTestVar } from '@inferq/test-utils';
+import { measureBareBullmq } from '../ceilings/bare-bullmq.ts';
+import { base64Body, runBurst, SHIPPED_WORKER_ENV } from '../driver.ts';
+import { goal, type Scenario } from '../scenario.ts';
+import { round } from '../stats.ts';
+
+const MAX_BATCH_SIZE = 64;
+const MAX_BATCH_DELAY_MS = 2;
+/** More requests in flight let the API's group commit gather larger groups; 128 saturates it on 2 cores. */
+const CONCURRENCY = 128;
+/** The worker holds two batches' worth of queue jobs at once; the bare worker gets as many. */
+const BARE_WORKER_CONCURRENCY = 2 * MAX_BATCH_SIZE;
+
+export const queueOverhead: Scenario = {
+  id: '2',
+  title: 'Queue overhead: tiny MLP end to end against bare BullMQ',
+  async run(ctx) {
+    const jobs = ctx.size(30_000, 50);
+    const features = mlpRows(1, 1);
+    // A queue payload the size of inferq's for this job: ids plus the inline tensor.
+    const payload = {
+      jobId: randomUUID(), model: 'mlp', modelVersion: 1, createdAtMs: Date.now(),
+      inputs: [{ name: 'features', datatype: 'FP32', shape: [1, 64], bytes: features.byteLength, b64: Buffer.from(features.buffer).toString('base64') }],
+    };
+    const bareJobsPerS = await measureBareBullmq({ redisUrl: requiredTestVar('REDIS_URL'), jobs, concurrency: BARE_WORKER_CONCURRENCY, data: payload });
+    const stack = await ctx.startStack();
+    try {
+      await stack.registerModel('mlp', { maxBatchSize: String(MAX_BATCH_SIZE), maxBatchDelayMs: String(MAX_BATCH_DELAY_MS) });
+      await stack.startWorker({ ...SHIPPED_WORKER_ENV, INTRA_OP_THREADS: '1', WORKER_MODELS: 'mlp' });
+      const body = base64Body('mlp', 'features', [1, 64], features);
+      await runBurst(stack, ctx.size(500, 8), CONCURRENCY, body);
+      const burst = await runBurst(stack, jobs, CONCURRENCY, body);
+      const ratio = burst.jobsPerS / bareJobsPerS;
+      return {
+        id: '2',
+        title: this.title,
+        metrics: {
+          jobs,
+          bare_bullmq_jobs_per_s: round(bareJobsPerS, 0),
+          e2e_jobs_per_s: round(burst.jobsPerS, 0),
+          e2e_to_bare_ratio: round(ratio, 3),
+          avg_batch_size: round(burst.avgBatchSize, 1),
+          span_s: round(burst.spanS, 2),
+          submit_jobs_per_s: round(jobs / burst.submit.elapsedS, 0),
+          failed_jobs: burst.failed,
+        },
+        goals: [
+          goal('e2e ÷ bare BullMQ', round(ratio, 3), '>=', 0.5),
+          goal('e2e jobs/s', round(burst.jobsPerS, 0), '>=', 3000, 'jobs/s'),
+        ],
+        notes: [
+          `Saturating load: ${jobs} one-row MLP jobs submitted with ${CONCURRENCY} requests in flight; e2e is first created_at to last finished_at.`,
+          `Bare: one BullMQ Queue (addBulk of 100, inferq's job options) and one Worker (concurrency ${BARE_WORKER_CONCURRENCY}, no-op processor) in the bench process on the same Redis, first add to last completion.`,
+        ],
+      };
+    } finally {
+      await stack.close();
+    }
+  },
+};

@@ -1,0 +1,137 @@
+import { randomUUID } from 'node:crypto';
+import type { StoredTensor } from '@inferq/contracts';
+import type { Pool } from '@inferq/db';
+import { createJobProducer, createRedisConnection, type JobProducer, type Redis } from '@inferq/queue';
+import { ADMIN_KEY, mlpRows, type Stack } from '@inferq/test-utils';
+import { closeStack, mlpJobBody } from '../driver.ts';
+import { runLoad, type LoadResult } from '../load/autocannon.ts';
+import { goal, type Scenario } from '../scenario.ts';
+import { round } from '../stats.ts';
+
+const CONNECTIONS = 100;
+const ENQUEUE_CHUNK = 1_000;
+const base64 = (values: Float32Array) => Buffer.from(values.buffer).toString('base64');
+const INPUT: StoredTensor = { name: 'features', datatype: 'FP32', shape: [1, 64], bytes: 256, b64: base64(mlpRows(1, 1)) };
+const OUTPUT: StoredTensor = { name: 'logits', datatype: 'FP32', shape: [1, 16], bytes: 64, b64: base64(new Float32Array(16).fill(0.5)) };
+
+/** `rows` finished MLP jobs as the worker leaves them (inline input and output, timings, batches of 64), in one statement. */
+async function fillJobsTable(pool: Pool, rows: number): Promise<void> {
+  await pool.query(
+    `INSERT INTO jobs (id, owner_key_id, model_name, model_version, priority, status, inputs, outputs, attempts, worker_id,
+                       batch_id, batch_size, created_at, started_at, finished_at, queue_ms, infer_ms)
+     SELECT gen_random_uuid(), k.id, 'mlp', 1, (ARRAY['high', 'normal', 'low'])[1 + g % 3], 'succeeded', $2::jsonb, $3::jsonb, 1, 'bench',
+            md5((g / 64)::text)::uuid, 64, t, t + interval '3 ms', t + interval '5 ms', 3, 1.5
+       FROM generate_series(1, $1::int) AS g,
+            (SELECT id FROM api_keys LIMIT 1) AS k,
+            LATERAL (SELECT now() - g * interval '500 ms' AS t) AS c`,
+    [rows, JSON.stringify([INPUT]), JSON.stringify([OUTPUT])]);
+  // Otherwise autovacuum wakes up for the new rows in the middle of the measurements.
+  await pool.query('VACUUM ANALYZE jobs');
+}
+
+/** Adds `count` queue jobs carrying the payload the API enqueues, through inferq's producer. */
+async function enqueueJobs(producer: JobProducer, count: number): Promise<void> {
+  for (let i = 0; i < count; i += ENQUEUE_CHUNK) {
+    await producer.enqueueJobs(Array.from({ length: Math.min(ENQUEUE_CHUNK, count - i) }, () => ({
+      priority: 'normal' as const,
+      payload: { jobId: randomUUID(), model: 'mlp', modelVersion: 1, inputs: [INPUT], createdAtMs: Date.now() },
+    })));
+  }
+}
+
+const usedMemoryBytes = async (redis: Redis): Promise<number> => Number(/used_memory:(\d+)/.exec(await redis.info('memory'))![1]);
+
+interface DepthRun {
+  get: LoadResult;
+  submit: LoadResult;
+  /** Redis used_memory growth during the submit run ÷ the queue jobs it added. */
+  redisBytesPerJob: number;
+}
+
+/** GET on one finished job, then submits, each under autocannon; the submits deepen the queue. */
+async function measureAtDepth(stack: Stack, producer: JobProducer, redis: Redis, jobId: string, durationS: number): Promise<DepthRun> {
+  const headers = { authorization: `Bearer ${ADMIN_KEY}` };
+  const get = await runLoad({ url: `${stack.baseUrl}/v1/jobs/${jobId}`, headers, connections: CONNECTIONS, durationS });
+  const [memoryBefore, depthBefore] = await Promise.all([usedMemoryBytes(redis), producer.queueFor('mlp').count()]);
+  const submit = await runLoad({
+    url: `${stack.baseUrl}/v1/jobs`, method: 'POST', headers: { ...headers, 'content-type': 'application/json' },
+    body: JSON.stringify(mlpJobBody('normal')), connections: CONNECTIONS, durationS,
+  });
+  const [memoryAfter, depthAfter] = await Promise.all([usedMemoryBytes(redis), producer.queueFor('mlp').count()]);
+  return { get, submit, redisBytesPerJob: (memoryAfter - memoryBefore) / (depthAfter - depthBefore) };
+}
+
+export const depth: Scenario = {
+  id: '5',
+  title: 'Depth: submit throughput, GET latency and Redis memory with an empty and a deep queue',
+  async run(ctx) {
+    const rows = ctx.size(1_000_000, 1_000);
+    const deepQueue = ctx.size(200_000, 500);
+    const durationS = ctx.size(5, 1);
+    const stack = await ctx.startStack();
+    const redis = createRedisConnection(stack.ctx.env.REDIS_URL!, 'consumer');
+    const producer = createJobProducer({ connection: redis, prefix: stack.ctx.prefix });
+    try {
+      await stack.registerModel('mlp');
+      await redis.ping();
+      let started = performance.now();
+      await fillJobsTable(stack.ctx.pool, rows);
+      const fillS = (performance.now() - started) / 1000;
+      ctx.log(`  ${rows} finished jobs inserted and vacuumed in ${fillS.toFixed(1)} s`);
+      const { rows: [target] } = await stack.ctx.pool.query('SELECT id FROM jobs LIMIT 1');
+
+      await measureAtDepth(stack, producer, redis, target.id, ctx.size(1, 0.5)); // warm-up: JIT, pools, caches
+      await producer.queueFor('mlp').obliterate({ force: true });
+      const empty = await measureAtDepth(stack, producer, redis, target.id, durationS);
+
+      await producer.queueFor('mlp').obliterate({ force: true });
+      const memoryBefore = await usedMemoryBytes(redis);
+      started = performance.now();
+      await enqueueJobs(producer, deepQueue);
+      const enqueueJobsPerS = deepQueue / ((performance.now() - started) / 1000);
+      const bulkBytesPerJob = ((await usedMemoryBytes(redis)) - memoryBefore) / deepQueue;
+      const deep = await measureAtDepth(stack, producer, redis, target.id, durationS);
+
+      const submitRatio = deep.submit.reqPerS / empty.submit.reqPerS;
+      const getP99Ratio = deep.get.p99Ms! / empty.get.p99Ms!;
+      return {
+        id: '5',
+        title: this.title,
+        metrics: {
+          jobs_table_rows: rows,
+          fill_s: round(fillS, 1),
+          deep_queue_jobs: deepQueue,
+          enqueue_jobs_per_s: round(enqueueJobsPerS, 0),
+          submit_req_per_s_empty: round(empty.submit.reqPerS, 0),
+          submit_req_per_s_deep: round(deep.submit.reqPerS, 0),
+          submit_deep_to_empty_ratio: round(submitRatio, 3),
+          submit_p99_ms_empty: round(empty.submit.p99Ms, 1),
+          submit_p99_ms_deep: round(deep.submit.p99Ms, 1),
+          get_req_per_s_empty: round(empty.get.reqPerS, 0),
+          get_req_per_s_deep: round(deep.get.reqPerS, 0),
+          get_p99_ms_empty: round(empty.get.p99Ms, 1),
+          get_p99_ms_deep: round(deep.get.p99Ms, 1),
+          get_p99_deep_to_empty_ratio: round(getP99Ratio, 3),
+          redis_bytes_per_job_bulk: round(bulkBytesPerJob, 0),
+          redis_bytes_per_job_submit_empty: round(empty.redisBytesPerJob, 0),
+          redis_bytes_per_job_submit_deep: round(deep.redisBytesPerJob, 0),
+        },
+        goals: [
+          goal('submit req/s, deep ÷ empty queue', round(submitRatio, 3), '>=', 0.9),
+          goal('GET /v1/jobs/:id p99, deep ÷ empty queue', round(getP99Ratio, 3), '<=', 1.1),
+          goal('Redis bytes per queued job (small inline input)', round(bulkBytesPerJob, 0), '<=', 1024, 'bytes'),
+        ],
+        notes: [
+          `The jobs table holds ${rows} finished MLP jobs (one INSERT … SELECT FROM generate_series, then VACUUM ANALYZE); no worker runs, so every submit stays queued.`,
+          `Each depth: autocannon (${CONNECTIONS} connections, ${durationS} s) on GET /v1/jobs/:id of one finished job, then on POST /v1/jobs (one MLP job, base64 [1, 64] FP32, priority normal), after a warm-up of both.`,
+          `Empty: the queue emptied first, so it grows from 0 during the submit run. Deep: ${deepQueue} queue jobs of the API's payload added first through inferq's producer (addBulk of ${ENQUEUE_CHUNK}).`,
+          'Redis bytes per job: used_memory growth ÷ queue jobs added (INFO memory), over the bulk add and over each submit run. Other users of the same Redis add noise to the latter.',
+        ],
+      };
+    } finally {
+      await producer.close();
+      redis.disconnect();
+      await closeStack(stack);
+    }
+  },
+};

@@ -1,0 +1,10 @@
+import type { Scenario } from '../scenario.ts';
+import { batchingEfficiency } from './1-batching-efficiency.ts';
+import { queueOverhead } from './2-queue-overhead.ts';
+import { submitLatency } from './3-submit-latency.ts';
+import { priorityIsolation } from './4-priority-isolation.ts';
+import { depth } from './5-depth.ts';
+import { batchSizeSweep } from './6-batch-size-sweep.ts';
+
+/** Every scenario, in report order. */
+export const SCENARIOS: Scenario[] = [batchingEfficiency, queueOverhead, submitLatency, priorityIsolation, depth, batchSizeSweep];
