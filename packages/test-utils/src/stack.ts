@@ -35,7 +35,8 @@ export interface Stack {
   baseUrl: string;
   request(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; json: any }>;
   registerModel(name: string, fields?: Record<string, string>): Promise<void>;
-  startWorker(env?: Record<string, string>): Promise<TestProcess>;
+  /** `nodeArgs` e.g. `--cpu-prof`. */
+  startWorker(env?: Record<string, string>, nodeArgs?: string[]): Promise<TestProcess>;
   close(): Promise<void>;
 }
 
@@ -83,8 +84,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       const res = await fetch(`${baseUrl}/v1/models`, { method: 'POST', body: form, headers: { authorization: `Bearer ${ADMIN_KEY}` } });
       if (res.status !== 201) throw new Error(`model upload failed: ${res.status} ${await res.text()}`);
     },
-    async startWorker(env = {}) {
-      const w = startProcess('apps/worker/src/main.ts', { ...ctx.env, ...FAST_WORKER_ENV, MODEL_CACHE_DIR: `.inferq/test-model-cache/${ctx.id}`, LOG_LEVEL: logLevel, ...env });
+    async startWorker(env = {}, nodeArgs = []) {
+      const w = startProcess('apps/worker/src/main.ts', { ...ctx.env, ...FAST_WORKER_ENV, MODEL_CACHE_DIR: `.inferq/test-model-cache/${ctx.id}`, LOG_LEVEL: logLevel, ...env }, nodeArgs);
       workers.push(w);
       // Started means beating: its heartbeat is in the registry.
       await waitFor(async () => (await listWorkerStatuses(redis, ctx.prefix)).some((s) => s.pid === w.child.pid), { intervalMs: 100, what: "the worker's first heartbeat" })
