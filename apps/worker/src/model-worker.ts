@@ -21,23 +21,35 @@ export interface ModelWorkerOptions {
 }
 
 /**
- * Consumes one model's queue. BullMQ holds up to two batches' worth of jobs at
- * once: while one batch runs in the session thread, the next one fills.
+ * Batches in flight per model. The session thread runs one batch at a time;
+ * with two in flight, one batch's claim (Postgres) and the previous one's
+ * result writes overlap inference instead of leaving the device idle.
+ */
+const BATCHES_IN_FLIGHT = 2;
+
+/**
+ * Consumes one model's queue. BullMQ holds one batch's worth of jobs more
+ * than the batches in flight, so the next batch fills while they run.
  */
 export function createModelWorker(o: ModelWorkerOptions) {
   const batcher = new Batcher<PendingJob>({ maxBatchSize: o.maxBatchSize, maxBatchDelayMs: o.maxBatchDelayMs });
   const stopLoop = new AbortController();
 
   const loop = (async () => {
+    const running = new Set<Promise<void>>();
     for (;;) {
+      if (running.size >= BATCHES_IN_FLIGHT) await Promise.race(running);
       let batch: PendingJob[];
       try {
         batch = await batcher.next(stopLoop.signal);
       } catch {
-        return;
+        break;
       }
-      await o.runner.runBatch(batch);
+      // runBatch settles its jobs itself and never rejects.
+      const run: Promise<void> = o.runner.runBatch(batch).finally(() => running.delete(run));
+      running.add(run);
     }
+    await Promise.all(running);
   })();
 
   async function processJob(job: QueueJob): Promise<void> {
@@ -73,7 +85,7 @@ export function createModelWorker(o: ModelWorkerOptions) {
   const worker = new QueueWorker(queueNameFor(o.model), processJob, {
     connection: o.connection,
     prefix: o.prefix,
-    concurrency: Math.min(o.maxBatchSize * 2, 1024),
+    concurrency: Math.min(o.maxBatchSize * (BATCHES_IN_FLIGHT + 1), 1024),
     lockDuration: o.lockDurationMs,
     stalledInterval: o.stalledIntervalMs,
     maxStalledCount: 3,

@@ -3,7 +3,8 @@ import * as ort from 'onnxruntime-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { demoModel, runLimited, type Stack, startStack, waitFor } from '@inferq/test-utils';
 
-const JOBS = 120;
+/** Enough batches that the kill lands mid-run even on a fast machine. */
+const JOBS = 480;
 let stack: Stack;
 
 beforeAll(async () => {
@@ -17,7 +18,7 @@ const image = (seed: number) => Float32Array.from({ length: 3 * 32 * 32 }, (_, i
 
 describe('a worker killed with SIGKILL mid-batch', () => {
   it('loses nothing: after a new worker starts, every job completes exactly once with the right output', async () => {
-    const ids = await runLimited(JOBS, 16, async (i) => {
+    const ids = await runLimited(JOBS, 32, async (i) => {
       const res = await stack.request('POST', '/v1/jobs', { model: 'cnn', inputs: [{ name: 'image', datatype: 'FP32', shape: [1, 3, 32, 32], data: Buffer.from(image(i).buffer).toString('base64') }] });
       expect(res.status).toBe(202);
       return res.json.id as string;
