@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { v7 as uuidv7 } from 'uuid';
-import { decodeBase64, encodeTensorBase64, type InputTensor, type JobAccepted, type ListJobsQuery, type Priority, type RawTensor, type StoredTensor } from '@inferq/contracts';
+import { decodeBase64, encodeTensorBase64, type InputTensor, type JobAccepted, type ListJobsQuery, type Priority, type StoredTensor } from '@inferq/contracts';
 import { AppError } from '@inferq/core';
 import { cancelQueuedJob, findJob, findJobByIdempotencyKey, listJobs, type JobRecord, type NewJob, type Pool } from '@inferq/db';
 import type { JobProducer } from '@inferq/queue';
@@ -9,7 +9,7 @@ import { ownerFilter, type Principal } from './api-keys-service.ts';
 import { jobLinks } from './job-view.ts';
 import type { ModelsService } from './models-service.ts';
 import { createJobIntake } from './job-intake.ts';
-import { decodeInputs } from './tensor-intake.ts';
+import { decodeInputs, type DecodedInput } from './tensor-intake.ts';
 
 export interface SubmitJobInput {
   principal: Principal;
@@ -43,7 +43,8 @@ export interface JobsServiceDeps {
 /** Time-ordered ids: the (created_at, id) keyset order is submission order even within a millisecond. */
 const newJobId = (): string => uuidv7();
 
-const requestHash = (input: SubmitJobInput): string =>
+/** What an Idempotency-Key is bound to; only computed for requests that carry one (it serialises every input). */
+const requestHash = (input: SubmitJobInput): string | null => input.idempotencyKey === undefined ? null :
   createHash('sha256').update(JSON.stringify([input.model, input.priority, input.inputs, input.metadata])).digest('hex');
 
 const encodeCursor = (r: JobRecord): string => Buffer.from(`${r.createdAt.toISOString()}|${r.id}`).toString('base64url');
@@ -57,10 +58,10 @@ function decodeCursor(cursor: string): { createdAt: Date; id: string } {
 export function createJobsService(deps: JobsServiceDeps): JobsService {
   const intake = createJobIntake({ pool: deps.pool, producer: deps.producer, maxGroupSize: deps.limits.submitGroupMax });
   /** Small tensors travel inline; large ones are written to S3 and referenced (invariant 5). */
-  async function storeInputs(jobId: string, tensors: RawTensor[]): Promise<StoredTensor[]> {
+  async function storeInputs(jobId: string, tensors: DecodedInput[]): Promise<StoredTensor[]> {
     return Promise.all(tensors.map(async (t, i) => {
       const head = { name: t.name, datatype: t.datatype, shape: t.shape, bytes: t.data.byteLength };
-      if (t.data.byteLength <= deps.limits.inlineTensorMaxBytes) return { ...head, b64: encodeTensorBase64(t.data) };
+      if (t.data.byteLength <= deps.limits.inlineTensorMaxBytes) return { ...head, b64: t.b64 ?? encodeTensorBase64(t.data) };
       const key = jobInputKey(jobId, i);
       await deps.storage.putObject(key, t.data);
       return { ...head, key };
@@ -79,7 +80,7 @@ export function createJobsService(deps: JobsServiceDeps): JobsService {
     return { id: job.id, status: 'queued', links: jobLinks(job.id) };
   }
 
-  async function findIdempotent(input: SubmitJobInput, hash: string): Promise<JobAccepted | undefined> {
+  async function findIdempotent(input: SubmitJobInput, hash: string | null): Promise<JobAccepted | undefined> {
     if (!input.idempotencyKey) return undefined;
     const existing = await findJobByIdempotencyKey(deps.pool, input.principal.keyId, input.idempotencyKey);
     if (!existing) return undefined;

@@ -9,12 +9,15 @@ const reject = (items: ProblemItem[]): never => {
   throw new AppError(first.code as ConstructorParameters<typeof AppError>[0], first.detail, { errors: items });
 };
 
+/** A decoded request tensor; `b64` is the request's own base64 text when it came as one, so it is not encoded again. */
+export type DecodedInput = RawTensor & { b64?: string };
+
 /**
  * Checks request tensors against the model signature and the size limit, then
  * decodes them to bytes. Cheap checks run first so an oversized or misnamed
  * request is refused before any data is decoded.
  */
-export function decodeInputs(inputs: InputTensor[], signature: ModelSignature, inputMaxBytes: number): RawTensor[] {
+export function decodeInputs(inputs: InputTensor[], signature: ModelSignature, inputMaxBytes: number): DecodedInput[] {
   const unsupported = inputs.flatMap((t, i) => isDataType(t.datatype) ? [] : [{ pointer: `/inputs/${i}/datatype`, code: 'DATATYPE_UNSUPPORTED', detail: `datatype "${String(t.datatype).slice(0, 20)}" is not supported` }]);
   if (unsupported.length > 0) reject(unsupported);
   const headers = inputs.map((t) => ({ name: t.name, datatype: t.datatype as RawTensor['datatype'], shape: t.shape }));
@@ -28,8 +31,9 @@ export function decodeInputs(inputs: InputTensor[], signature: ModelSignature, i
   }
   if (total > inputMaxBytes) throw new AppError('INPUT_TOO_LARGE', `inputs hold ${total} bytes; the limit is ${inputMaxBytes}`);
   return headers.map((h, i) => {
-    const decoded = decodeTensorData(h.datatype, h.shape, inputs[i]!.data);
+    const data = inputs[i]!.data;
+    const decoded = decodeTensorData(h.datatype, h.shape, data);
     if (!decoded.ok) return reject([{ pointer: `/inputs/${i}/data`, code: decoded.code, detail: `input "${h.name}": ${decoded.detail}` }]);
-    return { ...h, data: decoded.value };
+    return typeof data === 'string' ? { ...h, data: decoded.value, b64: data } : { ...h, data: decoded.value };
   });
 }
