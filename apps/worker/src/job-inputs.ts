@@ -1,5 +1,5 @@
 import { TypeCompiler } from '@sinclair/typebox/compiler';
-import { decodeBase64, InferJobPayloadSchema, type InferJobPayload, type RawTensor, type StoredTensor } from '@inferq/contracts';
+import { InferJobPayloadSchema, type InferJobPayload, type RawTensor, type StoredTensor } from '@inferq/contracts';
 import { AppError } from '@inferq/core';
 import type { Storage } from '@inferq/storage';
 
@@ -14,15 +14,23 @@ export function parseJobPayload(data: unknown): InferJobPayload {
   return data;
 }
 
+/**
+ * Inline base64 straight into a buffer of its own, which moves to the session
+ * thread without a copy. The API validated the text strictly; the length
+ * checks catch a payload damaged since.
+ */
+function decodeInline(b64: string, bytes: number): Uint8Array | undefined {
+  const own = new Uint8Array(bytes);
+  const written = Buffer.from(own.buffer).write(b64, 'base64');
+  return written === bytes && b64.length === Math.ceil(bytes / 3) * 4 ? own : undefined;
+}
+
 async function loadTensor(t: StoredTensor, storage: Storage): Promise<RawTensor> {
   let data: Uint8Array | undefined;
   if (t.key) data = await storage.getObject(t.key);
-  else if (t.b64 !== undefined) data = decodeBase64(t.b64);
+  else if (t.b64 !== undefined) data = decodeInline(t.b64, t.bytes);
   if (!data || data.byteLength !== t.bytes) throw new AppError('INPUT_DATA_INVALID', `stored input "${t.name}" is missing or has the wrong size`);
-  // Own, 8-byte aligned buffer: it is transferred to the session thread and viewed as typed arrays there.
-  const own = new Uint8Array(data.byteLength);
-  own.set(data);
-  return { name: t.name, datatype: t.datatype, shape: t.shape, data: own };
+  return { name: t.name, datatype: t.datatype, shape: t.shape, data };
 }
 
 /** Inline inputs are decoded; large ones are read from S3. */

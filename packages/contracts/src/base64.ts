@@ -18,11 +18,16 @@ export function encodeBase64(bytes: Uint8Array): string {
 
 /** Decodes strict base64; returns undefined when the text is not base64. */
 export function decodeBase64(text: string): Uint8Array | undefined {
-  if (text.length % 4 !== 0 || !BASE64_RE.test(text)) return undefined;
+  if (text.length % 4 !== 0) return undefined;
   if (NodeBuffer) {
+    // Node's decoder skips characters outside the alphabet, stops at padding and
+    // accepts base64url; ruling out '-' and '_' and checking the decoded length
+    // is as strict as the pattern, without a regular expression over megabytes.
+    if (text.includes('-') || text.includes('_')) return undefined;
     const b = NodeBuffer.from(text, 'base64');
-    return new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
+    return b.byteLength === base64DecodedLength(text) ? new Uint8Array(b.buffer, b.byteOffset, b.byteLength) : undefined;
   }
+  if (!BASE64_RE.test(text)) return undefined;
   const bin = atob(text);
   const out = new Uint8Array(bin.length);
   for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
