@@ -1,6 +1,5 @@
 import { Pool as HttpPool } from 'undici';
 import type { Pool } from '@inferq/db';
-import { createRedisConnection } from '@inferq/queue';
 import { ADMIN_KEY, mlpRows, waitFor, type Stack } from '@inferq/test-utils';
 
 export interface SubmitRun {
@@ -152,24 +151,6 @@ export async function measureJobs(stack: Stack, count: number, submit: () => Pro
 /** `count` jobs at saturating load: `concurrency` requests in flight. */
 export const runBurst = (stack: Stack, count: number, concurrency: number, body: (i: number) => unknown): Promise<JobsRun> =>
   measureJobs(stack, count, () => submitJobs(stack.baseUrl, count, concurrency, body));
-
-/** Removes every Redis key under `prefix` (a stack's queues, a ceiling's), which closing a stack leaves behind. */
-export async function deleteRedisKeys(redisUrl: string, prefix: string): Promise<void> {
-  const redis = createRedisConnection(redisUrl, 'consumer');
-  try {
-    for await (const keys of redis.scanStream({ match: `${prefix}*`, count: 1000 }) as AsyncIterable<string[]>) {
-      if (keys.length > 0) await redis.unlink(...keys);
-    }
-  } finally {
-    redis.disconnect();
-  }
-}
-
-/** Closes the stack, then removes its queue keys from Redis. */
-export async function closeStack(stack: Stack): Promise<void> {
-  await stack.close();
-  await deleteRedisKeys(stack.ctx.env.REDIS_URL!, stack.ctx.prefix);
-}
 
 /** A submit body of one MLP job: one [1, 64] FP32 row as base64, at `priority`. */
 export function mlpJobBody(priority: 'high' | 'normal' | 'low'): object {

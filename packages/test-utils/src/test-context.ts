@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { createPool, runMigrations, type Pool } from '@inferq/db';
+import { createRedisConnection } from '@inferq/queue';
 import { createStorage, type Storage } from '@inferq/storage';
 import { optionalTestVar, requiredTestVar as required } from './test-env.ts';
 
@@ -11,7 +12,20 @@ export interface TestContext {
   prefix: string;
   /** Environment for processes started by the test (API, workers). */
   env: Record<string, string>;
+  /** Drops the schema and removes the prefix's Redis keys. */
   close(): Promise<void>;
+}
+
+/** Removes every Redis key under `prefix` (queues, worker registry), so a shared Redis does not fill up run after run. */
+export async function deleteRedisKeys(redisUrl: string, prefix: string): Promise<void> {
+  const redis = createRedisConnection(redisUrl, 'consumer');
+  try {
+    for await (const keys of redis.scanStream({ match: `${prefix}*`, count: 1000 }) as AsyncIterable<string[]>) {
+      if (keys.length > 0) await redis.unlink(...keys);
+    }
+  } finally {
+    redis.disconnect();
+  }
 }
 
 /** A fresh, migrated Postgres schema, a Redis prefix and an S3 bucket for one test file. */
@@ -43,6 +57,7 @@ export async function createTestContext(): Promise<TestContext> {
       await pool.query(`DROP SCHEMA "${id}" CASCADE`).catch(() => {});
       await pool.end();
       storage.close();
+      await deleteRedisKeys(env.REDIS_URL!, env.QUEUE_PREFIX!);
     },
   };
 }

@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { startProcess } from '@inferq/test-utils';
-import { deleteRedisKeys } from '../driver.ts';
+import { deleteRedisKeys, startProcess } from '@inferq/test-utils';
 
 export interface BareFastify {
   /** The bare `POST /v1/jobs`. */

@@ -1,6 +1,6 @@
 import { ADMIN_KEY, requiredTestVar } from '@inferq/test-utils';
 import { startBareFastify } from '../ceilings/bare-fastify.ts';
-import { closeStack, mlpJobBody } from '../driver.ts';
+import { mlpJobBody } from '../driver.ts';
 import { runLoad, type LoadResult } from '../load/autocannon.ts';
 import { goal, type Scenario } from '../scenario.ts';
 import { round } from '../stats.ts';
@@ -34,7 +34,7 @@ export const submitLatency: Scenario = {
       await stack.registerModel('mlp');
       api = await measure(`${stack.baseUrl}/v1/jobs`, { authorization: `Bearer ${ADMIN_KEY}` });
     } finally {
-      await closeStack(stack);
+      await stack.close();
     }
 
     const ratio = api.reqPerS / bare.reqPerS;

@@ -1,6 +1,6 @@
 import type { Pool } from '@inferq/db';
 import { waitFor } from '@inferq/test-utils';
-import { closeStack, mlpJobBody, SHIPPED_WORKER_ENV, submitJobs, submitJobsAtRate, waitForFinished } from '../driver.ts';
+import { mlpJobBody, SHIPPED_WORKER_ENV, submitJobs, submitJobsAtRate, waitForFinished } from '../driver.ts';
 import { goal, type Scenario } from '../scenario.ts';
 import { percentile, round } from '../stats.ts';
 
@@ -84,7 +84,7 @@ export const priorityIsolation: Scenario = {
         ],
       };
     } finally {
-      await closeStack(stack);
+      await stack.close();
     }
   },
 };

@@ -3,7 +3,7 @@ import type { StoredTensor } from '@inferq/contracts';
 import type { Pool } from '@inferq/db';
 import { createJobProducer, createRedisConnection, type JobProducer, type Redis } from '@inferq/queue';
 import { ADMIN_KEY, mlpRows, type Stack } from '@inferq/test-utils';
-import { closeStack, mlpJobBody } from '../driver.ts';
+import { mlpJobBody } from '../driver.ts';
 import { runLoad, type LoadResult } from '../load/autocannon.ts';
 import { goal, type Scenario } from '../scenario.ts';
 import { round } from '../stats.ts';
@@ -131,7 +131,7 @@ export const depth: Scenario = {
     } finally {
       await producer.close();
       redis.disconnect();
-      await closeStack(stack);
+      await stack.close();
     }
   },
 };
