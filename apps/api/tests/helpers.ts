@@ -1,11 +1,12 @@
 import { readFile } from 'node:fs/promises';
 import { createLogger } from '@inferq/core';
-import { createJobProducer, createRedisConnection } from '@inferq/queue';
+import { createJobProducer, createRedisConnection, type JobProducer } from '@inferq/queue';
 import { createTestContext, demoModel, type TestContext } from '@inferq/test-utils';
 import { buildApp, type App } from '../src/app.ts';
 
 export interface TestApp extends App {
   ctx: TestContext;
+  producer: JobProducer;
   adminKey: string;
   /** A non-admin key with jobs:read and jobs:write. */
   userKey: string;
@@ -44,7 +45,7 @@ export async function buildTestApp(settings: Partial<Parameters<typeof buildApp>
   const admin = await app.keys.createKey('admin', ['admin']);
   const user = await app.keys.createKey('user', ['jobs:read', 'jobs:write']);
   return {
-    ...app, ctx, adminKey: admin.secret, userKey: user.secret,
+    ...app, ctx, producer, adminKey: admin.secret, userKey: user.secret,
     auth: (key = admin.secret) => ({ authorization: `Bearer ${key}` }),
     newKey: async () => (await app.keys.createKey('tenant', ['jobs:read', 'jobs:write'])).secret,
     async registerModel(name, bytes, fields = {}) {

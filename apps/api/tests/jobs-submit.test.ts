@@ -25,6 +25,12 @@ describe('POST /v1/jobs', () => {
     expect(queued.rows[0].status).toBe('queued');
   });
 
+  it('queues ids and the batch key only: the inputs stay in the row (invariant 5)', async () => {
+    const { id } = (await submit({ model: 'mlp', inputs: [mlpInput(2)] })).json();
+    const queueJob = await t.producer.queueFor('mlp').getJob(id);
+    expect(queueJob?.data).toEqual({ jobId: id, model: 'mlp', modelVersion: 1, batchKey: 'features:64', createdAtMs: expect.any(Number) });
+  });
+
   it('accepts base64 little-endian data and name:version references', async () => {
     const values = new Float32Array(64).fill(0.25);
     const res = await submit({ model: 'mlp:1', inputs: [{ name: 'features', datatype: 'FP32', shape: [1, 64], data: Buffer.from(values.buffer).toString('base64') }] });

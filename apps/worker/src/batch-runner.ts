@@ -1,8 +1,11 @@
 import { randomUUID } from 'node:crypto';
+import type { RawTensor, StoredTensor } from '@inferq/contracts';
 import type { Logger } from '@inferq/core';
 import { startJobs, type JobFailure, type Pool } from '@inferq/db';
 import { UnrecoverableError } from '@inferq/queue';
+import type { Storage } from '@inferq/storage';
 import { classifyError, type ClassifiedError } from './job-errors.ts';
+import { loadJobInputs } from './job-inputs.ts';
 import type { ModelSessions } from './model-sessions.ts';
 import { isLastAttempt, type PendingJob } from './pending-job.ts';
 import type { ResultWriter } from './result-writer.ts';
@@ -20,6 +23,7 @@ export interface BatchStats {
 }
 
 type JobAttempt = Pick<PendingJob, 'jobId' | 'attemptsMade' | 'maxAttempts'>;
+type ClaimedJob = PendingJob & { inputs: RawTensor[] };
 
 function failureFor(job: JobAttempt, e: ClassifiedError): { failure: JobFailure; error: Error } {
   const final = !e.retryable || isLastAttempt(job);
@@ -28,18 +32,33 @@ function failureFor(job: JobAttempt, e: ClassifiedError): { failure: JobFailure;
 }
 
 /**
- * Runs one batch end to end: claim the rows, one session run, store every
- * job's outcome, then settle the queue jobs. Nothing is acknowledged before
- * Postgres holds its outcome (invariant 2); each job fails alone.
+ * Runs one batch end to end: claim the rows (the claim hands back their
+ * inputs), one session run, store every job's outcome, then settle the queue
+ * jobs. Nothing is acknowledged before Postgres holds its outcome
+ * (invariant 2); each job fails alone.
  */
-export function createBatchRunner(deps: { pool: Pool; sessions: ModelSessions; writer: ResultWriter; workerId: string; logger: Logger; status?: WorkerStatusTracker }) {
-  async function settleFailures(jobs: PendingJob[], errorFor: (job: PendingJob) => ClassifiedError): Promise<void> {
-    const outcomes = jobs.map((job) => ({ job, ...failureFor(job, errorFor(job)) }));
+export function createBatchRunner(deps: { pool: Pool; sessions: ModelSessions; storage: Storage; writer: ResultWriter; workerId: string; logger: Logger; status?: WorkerStatusTracker }) {
+  async function settleFailures(failed: Array<{ job: PendingJob; e: ClassifiedError }>): Promise<void> {
+    const outcomes = failed.map(({ job, e }) => ({ job, ...failureFor(job, e) }));
     await deps.writer.writeFailures(outcomes.map((o) => o.failure));
     for (const o of outcomes) o.job.settle({ ok: false, error: o.error });
   }
 
-  async function runClaimed(batchId: string, jobs: PendingJob[]): Promise<BatchStats> {
+  /** Reads each claimed job's inputs (inline, or from S3); a job whose inputs cannot be read fails alone. */
+  async function loadInputs(jobs: Array<{ job: PendingJob; inputs: StoredTensor[] }>): Promise<ClaimedJob[]> {
+    const loaded = await Promise.allSettled(jobs.map(({ inputs }) => loadJobInputs(inputs, deps.storage)));
+    const failed = jobs.flatMap(({ job }, i) => {
+      const r = loaded[i]!;
+      return r.status === 'rejected' ? [{ job, e: classifyError(r.reason) }] : [];
+    });
+    await settleFailures(failed);
+    return jobs.flatMap(({ job }, i) => {
+      const r = loaded[i]!;
+      return r.status === 'fulfilled' ? [{ ...job, inputs: r.value }] : [];
+    });
+  }
+
+  async function runClaimed(batchId: string, jobs: ClaimedJob[]): Promise<BatchStats> {
     const { model, modelVersion } = jobs[0]!;
     const stats = { batchId, model, modelVersion, batchSize: jobs.length, inferMs: 0, succeeded: 0, failed: 0, queueWaitMs: Math.round(Date.now() - Math.min(...jobs.map((j) => j.createdAtMs))) };
     let session;
@@ -48,7 +67,7 @@ export function createBatchRunner(deps: { pool: Pool; sessions: ModelSessions; w
     } catch (err) {
       const e = classifyError(err);
       const loadError = e.code === 'INTERNAL' ? { ...e, code: 'MODEL_LOAD_FAILED' as const } : e;
-      await settleFailures(jobs, () => loadError);
+      await settleFailures(jobs.map((job) => ({ job, e: loadError })));
       return { ...stats, failed: jobs.length };
     }
     const run = await session.runBatch(jobs.map((j) => ({ inputs: j.inputs }))).catch(async (err: unknown) => {
@@ -56,8 +75,8 @@ export function createBatchRunner(deps: { pool: Pool; sessions: ModelSessions; w
       throw err;
     });
     stats.inferMs = run.inferMs;
-    const ok: Array<{ job: PendingJob; outputs: (typeof run.results)[number] & { ok: true } }> = [];
-    const bad: Array<{ job: PendingJob; e: ClassifiedError }> = [];
+    const ok: Array<{ job: ClaimedJob; outputs: (typeof run.results)[number] & { ok: true } }> = [];
+    const bad: Array<{ job: ClaimedJob; e: ClassifiedError }> = [];
     run.results.forEach((r, i) => {
       const job = jobs[i]!;
       if (r.ok) ok.push({ job, outputs: r });
@@ -65,14 +84,14 @@ export function createBatchRunner(deps: { pool: Pool; sessions: ModelSessions; w
     });
     await deps.writer.writeSuccesses(ok.map(({ job, outputs }) => ({ id: job.jobId, outputs: outputs.outputs, inferMs: run.inferMs })));
     for (const { job } of ok) job.settle({ ok: true });
-    await settleFailures(bad.map((b) => b.job), (job) => bad.find((b) => b.job === job)!.e);
+    await settleFailures(bad);
     return { ...stats, succeeded: ok.length, failed: bad.length };
   }
 
   return {
     /**
      * Records a job that failed before it could join a batch (an unreadable
-     * payload or input object) and returns the error to fail its queue job with.
+     * payload) and returns the error to fail its queue job with.
      */
     async failIntake(job: JobAttempt, err: unknown): Promise<Error> {
       const { failure, error } = failureFor(job, classifyError(err));
@@ -86,7 +105,10 @@ export function createBatchRunner(deps: { pool: Pool; sessions: ModelSessions; w
         const live = await startJobs(deps.pool, { ids: batch.map((j) => j.jobId), workerId: deps.workerId, batchId, batchSize: batch.length });
         // Canceled or already finished (a replay after a crash): acknowledge without running.
         for (const job of batch) if (!live.has(job.jobId)) job.settle({ ok: true });
-        const claimed = batch.filter((j) => live.has(j.jobId));
+        const claimed = await loadInputs(batch.flatMap((job) => {
+          const row = live.get(job.jobId);
+          return row ? [{ job, inputs: row.inputs }] : [];
+        }));
         if (claimed.length === 0) return;
         deps.status?.batchStarted(batchId, claimed[0]!.model, claimed.length);
         const stats = await runClaimed(batchId, claimed);

@@ -1,10 +1,8 @@
-import { batchShapeKey } from '@inferq/contracts';
 import type { Logger } from '@inferq/core';
 import { Batcher } from '@inferq/inference';
 import { QueueWorker, queueNameFor, type QueueJob, type Redis } from '@inferq/queue';
-import type { Storage } from '@inferq/storage';
 import type { BatchRunner } from './batch-runner.ts';
-import { loadJobInputs, parseJobPayload } from './job-inputs.ts';
+import { parseJobPayload } from './job-inputs.ts';
 import type { PendingJob } from './pending-job.ts';
 
 export interface ModelWorkerOptions {
@@ -16,7 +14,6 @@ export interface ModelWorkerOptions {
   lockDurationMs: number;
   stalledIntervalMs: number;
   runner: BatchRunner;
-  storage: Storage;
   logger: Logger;
 }
 
@@ -53,21 +50,18 @@ export function createModelWorker(o: ModelWorkerOptions) {
   })();
 
   async function processJob(job: QueueJob): Promise<void> {
-    let pending: Omit<PendingJob, 'settle'>;
+    const attempt = { jobId: job.id!, attemptsMade: job.attemptsMade, maxAttempts: job.opts.attempts ?? 1 };
+    let payload;
     try {
-      const payload = parseJobPayload(job.data);
-      pending = {
-        jobId: payload.jobId, model: payload.model, modelVersion: payload.modelVersion, createdAtMs: payload.createdAtMs,
-        inputs: await loadJobInputs(payload.inputs, o.storage),
-        attemptsMade: job.attemptsMade, maxAttempts: job.opts.attempts ?? 1,
-      };
+      payload = parseJobPayload(job.data);
     } catch (err) {
-      throw await o.runner.failIntake({ jobId: job.id!, attemptsMade: job.attemptsMade, maxAttempts: job.opts.attempts ?? 1 }, err);
+      throw await o.runner.failIntake(attempt, err);
     }
+    const pending = { ...attempt, jobId: payload.jobId, model: payload.model, modelVersion: payload.modelVersion, createdAtMs: payload.createdAtMs };
     await new Promise<void>((resolve, reject) => {
       let settled = false;
       batcher.add({
-        key: `${pending.modelVersion}|${batchShapeKey(pending.inputs)}`,
+        key: `${payload.modelVersion}|${payload.batchKey}`,
         priority: job.priority,
         value: {
           ...pending,

@@ -1,11 +1,8 @@
-import type { RawTensor } from '@inferq/contracts';
-
-/** A queue job held by the batcher until its batch has run and its result is stored. */
+/** A queue job held by the batcher until its batch has run and its result is stored; its inputs are read when the batch is claimed. */
 export interface PendingJob {
   jobId: string;
   model: string;
   modelVersion: number;
-  inputs: RawTensor[];
   createdAtMs: number;
   /** Attempts before this one (BullMQ's attemptsMade). */
   attemptsMade: number;

@@ -1,5 +1,6 @@
 import type { Logger } from '@inferq/core';
-import { findUnfinishedJobs, type Pool, type UnfinishedJob } from '@inferq/db';
+import { batchShapeKey } from '@inferq/contracts';
+import { findUnfinishedJobs, readJobInputs, type Pool, type UnfinishedJob } from '@inferq/db';
 import { claimQueueEpoch, type JobProducer, type Redis } from '@inferq/queue';
 
 const PAGE_SIZE = 1_000;
@@ -22,17 +23,24 @@ export function createReconciler(deps: { pool: Pool; producer: JobProducer; redi
 
   async function requeueMissing(rows: UnfinishedJob[]): Promise<number> {
     const byModel = new Map<string, UnfinishedJob[]>();
-    for (const r of rows) byModel.set(r.modelName, [...(byModel.get(r.modelName) ?? []), r]);
+    for (const r of rows) {
+      const jobs = byModel.get(r.modelName) ?? [];
+      jobs.push(r);
+      byModel.set(r.modelName, jobs);
+    }
     let requeued = 0;
     for (const [model, jobs] of byModel) {
       const queued = await deps.producer.findQueuedIds(model, jobs.map((j) => j.id));
       const missing = jobs.filter((j) => !queued.has(j.id));
       if (missing.length === 0) continue;
-      await deps.producer.enqueueJobs(missing.map((j) => ({
-        priority: j.priority,
-        payload: { jobId: j.id, model: j.modelName, modelVersion: j.modelVersion, inputs: j.inputs, createdAtMs: j.createdAt.getTime() },
-      })));
-      requeued += missing.length;
+      const inputs = await readJobInputs(deps.pool, missing.map((j) => j.id));
+      const requests = missing.flatMap((j) => {
+        const tensors = inputs.get(j.id);
+        if (!tensors) return []; // deleted meanwhile
+        return [{ priority: j.priority, payload: { jobId: j.id, model: j.modelName, modelVersion: j.modelVersion, batchKey: batchShapeKey(tensors), createdAtMs: j.createdAt.getTime() } }];
+      });
+      await deps.producer.enqueueJobs(requests);
+      requeued += requests.length;
     }
     return requeued;
   }

@@ -36,7 +36,7 @@ export async function startWorkerProcess(config: WorkerConfig, baseLogger: Logge
   const status = createWorkerStatus({ workerId, device: config.WORKER_DEVICE });
   const readGpu = createGpuProbe(config.WORKER_DEVICE);
   const runner = createBatchRunner({
-    pool, sessions, workerId, logger, status,
+    pool, sessions, storage, workerId, logger, status,
     writer: createResultWriter({ pool, storage, inlineTensorMaxBytes: config.INLINE_TENSOR_MAX_BYTES }),
   });
   const reconciler = createReconciler({ pool, producer, redis: producerRedis, minAgeMs: config.RECONCILE_MIN_AGE_MS, logger });
@@ -50,7 +50,7 @@ export async function startWorkerProcess(config: WorkerConfig, baseLogger: Logge
     for (const m of await listLatestModels(pool)) {
       if (workers.has(m.name) || (served && !served.has(m.name))) continue;
       workers.set(m.name, createModelWorker({
-        model: m.name, connection: consumerRedis, prefix: config.QUEUE_PREFIX, runner, storage, logger,
+        model: m.name, connection: consumerRedis, prefix: config.QUEUE_PREFIX, runner, logger,
         maxBatchSize: m.batching.maxBatchSize, maxBatchDelayMs: m.batching.maxBatchDelayMs,
         lockDurationMs: config.WORKER_LOCK_DURATION_MS, stalledIntervalMs: config.WORKER_STALLED_INTERVAL_MS,
       }));

@@ -11,19 +11,20 @@ export interface StartBatch {
 }
 
 /**
- * Marks a batch's jobs running and returns the ids still worth running: jobs
- * canceled, expired or already finished (a retried batch after a crash) are
- * left out, so a result is never computed twice into a finished job.
+ * Marks a batch's jobs running and returns the jobs still worth running, with
+ * their inputs: jobs canceled, expired or already finished (a retried batch
+ * after a crash) are left out, so a result is never computed twice into a
+ * finished job.
  */
-export async function startJobs(pool: Pool, b: StartBatch): Promise<Map<string, { attempts: number }>> {
-  const { rows } = await pool.query<{ id: string; attempts: number }>(
+export async function startJobs(pool: Pool, b: StartBatch): Promise<Map<string, { attempts: number; inputs: StoredTensor[] }>> {
+  const { rows } = await pool.query<{ id: string; attempts: number; inputs: StoredTensor[] }>(
     `UPDATE jobs SET status = 'running', started_at = now(), attempts = attempts + 1, worker_id = $2, batch_id = $3, batch_size = $4,
             queue_ms = GREATEST(0, (EXTRACT(EPOCH FROM (now() - created_at)) * 1000)::int)
       WHERE id = ANY($1::uuid[]) AND status IN ('queued', 'running')
-      RETURNING id, attempts`,
+      RETURNING id, attempts, inputs`,
     [b.ids, b.workerId, b.batchId, b.batchSize],
   );
-  return new Map(rows.map((r) => [r.id, { attempts: r.attempts }]));
+  return new Map(rows.map((r) => [r.id, { attempts: r.attempts, inputs: r.inputs }]));
 }
 
 export interface JobSuccess {
@@ -70,7 +71,6 @@ export interface UnfinishedJob {
   modelName: string;
   modelVersion: number;
   priority: Priority;
-  inputs: StoredTensor[];
   createdAt: Date;
 }
 
@@ -87,12 +87,18 @@ export interface UnfinishedJobsPage {
 /** Queued or running jobs, oldest first, a page at a time: candidates for re-enqueueing. */
 export async function findUnfinishedJobs(pool: Pool, page: UnfinishedJobsPage): Promise<UnfinishedJob[]> {
   const { rows } = await pool.query(
-    `SELECT id, model_name, model_version, priority, inputs, created_at FROM jobs
+    `SELECT id, model_name, model_version, priority, created_at FROM jobs
       WHERE status IN ('queued', 'running') AND created_at < now() - make_interval(secs => $1::float8 / 1000)
         AND ($2::timestamptz IS NULL OR created_at > $2)
         AND ($3::timestamptz IS NULL OR (created_at, id) > ($3, $4::uuid))
       ORDER BY created_at, id LIMIT $5`,
     [page.minAgeMs, page.createdAfter ?? null, page.after?.createdAt ?? null, page.after?.id ?? null, page.limit],
   );
-  return rows.map((r) => ({ id: r.id, modelName: r.model_name, modelVersion: r.model_version, priority: r.priority, inputs: r.inputs, createdAt: r.created_at }));
+  return rows.map((r) => ({ id: r.id, modelName: r.model_name, modelVersion: r.model_version, priority: r.priority, createdAt: r.created_at }));
+}
+
+/** The input headers of the given jobs, by id: what a re-enqueued job's batch key is made of. */
+export async function readJobInputs(pool: Pool, ids: string[]): Promise<Map<string, StoredTensor[]>> {
+  const { rows } = await pool.query<{ id: string; inputs: StoredTensor[] }>('SELECT id, inputs FROM jobs WHERE id = ANY($1::uuid[])', [ids]);
+  return new Map(rows.map((r) => [r.id, r.inputs]));
 }

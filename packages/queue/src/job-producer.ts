@@ -48,7 +48,11 @@ export function createJobProducer(options: { connection: Redis; prefix: string; 
       if (requests.length === 0) return;
       ensureReady();
       const byModel = new Map<string, EnqueueRequest[]>();
-      for (const r of requests) byModel.set(r.payload.model, [...(byModel.get(r.payload.model) ?? []), r]);
+      for (const r of requests) {
+        const group = byModel.get(r.payload.model) ?? [];
+        group.push(r);
+        byModel.set(r.payload.model, group);
+      }
       await Promise.all([...byModel].map(([model, rs]) =>
         queueFor(model).addBulk(rs.map((r) => ({ name: JOB_NAME, data: r.payload, opts: jobOptions(r.payload.jobId, BULL_PRIORITY[r.priority], retry) }))),
       ));

@@ -1,4 +1,5 @@
 import DataLoader from 'dataloader';
+import { batchShapeKey } from '@inferq/contracts';
 import { AppError } from '@inferq/core';
 import { deleteJobs, insertJobs, type NewJob, type Pool } from '@inferq/db';
 import type { JobProducer } from '@inferq/queue';
@@ -27,7 +28,7 @@ export function createJobIntake(deps: { pool: Pool; producer: JobProducer; maxGr
     try {
       await deps.producer.enqueueJobs(fresh.map((j) => ({
         priority: j.priority,
-        payload: { jobId: j.id, model: j.modelName, modelVersion: j.modelVersion, inputs: j.inputs, createdAtMs: Date.now() },
+        payload: { jobId: j.id, model: j.modelName, modelVersion: j.modelVersion, batchKey: batchShapeKey(j.inputs), createdAtMs: Date.now() },
       })));
     } catch (err) {
       // Not accepted after all: remove the rows so a retry does not run a job twice.

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { StoredTensor } from '@inferq/contracts';
+import { batchShapeKey, type StoredTensor } from '@inferq/contracts';
 import type { Pool } from '@inferq/db';
 import { createJobProducer, createRedisConnection, type JobProducer, type Redis } from '@inferq/queue';
 import { ADMIN_KEY, mlpRows, type Stack } from '@inferq/test-utils';
@@ -29,12 +29,12 @@ async function fillJobsTable(pool: Pool, rows: number): Promise<void> {
   await pool.query('VACUUM ANALYZE jobs');
 }
 
-/** Adds `count` queue jobs carrying the payload the API enqueues, through inferq's producer. */
+/** Adds `count` queue jobs carrying the payload the API enqueues, through inferq's producer (their rows are not needed: no worker runs). */
 async function enqueueJobs(producer: JobProducer, count: number): Promise<void> {
   for (let i = 0; i < count; i += ENQUEUE_CHUNK) {
     await producer.enqueueJobs(Array.from({ length: Math.min(ENQUEUE_CHUNK, count - i) }, () => ({
       priority: 'normal' as const,
-      payload: { jobId: randomUUID(), model: 'mlp', modelVersion: 1, inputs: [INPUT], createdAtMs: Date.now() },
+      payload: { jobId: randomUUID(), model: 'mlp', modelVersion: 1, batchKey: batchShapeKey([INPUT]), createdAtMs: Date.now() },
     })));
   }
 }
