@@ -57,7 +57,7 @@ export function createModelWorker(o: ModelWorkerOptions) {
     } catch (err) {
       throw await o.runner.failIntake(attempt, err);
     }
-    const pending = { ...attempt, jobId: payload.jobId, model: payload.model, modelVersion: payload.modelVersion, createdAtMs: payload.createdAtMs };
+    const pending = { ...attempt, model: o.model, modelVersion: payload.modelVersion, createdAtMs: job.timestamp };
     await new Promise<void>((resolve, reject) => {
       let settled = false;
       batcher.add({

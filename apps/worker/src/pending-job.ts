@@ -3,6 +3,7 @@ export interface PendingJob {
   jobId: string;
   model: string;
   modelVersion: number;
+  /** When the queue job was added. */
   createdAtMs: number;
   /** Attempts before this one (BullMQ's attemptsMade). */
   attemptsMade: number;

@@ -37,7 +37,7 @@ export function createReconciler(deps: { pool: Pool; producer: JobProducer; redi
       const requests = missing.flatMap((j) => {
         const tensors = inputs.get(j.id);
         if (!tensors) return []; // deleted meanwhile
-        return [{ priority: j.priority, payload: { jobId: j.id, model: j.modelName, modelVersion: j.modelVersion, batchKey: batchShapeKey(tensors), createdAtMs: j.createdAt.getTime() } }];
+        return [{ jobId: j.id, model: j.modelName, priority: j.priority, payload: { modelVersion: j.modelVersion, batchKey: batchShapeKey(tensors) } }];
       });
       await deps.producer.enqueueJobs(requests);
       requeued += requests.length;

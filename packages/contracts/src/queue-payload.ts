@@ -1,16 +1,15 @@
 import { Type, type Static } from '@sinclair/typebox';
 
 /**
- * What a queue job carries: ids and what the batcher groups by, nothing more
- * (DESIGN invariant 5). The inputs stay in the job's row; the worker reads
- * them when it claims the batch, so the queue holds well under 1 KiB a job.
+ * What a queue job carries besides what BullMQ already holds (the job id is
+ * the queue job's id, the model its queue, the submit time its timestamp):
+ * what the batcher groups by, nothing more (DESIGN invariant 5). The inputs
+ * stay in the job's row; the worker reads them when it claims the batch, so
+ * the queue holds under 1 KiB a job whatever the inputs weigh.
  */
 export const InferJobPayloadSchema = Type.Object({
-  jobId: Type.String(),
-  model: Type.String(),
   modelVersion: Type.Integer(),
   /** `batchShapeKey` of the inputs: jobs with equal keys can share a batch. */
   batchKey: Type.String(),
-  createdAtMs: Type.Number(),
 });
 export type InferJobPayload = Static<typeof InferJobPayloadSchema>;

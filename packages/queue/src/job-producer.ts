@@ -5,8 +5,11 @@ import { jobOptions, type RetryOptions, DEFAULT_RETRY } from './job-options.ts';
 import { BULL_PRIORITY, JOB_NAME, queueNameFor } from './names.ts';
 
 export interface EnqueueRequest {
-  payload: InferJobPayload;
+  /** The job's id, which becomes the queue job's id. */
+  jobId: string;
+  model: string;
   priority: Priority;
+  payload: InferJobPayload;
 }
 
 export interface JobProducer {
@@ -49,12 +52,12 @@ export function createJobProducer(options: { connection: Redis; prefix: string; 
       ensureReady();
       const byModel = new Map<string, EnqueueRequest[]>();
       for (const r of requests) {
-        const group = byModel.get(r.payload.model) ?? [];
+        const group = byModel.get(r.model) ?? [];
         group.push(r);
-        byModel.set(r.payload.model, group);
+        byModel.set(r.model, group);
       }
       await Promise.all([...byModel].map(([model, rs]) =>
-        queueFor(model).addBulk(rs.map((r) => ({ name: JOB_NAME, data: r.payload, opts: jobOptions(r.payload.jobId, BULL_PRIORITY[r.priority], retry) }))),
+        queueFor(model).addBulk(rs.map((r) => ({ name: JOB_NAME, data: r.payload, opts: jobOptions(r.jobId, BULL_PRIORITY[r.priority], retry) }))),
       ));
     },
     async findQueuedIds(model, ids) {

@@ -27,8 +27,8 @@ export function createJobIntake(deps: { pool: Pool; producer: JobProducer; maxGr
     const fresh = jobs.filter((j) => inserted.has(j.id));
     try {
       await deps.producer.enqueueJobs(fresh.map((j) => ({
-        priority: j.priority,
-        payload: { jobId: j.id, model: j.modelName, modelVersion: j.modelVersion, batchKey: batchShapeKey(j.inputs), createdAtMs: Date.now() },
+        jobId: j.id, model: j.modelName, priority: j.priority,
+        payload: { modelVersion: j.modelVersion, batchKey: batchShapeKey(j.inputs) },
       })));
     } catch (err) {
       // Not accepted after all: remove the rows so a retry does not run a job twice.

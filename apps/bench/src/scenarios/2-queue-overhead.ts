@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import type { InferJobPayload } from '@inferq/contracts';
 import { mlpRows, requiredTestVar } from '@inferq/test-utils';
 import { measureBareBullmq } from '../ceilings/bare-bullmq.ts';
 import { base64Body, runBurst, SHIPPED_WORKER_ENV } from '../driver.ts';
@@ -9,26 +9,22 @@ const MAX_BATCH_SIZE = 64;
 const MAX_BATCH_DELAY_MS = 2;
 /** More requests in flight let the API's group commit gather larger groups; 128 saturates it on 2 cores. */
 const CONCURRENCY = 128;
-/** The worker holds two batches' worth of queue jobs at once; the bare worker gets as many. */
-const BARE_WORKER_CONCURRENCY = 2 * MAX_BATCH_SIZE;
+/** inferq's worker holds three batches' worth of queue jobs at once (two in flight, one filling); the bare worker gets as many. */
+const BARE_WORKER_CONCURRENCY = 3 * MAX_BATCH_SIZE;
 
 export const queueOverhead: Scenario = {
   id: '2',
   title: 'Queue overhead: tiny MLP end to end against bare BullMQ',
   async run(ctx) {
     const jobs = ctx.size(30_000, 50);
-    const features = mlpRows(1, 1);
-    // A queue payload the size of inferq's for this job: ids plus the inline tensor.
-    const payload = {
-      jobId: randomUUID(), model: 'mlp', modelVersion: 1, createdAtMs: Date.now(),
-      inputs: [{ name: 'features', datatype: 'FP32', shape: [1, 64], bytes: features.byteLength, b64: Buffer.from(features.buffer).toString('base64') }],
-    };
+    // inferq's queue payload for this job, with the same job options.
+    const payload: InferJobPayload = { modelVersion: 1, batchKey: 'features:64' };
     const bareJobsPerS = await measureBareBullmq({ redisUrl: requiredTestVar('REDIS_URL'), jobs, concurrency: BARE_WORKER_CONCURRENCY, data: payload });
     const stack = await ctx.startStack();
     try {
       await stack.registerModel('mlp', { maxBatchSize: String(MAX_BATCH_SIZE), maxBatchDelayMs: String(MAX_BATCH_DELAY_MS) });
       await stack.startWorker({ ...SHIPPED_WORKER_ENV, INTRA_OP_THREADS: '1', WORKER_MODELS: 'mlp' });
-      const body = base64Body('mlp', 'features', [1, 64], features);
+      const body = base64Body('mlp', 'features', [1, 64], mlpRows(1, 1));
       await runBurst(stack, ctx.size(500, 8), CONCURRENCY, body);
       const burst = await runBurst(stack, jobs, CONCURRENCY, body);
       const ratio = burst.jobsPerS / bareJobsPerS;
