@@ -59,20 +59,13 @@ interface DepthFigures {
 
 const median = (values: number[]): number => percentile(values, 50)!;
 
-async function measureRounds(rounds: number, beforeRound: () => Promise<unknown>, measure: () => Promise<DepthRun>): Promise<DepthFigures> {
-  const runs: DepthRun[] = [];
-  for (let i = 0; i < rounds; i++) {
-    await beforeRound();
-    runs.push(await measure());
-  }
-  return {
-    submitReqPerS: median(runs.map((r) => r.submit.reqPerS)),
-    submitP99Ms: median(runs.map((r) => r.submit.p99Ms!)),
-    getReqPerS: median(runs.map((r) => r.get.reqPerS)),
-    getP99Ms: median(runs.map((r) => r.get.p99Ms!)),
-    redisBytesPerJob: median(runs.map((r) => r.redisBytesPerJob)),
-  };
-}
+const medians = (runs: DepthRun[]): DepthFigures => ({
+  submitReqPerS: median(runs.map((r) => r.submit.reqPerS)),
+  submitP99Ms: median(runs.map((r) => r.submit.p99Ms!)),
+  getReqPerS: median(runs.map((r) => r.get.reqPerS)),
+  getP99Ms: median(runs.map((r) => r.get.p99Ms!)),
+  redisBytesPerJob: median(runs.map((r) => r.redisBytesPerJob)),
+});
 
 /** GET on one finished job, then submits, each under autocannon; the submits deepen the queue. */
 async function measureAtDepth(stack: Stack, producer: JobProducer, redis: Redis, jobId: string, durationS: number): Promise<DepthRun> {
@@ -110,15 +103,25 @@ export const depth: Scenario = {
       const queue = producer.queueFor('mlp');
       const measure = () => measureAtDepth(stack, producer, redis, target.id, durationS);
       await measureAtDepth(stack, producer, redis, target.id, ctx.size(1, 0.5)); // warm-up: JIT, pools, caches
-      const empty = await measureRounds(rounds, () => queue.obliterate({ force: true }), measure);
-
-      await queue.obliterate({ force: true });
-      const memoryBefore = await usedMemoryBytes(redis);
-      started = performance.now();
-      await enqueueJobs(producer, deepQueue);
-      const enqueueJobsPerS = deepQueue / ((performance.now() - started) / 1000);
-      const bulkBytesPerJob = ((await usedMemoryBytes(redis)) - memoryBefore) / deepQueue;
-      const deep = await measureRounds(rounds, async () => {}, measure);
+      // Empty and deep alternate, so what drifts during the run (autovacuum on
+      // the growing table, other users of the box) weighs on both alike.
+      const emptyRuns: DepthRun[] = [];
+      const deepRuns: DepthRun[] = [];
+      const bulk: Array<{ jobsPerS: number; bytesPerJob: number }> = [];
+      for (let i = 0; i < rounds; i++) {
+        await queue.obliterate({ force: true });
+        emptyRuns.push(await measure());
+        await queue.obliterate({ force: true });
+        const memoryBefore = await usedMemoryBytes(redis);
+        started = performance.now();
+        await enqueueJobs(producer, deepQueue);
+        bulk.push({ jobsPerS: deepQueue / ((performance.now() - started) / 1000), bytesPerJob: ((await usedMemoryBytes(redis)) - memoryBefore) / deepQueue });
+        deepRuns.push(await measure());
+      }
+      const empty = medians(emptyRuns);
+      const deep = medians(deepRuns);
+      const enqueueJobsPerS = median(bulk.map((b) => b.jobsPerS));
+      const bulkBytesPerJob = median(bulk.map((b) => b.bytesPerJob));
 
       const submitRatio = deep.submitReqPerS / empty.submitReqPerS;
       const getP99Ratio = deep.getP99Ms / empty.getP99Ms;
@@ -152,8 +155,8 @@ export const depth: Scenario = {
         ],
         notes: [
           `The jobs table holds ${rows} finished MLP jobs (one INSERT … SELECT FROM generate_series, then VACUUM ANALYZE); no worker runs, so every submit stays queued.`,
-          `Each depth, ${rounds} rounds of: autocannon (${CONNECTIONS} connections, ${durationS} s) on GET /v1/jobs/:id of one finished job, then on POST /v1/jobs (one MLP job, base64 [1, 64] FP32, priority normal); after a warm-up of both. Figures are medians over the rounds.`,
-          `Empty: the queue emptied before each round, so it grows from 0 during the submit run. Deep: ${deepQueue} queue jobs of the API's payload added first through inferq's producer (addBulk of ${ENQUEUE_CHUNK}); each round's submits deepen it further.`,
+          `${rounds} rounds, each measuring the empty then the deep queue: autocannon (${CONNECTIONS} connections, ${durationS} s) on GET /v1/jobs/:id of one finished job, then on POST /v1/jobs (one MLP job, base64 [1, 64] FP32, priority normal); after a warm-up of both. Figures are medians over the rounds.`,
+          `Empty: the queue emptied first, so it grows from 0 during the submit run. Deep: emptied, then ${deepQueue} queue jobs of the API's payload added through inferq's producer (addBulk of ${ENQUEUE_CHUNK}).`,
           'Redis bytes per job: used_memory growth ÷ queue jobs added (INFO memory), over the bulk add and over each submit run. Other users of the same Redis add noise to the latter.',
         ],
       };
