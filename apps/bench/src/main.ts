@@ -1,4 +1,4 @@
-// `npm run bench [-- --smoke] [--only 1,3] [--out dir]`: every scenario against
+// `npm run bench [-- --smoke] [--only 1,3] [--out dir] [--device cuda:0]`: every scenario against
 // the real stack, started the way the Quick start starts it; the report goes to
 // docs/benchmarks/ (or --out).
 import { resolve } from 'node:path';
@@ -16,7 +16,7 @@ import { SCENARIOS } from './scenarios/index.ts';
 import { loadBenchEnv } from './bench-env.ts';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
-const { values: args } = parseArgs({ options: { smoke: { type: 'boolean', default: false }, only: { type: 'string' }, out: { type: 'string' } } });
+const { values: args } = parseArgs({ options: { smoke: { type: 'boolean', default: false }, only: { type: 'string' }, out: { type: 'string' }, device: { type: 'string', default: 'cpu' } } });
 const log = (line: string) => console.log(`[bench] ${line}`);
 
 const env = loadBenchEnv();
@@ -25,6 +25,7 @@ publishTestEnv(services.env, await writeDemoModels(resolve(ROOT, '.inferq/models
 
 const ctx: BenchContext = {
   smoke: args.smoke,
+  device: args.device,
   size: (full, smoke) => (args.smoke ? smoke : full),
   startStack: () => startStack({ logLevel: 'warn' }),
   log,

@@ -39,6 +39,8 @@ export interface ScenarioResult {
 export interface BenchContext {
   /** Tiny counts: the CI smoke run, which only checks the suite still works. */
   smoke: boolean;
+  /** Where scenario 1 runs the model, worker and raw loop alike: `cpu`, `cuda:N` or `webgpu:N`. */
+  device: string;
   /** `full` normally, `smoke` in a smoke run. */
   size(full: number, smoke: number): number;
   /** The real stack (API process, workers on demand) over fresh schema, prefix and bucket. */

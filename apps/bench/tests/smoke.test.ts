@@ -11,7 +11,7 @@ import { SCENARIOS } from '../src/scenarios/index.ts';
 // timings belong in the benchmark report, not in tests.
 describe('benchmark suite (smoke)', () => {
   it('runs every scenario and writes the report', async () => {
-    const ctx = { smoke: true, size: (_full: number, smoke: number) => smoke, startStack: () => startStack({ logLevel: 'warn' }), log: () => {} };
+    const ctx = { smoke: true, device: 'cpu', size: (_full: number, smoke: number) => smoke, startStack: () => startStack({ logLevel: 'warn' }), log: () => {} };
     const results = await runScenarios(ctx, SCENARIOS);
     expect(results.map((r) => r.id)).toEqual(['1', '2', '3', '4', '5', '6']);
     for (const r of results) expect(Object.keys(r.metrics).length).toBeGreaterThan(0);

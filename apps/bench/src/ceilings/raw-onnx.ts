@@ -1,3 +1,4 @@
+import type { ProviderCandidate } from '@inferq/inference';
 import { InferenceSession, Tensor } from 'onnxruntime-node';
 
 export interface RawOnnxOptions {
@@ -6,6 +7,8 @@ export interface RawOnnxOptions {
   /** Full input shape, batch dimension first. */
   shape: number[];
   intraOpNumThreads: number;
+  /** onnxruntime's `executionProviders`, e.g. `[{ name: 'cuda', deviceId: 0 }]`. @default the CPU */
+  executionProviders?: ProviderCandidate[];
   durationMs: number;
 }
 
@@ -14,7 +17,7 @@ export interface RawOnnxOptions {
  * back, with nothing of inferq around it. Returns items (batch rows) per second.
  */
 export async function measureRawOnnx(o: RawOnnxOptions): Promise<number> {
-  const session = await InferenceSession.create(o.modelPath, { intraOpNumThreads: o.intraOpNumThreads });
+  const session = await InferenceSession.create(o.modelPath, { intraOpNumThreads: o.intraOpNumThreads, executionProviders: (o.executionProviders ?? ['cpu']) as InferenceSession.ExecutionProviderConfig[] });
   try {
     const values = new Float32Array(o.shape.reduce((a, b) => a * b, 1)).map((_, i) => Math.sin(i));
     const feeds = { [o.input]: new Tensor('float32', values, o.shape) };
