@@ -1,7 +1,7 @@
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { InferJobPayloadSchema, type InferJobPayload, type RawTensor, type StoredTensor } from '@inferq/contracts';
 import { AppError } from '@inferq/core';
-import type { Storage } from '@inferq/storage';
+import { isNotFound, type Storage } from '@inferq/storage';
 
 const payloadCheck = TypeCompiler.Compile(InferJobPayloadSchema);
 
@@ -27,7 +27,8 @@ function decodeInline(b64: string, bytes: number): Uint8Array | undefined {
 
 async function loadTensor(t: StoredTensor, storage: Storage): Promise<RawTensor> {
   let data: Uint8Array | undefined;
-  if (t.key) data = await storage.getObject(t.key);
+  // A missing object fails the job for good; any other S3 error is retried.
+  if (t.key) data = await storage.getObject(t.key).catch((err: unknown) => (isNotFound(err) ? undefined : Promise.reject(err)));
   else if (t.b64 !== undefined) data = decodeInline(t.b64, t.bytes);
   if (!data || data.byteLength !== t.bytes) throw new AppError('INPUT_DATA_INVALID', `stored input "${t.name}" is missing or has the wrong size`);
   return { name: t.name, datatype: t.datatype, shape: t.shape, data };

@@ -64,6 +64,27 @@ describe('the job pipeline over HTTP', () => {
     expect(stats.workersOnline).toBe(1);
   });
 
+  it('fails only the job whose stored input is gone; its batch mate succeeds', async () => {
+    const { rows: [owner] } = await stack.ctx.pool.query('SELECT id FROM api_keys LIMIT 1');
+    const head = { name: 'features', datatype: 'FP32', shape: [1, 64], bytes: 256 };
+    const jobs = [
+      { id: crypto.randomUUID(), inputs: [{ ...head, key: 'jobs/gone/inputs/0' }] },
+      { id: crypto.randomUUID(), inputs: [{ ...head, b64: Buffer.from(mlpRows(1, 3).buffer).toString('base64') }] },
+    ];
+    // Rows only, as after a crash before the enqueue: the reconciler queues both, with one batch key.
+    for (const j of jobs) {
+      await stack.ctx.pool.query(
+        "INSERT INTO jobs (id, owner_key_id, model_name, model_version, priority, status, inputs) VALUES ($1, $2, 'mlp', 1, 'normal', 'queued', $3)",
+        [j.id, owner.id, JSON.stringify(j.inputs)]);
+    }
+    const finished = await waitFor(async () => {
+      const { rows } = await stack.ctx.pool.query("SELECT id, status, error_code, batch_id FROM jobs WHERE id = ANY($1) AND status IN ('succeeded', 'failed')", [jobs.map((j) => j.id)]);
+      return rows.length === 2 ? new Map(rows.map((r) => [r.id, r])) : undefined;
+    }, { timeoutMs: 30_000, what: 'both jobs to finish' });
+    expect(finished.get(jobs[0]!.id)).toMatchObject({ status: 'failed', error_code: 'INPUT_DATA_INVALID' });
+    expect(finished.get(jobs[1]!.id)).toMatchObject({ status: 'succeeded', error_code: null, batch_id: finished.get(jobs[0]!.id).batch_id });
+  });
+
   it('stores large outputs in S3 and serves them by presigned URL', async () => {
     const rows = 1_100; // 1,100 × 16 FP32 = 70 KB of output, over the 64 KiB inline limit
     const x = mlpRows(rows, 99);

@@ -158,7 +158,8 @@ function createClientConfig(options: StorageOptions): S3ClientConfig {
   };
 }
 
-function isNotFound(err: unknown): boolean {
+/** Whether an S3 error means the object (or its bucket) does not exist. */
+export function isNotFound(err: unknown): boolean {
   const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
   return hasErrorName(err, 'NotFound', 'NoSuchKey', 'NoSuchBucket') || e?.$metadata?.httpStatusCode === 404;
 }
