@@ -9,33 +9,43 @@ export interface SubmitRun {
   elapsedS: number;
 }
 
+/** One HTTP client submitting jobs; records each 202's id and latency. */
+function createSubmitter(baseUrl: string, count: number, connections: number, body: (i: number) => unknown) {
+  const http = new HttpPool(baseUrl, { connections, pipelining: 1 });
+  const headers = { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' };
+  const ids: string[] = new Array(count);
+  const latenciesMs: number[] = [];
+  const started = performance.now();
+  return {
+    async send(i: number): Promise<void> {
+      const t0 = performance.now();
+      const res = await http.request({ path: '/v1/jobs', method: 'POST', headers, body: JSON.stringify(body(i)) });
+      const json = (await res.body.json()) as { id?: string; code?: string };
+      if (res.statusCode !== 202) throw new Error(`submit answered ${res.statusCode} ${json.code ?? ''}`);
+      latenciesMs.push(performance.now() - t0);
+      ids[i] = json.id!;
+    },
+    /** What was sent so far, timed from the submitter's start to now. */
+    result: (): SubmitRun => ({ ids, latenciesMs, elapsedS: (performance.now() - started) / 1000 }),
+    close: () => http.close(),
+  };
+}
+
 /**
  * Submits `count` jobs over HTTP keep-alive with `concurrency` requests in
  * flight, from this process (the API and workers are other processes).
  */
 export async function submitJobs(baseUrl: string, count: number, concurrency: number, body: (i: number) => unknown): Promise<SubmitRun> {
-  const http = new HttpPool(baseUrl, { connections: concurrency, pipelining: 1 });
-  const headers = { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' };
-  const ids: string[] = new Array(count);
-  const latenciesMs: number[] = [];
+  const submitter = createSubmitter(baseUrl, count, concurrency, body);
   let next = 0;
-  const started = performance.now();
   try {
     await Promise.all(Array.from({ length: Math.min(concurrency, count) }, async () => {
-      while (next < count) {
-        const i = next++;
-        const t0 = performance.now();
-        const res = await http.request({ path: '/v1/jobs', method: 'POST', headers, body: JSON.stringify(body(i)) });
-        const json = (await res.body.json()) as { id?: string; code?: string };
-        if (res.statusCode !== 202) throw new Error(`submit answered ${res.statusCode} ${json.code ?? ''}`);
-        latenciesMs.push(performance.now() - t0);
-        ids[i] = json.id!;
-      }
+      while (next < count) await submitter.send(next++);
     }));
+    return submitter.result();
   } finally {
-    await http.close();
+    await submitter.close();
   }
-  return { ids, latenciesMs, elapsedS: (performance.now() - started) / 1000 };
 }
 
 /** Waits until `count` jobs of the schema are finished; returns when the last one finished. */
@@ -85,32 +95,21 @@ export function base64Body(model: string, input: string, shape: number[], values
  * delays the next send, so queue waits show what a client at that rate sees.
  */
 export async function submitJobsAtRate(baseUrl: string, count: number, ratePerS: number, body: (i: number) => unknown): Promise<SubmitRun> {
-  const http = new HttpPool(baseUrl, { connections: 64, pipelining: 1 });
-  const headers = { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' };
-  const ids: string[] = new Array(count);
-  const latenciesMs: number[] = [];
-  const send = async (i: number) => {
-    const t0 = performance.now();
-    const res = await http.request({ path: '/v1/jobs', method: 'POST', headers, body: JSON.stringify(body(i)) });
-    const json = (await res.body.json()) as { id?: string; code?: string };
-    if (res.statusCode !== 202) throw new Error(`submit answered ${res.statusCode} ${json.code ?? ''}`);
-    latenciesMs.push(performance.now() - t0);
-    ids[i] = json.id!;
-  };
+  const submitter = createSubmitter(baseUrl, count, 64, body);
   const started = performance.now();
   const sends: Array<Promise<void>> = [];
   try {
     for (let i = 0; i < count; i++) {
       const waitMs = started + (i * 1000) / ratePerS - performance.now();
       if (waitMs > 0) await new Promise((r) => setTimeout(r, waitMs));
-      sends.push(send(i));
+      sends.push(submitter.send(i));
     }
     await Promise.all(sends);
+    return submitter.result();
   } finally {
     await Promise.allSettled(sends);
-    await http.close();
+    await submitter.close();
   }
-  return { ids, latenciesMs, elapsedS: (performance.now() - started) / 1000 };
 }
 
 export interface JobsRun {
