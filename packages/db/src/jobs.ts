@@ -79,7 +79,7 @@ export async function insertJobs(pool: Pool, jobs: NewJob[]): Promise<Set<string
      SELECT j.id, j.owner_key_id, j.model_name, j.model_version, j.priority, 'queued', j.idempotency_key, j.request_hash, j.inputs, j.metadata
        FROM jsonb_to_recordset($1::jsonb) AS j(id uuid, owner_key_id uuid, model_name text, model_version int, priority text,
             idempotency_key text, request_hash text, inputs jsonb, metadata jsonb)
-     ON CONFLICT (owner_key_id, idempotency_key) DO NOTHING
+     ON CONFLICT (owner_key_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
      RETURNING id`,
     [JSON.stringify(jobs.map((j) => ({
       id: j.id, owner_key_id: j.ownerKeyId, model_name: j.modelName, model_version: j.modelVersion, priority: j.priority,
