@@ -1,6 +1,7 @@
 // `npm run bench [-- --smoke] [--only 1,3] [--out dir] [--device cuda:0]`: every scenario against
 // the real stack, started the way the Quick start starts it; the report goes to
 // docs/benchmarks/ (or --out).
+import { execFileSync } from 'node:child_process';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createPool } from '@inferq/db';
@@ -32,6 +33,13 @@ const ctx: BenchContext = {
 };
 const only = args.only?.split(',').map((s) => s.trim());
 const startedAt = new Date().toISOString();
+const commit = (() => {
+  try {
+    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT }).toString().trim();
+  } catch {
+    return undefined; // not a git checkout
+  }
+})();
 try {
   const results = await runScenarios(ctx, SCENARIOS.filter((s) => !only || only.includes(s.id)));
   const pool = createPool({ url: requiredTestVar('DATABASE_URL'), schema: 'public', max: 1 });
@@ -40,7 +48,7 @@ try {
   const machine = await describeMachine({ pool, redisInfo: () => redis.info('server') });
   await Promise.all([pool.end(), redis.quit()]);
   const out = resolve(ROOT, args.out ?? 'docs/benchmarks');
-  await writeReport(out, { machine, startedAt, smoke: args.smoke, command: `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim(), results });
+  await writeReport(out, { machine, startedAt, commit, smoke: args.smoke, command: ['npm run bench', ...(process.argv.length > 2 ? ['--', ...process.argv.slice(2)] : [])].join(' '), results });
   log(`report written to ${out}`);
 } finally {
   await services.stop();

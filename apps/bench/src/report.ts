@@ -27,7 +27,7 @@ function scenarioMarkdown(r: ScenarioResult): string {
 }
 
 /** results.json, README.md (tables, goals) and one SVG per chart, in `dir`. */
-export async function writeReport(dir: string, run: { machine: Machine; startedAt: string; smoke: boolean; command: string; results: ScenarioResult[] }): Promise<void> {
+export async function writeReport(dir: string, run: { machine: Machine; startedAt: string; commit?: string; smoke: boolean; command: string; results: ScenarioResult[] }): Promise<void> {
   await mkdir(dir, { recursive: true });
   await writeFile(join(dir, 'results.json'), `${JSON.stringify(run, null, 2)}\n`);
   for (const chart of run.results.flatMap((r) => r.charts ?? [])) await writeFile(join(dir, `${chart.file}.svg`), renderLineChart(chart));
@@ -35,7 +35,7 @@ export async function writeReport(dir: string, run: { machine: Machine; startedA
   const md = [
     '# Benchmarks',
     '',
-    `Measured ${run.startedAt} with \`${run.command}\`${run.smoke ? ' (smoke run: tiny counts, figures mean nothing)' : ''}.`,
+    `Measured ${run.startedAt}${run.commit ? ` at commit ${run.commit}` : ''} with \`${run.command}\`${run.smoke ? ' (smoke run: tiny counts, figures mean nothing)' : ''}.`,
     '',
     `Machine: ${m.cpu}, ${m.cores} cores, ${m.memoryGiB} GiB; ${m.os}; Node ${m.node}, onnxruntime-node ${m.onnxruntime}, Redis ${m.redis}, Postgres ${m.postgres}.`,
     '',
