@@ -27,6 +27,9 @@ async function fillJobsTable(pool: Pool, rows: number): Promise<void> {
     [rows, JSON.stringify([INPUT]), JSON.stringify([OUTPUT])]);
   // Otherwise autovacuum wakes up for the new rows in the middle of the measurements.
   await pool.query('VACUUM ANALYZE jobs');
+  // The submit runs add rows; an autovacuum waking in one measurement and not
+  // another would be read as a depth effect.
+  await pool.query('ALTER TABLE jobs SET (autovacuum_enabled = false)');
 }
 
 /** Adds `count` queue jobs carrying the payload the API enqueues, through inferq's producer (their rows are not needed: no worker runs). */
@@ -108,15 +111,22 @@ export const depth: Scenario = {
       const emptyRuns: DepthRun[] = [];
       const deepRuns: DepthRun[] = [];
       const bulk: Array<{ jobsPerS: number; bytesPerJob: number }> = [];
-      for (let i = 0; i < rounds; i++) {
+      const measureEmpty = async () => {
         await queue.obliterate({ force: true });
         emptyRuns.push(await measure());
+      };
+      const measureDeep = async () => {
         await queue.obliterate({ force: true });
         const memoryBefore = await usedMemoryBytes(redis);
         started = performance.now();
         await enqueueJobs(producer, deepQueue);
         bulk.push({ jobsPerS: deepQueue / ((performance.now() - started) / 1000), bytesPerJob: ((await usedMemoryBytes(redis)) - memoryBefore) / deepQueue });
         deepRuns.push(await measure());
+      };
+      // The order flips every round: the table grows with each submit run, and neither depth may always come second.
+      for (let i = 0; i < rounds; i++) {
+        const order = i % 2 === 0 ? [measureEmpty, measureDeep] : [measureDeep, measureEmpty];
+        for (const step of order) await step();
       }
       const empty = medians(emptyRuns);
       const deep = medians(deepRuns);
@@ -154,8 +164,8 @@ export const depth: Scenario = {
           goal('Redis bytes per queued job (small inline input)', round(bulkBytesPerJob, 0), '<=', 1024, 'bytes'),
         ],
         notes: [
-          `The jobs table holds ${rows} finished MLP jobs (one INSERT … SELECT FROM generate_series, then VACUUM ANALYZE); no worker runs, so every submit stays queued.`,
-          `${rounds} rounds, each measuring the empty then the deep queue: autocannon (${CONNECTIONS} connections, ${durationS} s) on GET /v1/jobs/:id of one finished job, then on POST /v1/jobs (one MLP job, base64 [1, 64] FP32, priority normal); after a warm-up of both. Figures are medians over the rounds.`,
+          `The jobs table holds ${rows} finished MLP jobs (one INSERT … SELECT FROM generate_series, then VACUUM ANALYZE and autovacuum off for the table); no worker runs, so every submit stays queued.`,
+          `${rounds} rounds, each measuring the empty and the deep queue, in alternating order: autocannon (${CONNECTIONS} connections, ${durationS} s) on GET /v1/jobs/:id of one finished job, then on POST /v1/jobs (one MLP job, base64 [1, 64] FP32, priority normal); after a warm-up of both. Figures are medians over the rounds.`,
           `Empty: the queue emptied first, so it grows from 0 during the submit run. Deep: emptied, then ${deepQueue} queue jobs of the API's payload added through inferq's producer (addBulk of ${ENQUEUE_CHUNK}).`,
           'Redis bytes per job: used_memory growth ÷ queue jobs added (INFO memory), over the bulk add and over each submit run. Other users of the same Redis add noise to the latter.',
         ],
