@@ -5,4 +5,7 @@ export function percentile(values: readonly number[], p: number): number | null 
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
 }
 
+/** The median (nearest rank) of one or more values. */
+export const median = (values: readonly number[]): number => percentile(values, 50)!;
+
 export const round = (v: number | null, digits = 2): number | null => (v === null ? null : Number(v.toFixed(digits)));

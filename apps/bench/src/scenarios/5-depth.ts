@@ -6,7 +6,7 @@ import { ADMIN_KEY, mlpRows, type Stack } from '@inferq/test-utils';
 import { mlpJobBody } from '../driver.ts';
 import { runLoad, type LoadResult } from '../load/autocannon.ts';
 import { goal, type Scenario } from '../scenario.ts';
-import { percentile, round } from '../stats.ts';
+import { median, round } from '../stats.ts';
 
 const CONNECTIONS = 100;
 const ENQUEUE_CHUNK = 1_000;
@@ -59,8 +59,6 @@ interface DepthFigures {
   getP99Ms: number;
   redisBytesPerJob: number;
 }
-
-const median = (values: number[]): number => percentile(values, 50)!;
 
 const medians = (runs: DepthRun[]): DepthFigures => ({
   submitReqPerS: median(runs.map((r) => r.submit.reqPerS)),
