@@ -23,11 +23,13 @@ export interface JobRecord {
   finishedAt: Date | null;
   queueMs: number | null;
   inferMs: number | null;
+  deadlineAt: Date | null;
+  webhookUrl: string | null;
   metadata: Record<string, string>;
 }
 
 const COLUMNS = `id, owner_key_id, model_name, model_version, priority, status, idempotency_key, request_hash, inputs, outputs,
-  error_code, error_message, attempts, worker_id, batch_id, batch_size, created_at, started_at, finished_at, queue_ms, infer_ms, metadata`;
+  error_code, error_message, attempts, worker_id, batch_id, batch_size, created_at, started_at, finished_at, queue_ms, infer_ms, deadline_at, webhook_url, metadata`;
 /** Columns for lists: everything but the tensors. */
 const SUMMARY_COLUMNS = COLUMNS.replace('inputs, outputs,', "'[]'::jsonb AS inputs, NULL::jsonb AS outputs,");
 
@@ -54,6 +56,8 @@ const toRecord = (r: JobRow): JobRecord => ({
   finishedAt: r.finished_at as Date | null,
   queueMs: r.queue_ms as number | null,
   inferMs: r.infer_ms as number | null,
+  deadlineAt: r.deadline_at as Date | null,
+  webhookUrl: r.webhook_url as string | null,
   metadata: r.metadata as Record<string, string>,
 });
 
@@ -67,6 +71,8 @@ export interface NewJob {
   requestHash: string | null;
   inputs: StoredTensor[];
   metadata: Record<string, string>;
+  deadlineAt: Date | null;
+  webhookUrl: string | null;
 }
 
 /**
@@ -75,15 +81,16 @@ export interface NewJob {
  */
 export async function insertJobs(pool: Pool, jobs: NewJob[]): Promise<Set<string>> {
   const { rows } = await pool.query<{ id: string }>(
-    `INSERT INTO jobs (id, owner_key_id, model_name, model_version, priority, status, idempotency_key, request_hash, inputs, metadata)
-     SELECT j.id, j.owner_key_id, j.model_name, j.model_version, j.priority, 'queued', j.idempotency_key, j.request_hash, j.inputs, j.metadata
+    `INSERT INTO jobs (id, owner_key_id, model_name, model_version, priority, status, idempotency_key, request_hash, inputs, metadata, deadline_at, webhook_url)
+     SELECT j.id, j.owner_key_id, j.model_name, j.model_version, j.priority, 'queued', j.idempotency_key, j.request_hash, j.inputs, j.metadata, j.deadline_at, j.webhook_url
        FROM jsonb_to_recordset($1::jsonb) AS j(id uuid, owner_key_id uuid, model_name text, model_version int, priority text,
-            idempotency_key text, request_hash text, inputs jsonb, metadata jsonb)
+            idempotency_key text, request_hash text, inputs jsonb, metadata jsonb, deadline_at timestamptz, webhook_url text)
      ON CONFLICT (owner_key_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
      RETURNING id`,
     [JSON.stringify(jobs.map((j) => ({
       id: j.id, owner_key_id: j.ownerKeyId, model_name: j.modelName, model_version: j.modelVersion, priority: j.priority,
       idempotency_key: j.idempotencyKey, request_hash: j.requestHash, inputs: j.inputs, metadata: j.metadata,
+      deadline_at: j.deadlineAt, webhook_url: j.webhookUrl,
     })))],
   );
   return new Set(rows.map((r) => r.id));

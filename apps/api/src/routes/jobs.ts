@@ -27,8 +27,10 @@ export const jobsRoutes: FastifyPluginAsyncTypebox<JobsRoutesOptions> = async (a
       response: { 202: JobAcceptedSchema, ...problemResponses(400, 401, 403, 404, 409, 413, 415, 429, 503) },
     },
   }, async (request, reply) => {
-    const { model, inputs, priority = 'normal', metadata = {} } = request.body;
-    const accepted = await jobs.submitJob({ principal: request.principal, model, inputs, priority, metadata, idempotencyKey: request.headers['idempotency-key'] });
+    const { model, inputs, priority = 'normal', metadata = {}, deadline, webhook } = request.body;
+    const accepted = await jobs.submitJob({
+      principal: request.principal, model, inputs, priority, metadata, deadline, webhookUrl: webhook?.url, idempotencyKey: request.headers['idempotency-key'],
+    });
     request.log.debug({ jobId: accepted.id, model }, 'job accepted');
     return reply.status(202).header('location', accepted.links.self).send(accepted);
   });

@@ -21,6 +21,8 @@ export function toJobSummary(r: JobRecord): Omit<Job, 'outputs'> {
     attempts: r.attempts,
     error: r.errorCode ? { code: r.errorCode, message: r.errorMessage ?? '' } : null,
     metadata: r.metadata,
+    deadline: r.deadlineAt?.toISOString() ?? null,
+    webhookUrl: r.webhookUrl,
     links: jobLinks(r.id),
   };
 }

@@ -18,6 +18,9 @@ export interface SubmitJobInput {
   priority: Priority;
   metadata: Record<string, string>;
   idempotencyKey: string | undefined;
+  /** ISO 8601; the job expires if still queued past it. */
+  deadline?: string;
+  webhookUrl?: string;
 }
 
 export interface JobsService {
@@ -45,7 +48,16 @@ const newJobId = (): string => uuidv7();
 
 /** What an Idempotency-Key is bound to; only computed for requests that carry one (it serialises every input). */
 const requestHash = (input: SubmitJobInput): string | null => input.idempotencyKey === undefined ? null :
-  createHash('sha256').update(JSON.stringify([input.model, input.priority, input.inputs, input.metadata])).digest('hex');
+  createHash('sha256').update(JSON.stringify([input.model, input.priority, input.inputs, input.metadata, input.deadline ?? null, input.webhookUrl ?? null])).digest('hex');
+
+function parseDeadline(deadline: string | undefined): Date | null {
+  if (deadline === undefined) return null;
+  const at = new Date(deadline);
+  if (!(at.getTime() > Date.now())) {
+    throw new AppError('VALIDATION_FAILED', 'deadline has passed', { errors: [{ pointer: '/body/deadline', code: 'VALIDATION_FAILED', detail: 'must be in the future' }] });
+  }
+  return at;
+}
 
 const encodeCursor = (r: JobRecord): string => Buffer.from(`${r.createdAt.toISOString()}|${r.id}`).toString('base64url');
 function decodeCursor(cursor: string): { createdAt: Date; id: string } {
@@ -93,12 +105,14 @@ export function createJobsService(deps: JobsServiceDeps): JobsService {
       const hash = requestHash(input);
       const earlier = await findIdempotent(input, hash);
       if (earlier) return earlier;
+      const deadlineAt = parseDeadline(input.deadline);
       const model = await deps.models.resolveModel(input.model);
       const tensors = decodeInputs(input.inputs, model.signature, deps.limits.inputMaxBytes);
       const id = newJobId();
       const accepted = await accept({
         id, ownerKeyId: input.principal.keyId, modelName: model.name, modelVersion: model.version, priority: input.priority,
         idempotencyKey: input.idempotencyKey ?? null, requestHash: hash, inputs: await storeInputs(id, tensors), metadata: input.metadata,
+        deadlineAt, webhookUrl: input.webhookUrl ?? null,
       });
       // Lost a race with a concurrent request carrying the same key: answer with the winner.
       return accepted ?? (await findIdempotent(input, hash))!;
@@ -106,6 +120,7 @@ export function createJobsService(deps: JobsServiceDeps): JobsService {
     async retryJob(id, principal) {
       const job = await findOwnJob(id, ownerFilter(principal));
       const newId = newJobId();
+      // The retry keeps the webhook but not the deadline, which was the first attempt's.
       // Inputs kept in S3 are copied: the new job must not depend on the old one's objects.
       const inputs = await Promise.all(job.inputs.map(async (t, i) => {
         if (!t.key) return t;
@@ -115,7 +130,7 @@ export function createJobsService(deps: JobsServiceDeps): JobsService {
       }));
       return (await accept({
         id: newId, ownerKeyId: principal.keyId, modelName: job.modelName, modelVersion: job.modelVersion, priority: job.priority,
-        idempotencyKey: null, requestHash: null, inputs, metadata: job.metadata,
+        idempotencyKey: null, requestHash: null, inputs, metadata: job.metadata, deadlineAt: null, webhookUrl: job.webhookUrl,
       }))!;
     },
     async readTensor(id, ownerKeyId, kind, index) {

@@ -13,6 +13,11 @@ export const SubmitJobBodySchema = Type.Object(
     inputs: Type.Array(InputTensorSchema, { minItems: 1, maxItems: 64 }),
     priority: Type.Optional(StringEnum(PRIORITIES, { default: 'normal', description: 'Queue priority; high runs before normal before low' })),
     metadata: Type.Optional(Type.Record(Type.String({ maxLength: 64 }), Type.String({ maxLength: 1024 }), { maxProperties: 32 })),
+    deadline: Type.Optional(Type.String({ format: 'date-time', description: 'Run the job before this time or not at all: still queued past it, it ends `expired`' })),
+    webhook: Type.Optional(Type.Object(
+      { url: Type.String({ format: 'uri', minLength: 8, maxLength: 2048, description: 'http(s) URL the finished job is posted to, signed' }) },
+      { additionalProperties: false },
+    )),
   },
   { additionalProperties: false },
 );
@@ -62,6 +67,8 @@ export const JobSchema = Type.Object(
     inputs: Type.Optional(Type.Array(TensorSummarySchema, { description: 'Input headers; the bytes are at links.inputs + /:index' })),
     outputs: Type.Optional(Type.Array(OutputTensorSchema)),
     metadata: Type.Record(Type.String(), Type.String()),
+    deadline: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    webhookUrl: Type.Union([Type.String(), Type.Null()]),
     links: JobLinksSchema,
   },
   { $id: 'Job' },
