@@ -3,3 +3,7 @@ export * from './wait-for.ts';
 export * from './processes.ts';
 export * from './test-env.ts';
 export * from './stack.ts';
+export * from './job-ledger.ts';
+export * from './steady-load.ts';
+export * from './private-services.ts';
+export * from './worker-pause.ts';

@@ -27,6 +27,8 @@ export interface StackOptions {
   apiEnv?: Record<string, string>;
   /** Extra node flags for the API process (e.g. `--cpu-prof`). */
   apiNodeArgs?: string[];
+  /** Service variables in place of the shared servers' (a private server's `env`, for fault tests). */
+  services?: Record<string, string>;
 }
 
 export interface Stack {
@@ -34,7 +36,8 @@ export interface Stack {
   api: TestProcess;
   baseUrl: string;
   request(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; json: any }>;
-  registerModel(name: string, fields?: Record<string, string>): Promise<void>;
+  /** Uploads demo model `file` (default: the one called `name`) as `name`. */
+  registerModel(name: string, fields?: Record<string, string>, file?: string): Promise<void>;
   /** `nodeArgs` e.g. `--cpu-prof`. */
   startWorker(env?: Record<string, string>, nodeArgs?: string[]): Promise<TestProcess>;
   close(): Promise<void>;
@@ -56,15 +59,18 @@ export const FAST_WORKER_ENV = {
  * and bucket; workers are started on demand. Drives tests that cross processes.
  */
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
-  const ctx = await createTestContext();
+  const ctx = await createTestContext({ services: options.services });
   const logLevel = options.logLevel ?? 'info';
   const port = await freePort();
-  const api = startProcess('apps/api/src/main.ts', { ...ctx.env, PORT: String(port), ADMIN_API_KEY: ADMIN_KEY, LOG_LEVEL: logLevel, ...options.apiEnv }, options.apiNodeArgs);
+  // The rate limiter stays on (benchmarks measure its Redis round trip) with a limit load tests never reach.
+  const api = startProcess('apps/api/src/main.ts', { ...ctx.env, PORT: String(port), ADMIN_API_KEY: ADMIN_KEY, LOG_LEVEL: logLevel, RATE_LIMIT_PER_MIN: '100000000', ...options.apiEnv }, options.apiNodeArgs);
   const baseUrl = `http://127.0.0.1:${port}`;
   await waitFor(async () => (await fetch(`${baseUrl}/healthz`)).ok, { timeoutMs: 30_000, intervalMs: 100, what: 'the API to listen' })
     .catch((err: Error) => { throw new Error(`${err.message}; API output:\n${api.output().slice(-2000)}`); });
   const workers: TestProcess[] = [];
   const redis = createRedisConnection(ctx.env.REDIS_URL!, 'producer');
+  // Fault tests stop Redis under it: a failed call says so, the connection need not.
+  redis.on('error', () => {});
   const request: Stack['request'] = async (method, path, body, headers = {}) => {
     const res = await fetch(`${baseUrl}${path}`, {
       method, headers: { authorization: `Bearer ${ADMIN_KEY}`, ...(body ? { 'content-type': 'application/json' } : {}), ...headers },
@@ -74,8 +80,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   };
   return {
     ctx, api, baseUrl, request,
-    async registerModel(name, fields = {}) {
-      const m = demoModel(name);
+    async registerModel(name, fields = {}, file = name) {
+      const m = demoModel(file);
       const form = new FormData();
       form.set('name', name);
       form.set('maxBatchSize', fields.maxBatchSize ?? String(m.maxBatchSize));
@@ -107,6 +113,9 @@ export function mlpRows(rows: number, seed: number): Float32Array {
   for (let i = 0; i < out.length; i++) out[i] = Math.sin(seed * 12.9898 + i * 78.233) * 0.8;
   return out;
 }
+
+/** A one-row MLP submission body, distinct per `seed`. */
+export const mlpJob = (seed: number) => ({ model: 'mlp', inputs: [{ name: 'features', datatype: 'FP32', shape: [1, 64], data: Array.from(mlpRows(1, seed)) }] });
 
 /** Runs `tasks` with at most `limit` in flight. */
 export async function runLimited<T>(count: number, limit: number, task: (i: number) => Promise<T>): Promise<T[]> {

@@ -28,8 +28,13 @@ export async function deleteRedisKeys(redisUrl: string, prefix: string): Promise
   }
 }
 
+export interface TestContextOptions {
+  /** Service variables that replace the shared ones (`DATABASE_URL`, `REDIS_URL`, `S3_*`): a private server's `env`. */
+  services?: Record<string, string>;
+}
+
 /** A fresh, migrated Postgres schema, a Redis prefix and an S3 bucket for one test file. */
-export async function createTestContext(): Promise<TestContext> {
+export async function createTestContext(options: TestContextOptions = {}): Promise<TestContext> {
   const id = `t${randomBytes(5).toString('hex')}`;
   const env: Record<string, string> = {
     DATABASE_URL: required('DATABASE_URL'),
@@ -43,6 +48,7 @@ export async function createTestContext(): Promise<TestContext> {
     S3_SECRET_ACCESS_KEY: optionalTestVar('S3_SECRET_ACCESS_KEY', ''),
     S3_FORCE_PATH_STYLE: 'true',
     LOG_LEVEL: optionalTestVar('TEST_LOG_LEVEL', 'warn'),
+    ...options.services,
   };
   const admin = createPool({ url: env.DATABASE_URL!, schema: 'public', max: 1 });
   await admin.query(`CREATE SCHEMA "${id}"`);
