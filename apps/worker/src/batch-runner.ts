@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
+import pRetry from 'p-retry';
 import type { RawTensor, StoredTensor } from '@inferq/contracts';
 import type { Logger } from '@inferq/core';
 import { startJobs, type JobFailure, type Pool } from '@inferq/db';
 import { UnrecoverableError } from '@inferq/queue';
 import type { Storage } from '@inferq/storage';
-import { classifyError, type ClassifiedError } from './job-errors.ts';
+import { classifyError, isOutage, type ClassifiedError } from './job-errors.ts';
 import { loadJobInputs } from './job-inputs.ts';
 import type { ModelSessions } from './model-sessions.ts';
 import { isLastAttempt, type PendingJob } from './pending-job.ts';
@@ -25,49 +26,86 @@ export interface BatchStats {
 type JobAttempt = Pick<PendingJob, 'jobId' | 'attemptsMade' | 'maxAttempts'>;
 type ClaimedJob = PendingJob & { inputs: RawTensor[] };
 
+/** Backoff between tries while Postgres or S3 is down: quick at first, then every 2 s. */
+const OUTAGE_BACKOFF = { retries: Number.POSITIVE_INFINITY, minTimeout: 100, maxTimeout: 2_000, factor: 2, randomize: true };
+
 function failureFor(job: JobAttempt, e: ClassifiedError): { failure: JobFailure; error: Error } {
   const final = !e.retryable || isLastAttempt(job);
   const error = e.retryable ? new Error(`${e.code}: ${e.message}`) : new UnrecoverableError(`${e.code}: ${e.message}`);
   return { failure: { id: job.jobId, code: e.code, message: e.message, final }, error };
 }
 
+export interface BatchRunnerDeps {
+  pool: Pool;
+  sessions: ModelSessions;
+  storage: Storage;
+  writer: ResultWriter;
+  workerId: string;
+  logger: Logger;
+  status?: WorkerStatusTracker;
+  /** Aborted when the worker stops: outage retries end, and the batches waiting on them go back to the queue. */
+  signal?: AbortSignal;
+}
+
 /**
  * Runs one batch end to end: claim the rows (the claim hands back their
  * inputs), one session run, store every job's outcome, then settle the queue
  * jobs. Nothing is acknowledged before Postgres holds its outcome
- * (invariant 2); each job fails alone.
+ * (invariant 2); each job fails alone. While Postgres or S3 is down, each
+ * step waits for it to come back, holding its jobs (BullMQ renews their locks
+ * in Redis meanwhile): a finished result is stored late, not computed twice,
+ * and no job spends an attempt on an outage.
  */
-export function createBatchRunner(deps: { pool: Pool; sessions: ModelSessions; storage: Storage; writer: ResultWriter; workerId: string; logger: Logger; status?: WorkerStatusTracker }) {
-  async function settleFailures(failed: Array<{ job: PendingJob; e: ClassifiedError }>): Promise<void> {
+export function createBatchRunner(deps: BatchRunnerDeps) {
+  /** Runs `step`, again and again while it fails because Postgres or S3 is unreachable, until it succeeds or the worker stops. */
+  function outlastOutage<T>(step: string, log: Logger, task: () => Promise<T>): Promise<T> {
+    return pRetry(task, {
+      ...OUTAGE_BACKOFF,
+      shouldRetry: ({ error }) => isOutage(error) && !deps.signal?.aborted,
+      onFailedAttempt: ({ error, attemptNumber }) => {
+        if (isOutage(error)) log.warn({ step, attempt: attemptNumber, err: error.message }, 'dependency unavailable; retrying');
+      },
+    });
+  }
+
+  async function settleFailures(failed: Array<{ job: PendingJob; e: ClassifiedError }>, log: Logger): Promise<void> {
     const outcomes = failed.map(({ job, e }) => ({ job, ...failureFor(job, e) }));
-    await deps.writer.writeFailures(outcomes.map((o) => o.failure));
+    await outlastOutage('store failures', log, () => deps.writer.writeFailures(outcomes.map((o) => o.failure)));
     for (const o of outcomes) o.job.settle({ ok: false, error: o.error });
   }
 
-  /** Reads each claimed job's inputs (inline, or from S3); a job whose inputs cannot be read fails alone. */
-  async function loadInputs(jobs: Array<{ job: PendingJob; inputs: StoredTensor[] }>): Promise<ClaimedJob[]> {
-    const loaded = await Promise.allSettled(jobs.map(({ inputs }) => loadJobInputs(inputs, deps.storage)));
+  /**
+   * Reads each claimed job's inputs (inline, or from S3); a job whose inputs
+   * cannot be read fails alone, but an unreachable S3 is waited out.
+   */
+  async function loadInputs(jobs: Array<{ job: PendingJob; inputs: StoredTensor[] }>, log: Logger): Promise<ClaimedJob[]> {
+    const loaded = await outlastOutage('read inputs', log, async () => {
+      const settled = await Promise.allSettled(jobs.map(({ inputs }) => loadJobInputs(inputs, deps.storage)));
+      const outage = settled.find((r) => r.status === 'rejected' && isOutage(r.reason));
+      if (outage) throw (outage as PromiseRejectedResult).reason;
+      return settled;
+    });
     const failed = jobs.flatMap(({ job }, i) => {
       const r = loaded[i]!;
       return r.status === 'rejected' ? [{ job, e: classifyError(r.reason) }] : [];
     });
-    await settleFailures(failed);
+    await settleFailures(failed, log);
     return jobs.flatMap(({ job }, i) => {
       const r = loaded[i]!;
       return r.status === 'fulfilled' ? [{ ...job, inputs: r.value }] : [];
     });
   }
 
-  async function runClaimed(batchId: string, jobs: ClaimedJob[]): Promise<BatchStats> {
+  async function runClaimed(batchId: string, jobs: ClaimedJob[], log: Logger): Promise<BatchStats> {
     const { model, modelVersion } = jobs[0]!;
     const stats = { batchId, model, modelVersion, batchSize: jobs.length, inferMs: 0, succeeded: 0, failed: 0, queueWaitMs: Math.round(Date.now() - Math.min(...jobs.map((j) => j.createdAtMs))) };
     let session;
     try {
-      session = await deps.sessions.getSession(model, modelVersion);
+      session = await outlastOutage('load model', log, () => deps.sessions.getSession(model, modelVersion));
     } catch (err) {
       const e = classifyError(err);
       const loadError = e.code === 'INTERNAL' ? { ...e, code: 'MODEL_LOAD_FAILED' as const } : e;
-      await settleFailures(jobs.map((job) => ({ job, e: loadError })));
+      await settleFailures(jobs.map((job) => ({ job, e: loadError })), log);
       return { ...stats, failed: jobs.length };
     }
     const run = await session.runBatch(jobs.map((j) => ({ inputs: j.inputs }))).catch(async (err: unknown) => {
@@ -82,9 +120,10 @@ export function createBatchRunner(deps: { pool: Pool; sessions: ModelSessions; s
       if (r.ok) ok.push({ job, outputs: r });
       else bad.push({ job, e: { code: r.code, message: r.message, retryable: r.code === 'INFERENCE_FAILED' } });
     });
-    await deps.writer.writeSuccesses(ok.map(({ job, outputs }) => ({ id: job.jobId, outputs: outputs.outputs, inferMs: run.inferMs })));
+    const results = ok.map(({ job, outputs }) => ({ id: job.jobId, outputs: outputs.outputs, inferMs: run.inferMs }));
+    await outlastOutage('store results', log, () => deps.writer.writeSuccesses(results));
     for (const { job } of ok) job.settle({ ok: true });
-    await settleFailures(bad);
+    await settleFailures(bad, log);
     return { ...stats, succeeded: ok.length, failed: bad.length };
   }
 
@@ -95,28 +134,29 @@ export function createBatchRunner(deps: { pool: Pool; sessions: ModelSessions; s
      */
     async failIntake(job: JobAttempt, err: unknown): Promise<Error> {
       const { failure, error } = failureFor(job, classifyError(err));
-      await deps.writer.writeFailures([failure]);
+      await outlastOutage('store failures', deps.logger.child({ jobId: job.jobId }), () => deps.writer.writeFailures([failure]));
       return error;
     },
     async runBatch(batch: PendingJob[]): Promise<void> {
       const batchId = randomUUID();
       const log = deps.logger.child({ model: batch[0]!.model, modelVersion: batch[0]!.modelVersion, batchId });
       try {
-        const live = await startJobs(deps.pool, { ids: batch.map((j) => j.jobId), workerId: deps.workerId, batchId, batchSize: batch.length });
+        // A claim that fails on an outage changed nothing: retried, it spends no attempt.
+        const live = await outlastOutage('claim', log, () => startJobs(deps.pool, { ids: batch.map((j) => j.jobId), workerId: deps.workerId, batchId, batchSize: batch.length }));
         // Canceled or already finished (a replay after a crash): acknowledge without running.
         for (const job of batch) if (!live.has(job.jobId)) job.settle({ ok: true });
         const claimed = await loadInputs(batch.flatMap((job) => {
           const row = live.get(job.jobId);
           return row ? [{ job, inputs: row.inputs }] : [];
-        }));
+        }), log);
         if (claimed.length === 0) return;
         deps.status?.batchStarted(batchId, claimed[0]!.model, claimed.length);
-        const stats = await runClaimed(batchId, claimed);
+        const stats = await runClaimed(batchId, claimed, log);
         log.info({ batchSize: stats.batchSize, inferMs: Math.round(stats.inferMs * 100) / 100, queueWaitMs: stats.queueWaitMs, failed: stats.failed }, 'batch completed');
         deps.status?.batchEnded(batchId, stats);
       } catch (err) {
         deps.status?.batchEnded(batchId);
-        // Postgres or S3 unreachable: nothing was acknowledged, so the queue retries every job.
+        // A step failed outright, or an outage outlasted the worker: nothing was acknowledged, so the queue retries every job.
         log.error({ err }, 'batch failed before its results were stored');
         for (const job of batch) job.settle({ ok: false, error: err instanceof Error ? err : new Error(String(err)) });
       }

@@ -1,5 +1,7 @@
 import { ErrorCatalogue, isErrorCode, type ErrorCode } from '@inferq/contracts';
 import { isAppError } from '@inferq/core';
+import { isDatabaseUnavailable } from '@inferq/db';
+import { isStorageUnavailable } from '@inferq/storage';
 
 export interface ClassifiedError {
   code: ErrorCode;
@@ -15,3 +17,6 @@ export function classifyError(err: unknown): ClassifiedError {
   if (isErrorCode(code)) return { code, message, retryable: ErrorCatalogue[code].retryable };
   return { code: 'INTERNAL', message, retryable: true };
 }
+
+/** Postgres or S3 cannot be reached: no fault of the job, so it is waited out rather than failing the job. */
+export const isOutage = (err: unknown): boolean => isDatabaseUnavailable(err) || isStorageUnavailable(err);

@@ -35,8 +35,10 @@ export async function startWorkerProcess(config: WorkerConfig, baseLogger: Logge
   });
   const status = createWorkerStatus({ workerId, device: config.WORKER_DEVICE });
   const readGpu = createGpuProbe(config.WORKER_DEVICE);
+  // Ends the batches' waits on a Postgres or S3 outage when the worker stops: their jobs go back to the queue.
+  const stopping = new AbortController();
   const runner = createBatchRunner({
-    pool, sessions, storage, workerId, logger, status,
+    pool, sessions, storage, workerId, logger, status, signal: stopping.signal,
     writer: createResultWriter({ pool, storage, inlineTensorMaxBytes: config.INLINE_TENSOR_MAX_BYTES }),
   });
   const reconciler = createReconciler({ pool, producer, redis: producerRedis, minAgeMs: config.RECONCILE_MIN_AGE_MS, logger });
@@ -77,6 +79,7 @@ export async function startWorkerProcess(config: WorkerConfig, baseLogger: Logge
     workerId,
     /** Graceful: stop taking jobs, finish and store the batches in hand, then close connections. */
     async close(): Promise<void> {
+      stopping.abort();
       for (const t of timers) clearInterval(t);
       await Promise.all([...workers.values()].map((w) => w.close()));
       await sessions.closeAll();

@@ -31,6 +31,7 @@ export const ErrorCatalogue = {
   INTERNAL: { status: 500, title: 'Internal error', retryable: true },
   QUEUE_UNAVAILABLE: { status: 503, title: 'The queue is unavailable', retryable: true },
   DATABASE_UNAVAILABLE: { status: 503, title: 'The database is unavailable', retryable: true },
+  STORAGE_UNAVAILABLE: { status: 503, title: 'Object storage is unavailable', retryable: true },
   MODEL_UNAVAILABLE: { status: 503, title: 'No worker serves this model', retryable: true },
   // Stored on failed jobs by workers; never an HTTP reply.
   MODEL_LOAD_FAILED: { status: 500, title: 'The model could not be loaded', retryable: false },

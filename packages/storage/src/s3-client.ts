@@ -164,6 +164,21 @@ export function isNotFound(err: unknown): boolean {
   return hasErrorName(err, 'NotFound', 'NoSuchKey', 'NoSuchBucket') || e?.$metadata?.httpStatusCode === 404;
 }
 
+const NETWORK_ERROR_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+
+/**
+ * Whether an S3 error means the service cannot be reached or is failing now
+ * (retry later), not that the request is wrong. Only errors from this client
+ * count: the SDK marks every error it throws with `$metadata`, so a database
+ * connection error with the same system code is not mistaken for one.
+ */
+export function isStorageUnavailable(err: unknown): boolean {
+  const e = err as { code?: unknown; $metadata?: { httpStatusCode?: number } } | undefined;
+  if (!e || typeof e !== 'object' || !('$metadata' in e)) return false;
+  if (typeof e.code === 'string' && NETWORK_ERROR_CODES.has(e.code)) return true;
+  return hasErrorName(err, 'TimeoutError', 'RequestTimeout') || (e.$metadata?.httpStatusCode ?? 0) >= 500;
+}
+
 function hasErrorName(err: unknown, ...names: string[]): boolean {
   const name = (err as { name?: unknown })?.name;
   return typeof name === 'string' && names.includes(name);

@@ -2,6 +2,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { ErrorCatalogue, type ErrorCode } from '@inferq/contracts';
 import { AppError, isAppError, type ProblemItem } from '@inferq/core';
 import { isDatabaseUnavailable } from '@inferq/db';
+import { isStorageUnavailable } from '@inferq/storage';
 
 // Fastify's own client errors, mapped to catalogue codes.
 const FASTIFY_CODES: Record<string, ErrorCode> = {
@@ -38,6 +39,7 @@ function toAppError(err: FastifyError): AppError {
   const mapped = err.code ? FASTIFY_CODES[err.code] : undefined;
   if (mapped) return new AppError(mapped, err.message);
   if (err instanceof SyntaxError || err.statusCode === 400) return new AppError('MALFORMED_BODY', err.message);
+  if (isStorageUnavailable(err)) return new AppError('STORAGE_UNAVAILABLE', 'object storage cannot be reached; retry shortly', { headers: { 'retry-after': '2' } });
   if (isDatabaseUnavailable(err)) return new AppError('DATABASE_UNAVAILABLE', 'the database cannot be reached; retry shortly', { headers: { 'retry-after': '2' } });
   if (err.statusCode === 413) return new AppError('PAYLOAD_TOO_LARGE', err.message);
   if (err.statusCode === 415) return new AppError('UNSUPPORTED_MEDIA_TYPE', err.message);
