@@ -1,24 +1,31 @@
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import multipart from '@fastify/multipart';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { ProblemSchema } from '@inferq/contracts';
 import type { Logger } from '@inferq/core';
 import type { Pool } from '@inferq/db';
-import type { JobProducer, Redis } from '@inferq/queue';
+import { createJobEvents, type JobProducer, type Redis } from '@inferq/queue';
 import type { Storage } from '@inferq/storage';
 import { registerAuth } from './plugins/auth.ts';
 import { registerConsole } from './plugins/console.ts';
-import { registerErrorHandler } from './plugins/error-handler.ts';
+import { registerErrorHandler, replyWithProblem } from './plugins/error-handler.ts';
+import { registerRateLimit } from './plugins/rate-limit.ts';
 import { apiKeysRoutes } from './routes/api-keys.ts';
+import { auditRoutes } from './routes/audit.ts';
 import { healthRoutes } from './routes/health.ts';
 import { jobsRoutes } from './routes/jobs.ts';
 import { modelsRoutes } from './routes/models.ts';
 import { systemRoutes } from './routes/system.ts';
+import { webhooksRoutes } from './routes/webhooks.ts';
 import { createApiKeysService, type ApiKeysService } from './services/api-keys-service.ts';
+import { createAuditService } from './services/audit-service.ts';
 import { createJobsService } from './services/jobs-service.ts';
+import { createJobWaiter } from './services/job-waiter.ts';
 import { createModelsService } from './services/models-service.ts';
 import { createStatsService } from './services/stats-service.ts';
+import { createWebhooksService } from './services/webhooks-service.ts';
+import type { WebhookSettings } from './webhooks/webhook-dispatcher.ts';
 
 export interface AppDeps {
   logger: Logger;
@@ -35,14 +42,31 @@ export interface AppDeps {
     cacheTtlMs: number;
     /** Most submissions recorded in one group commit. @default 256 */
     submitGroupMax?: number;
+    /** Jobs waiting per model queue above which submissions get 429 QUEUE_FULL; 0: no limit. @default 0 */
+    queueMaxDepth?: number;
+    /** The longest `Prefer: wait=N` honoured, in seconds. @default 60 */
+    waitMaxS?: number;
+    /** What the routes need of the webhook settings; the dispatcher is started beside the app (main.ts). */
+    webhooks: Pick<WebhookSettings, 'signingSecret' | 'allowPrivate'>;
+    /** Requests per minute per key without a limit of its own; 0: not limited. @default 0 */
+    rateLimitPerMin?: number;
     /** The built web console, served at `/` when present. */
     consoleDir?: string;
   };
 }
 
+/** A route the app serves and the scope it needs (none: public). */
+export interface RouteSummary {
+  method: string;
+  url: string;
+  scope: string | undefined;
+}
+
 export interface App {
   server: FastifyInstance;
   keys: ApiKeysService;
+  /** Every route, so tests can prove each one is authenticated (invariant 6). */
+  routes: readonly RouteSummary[];
 }
 
 /** Builds the Fastify app without listening, so tests drive it with inject(). */
@@ -55,9 +79,16 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     requestIdHeader: false,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: true, useDefaults: true, allErrors: false } },
     return503OnClosing: true,
+    // Undecodable URLs and overlong path parameters are answered before the error handler exists for them.
+    frameworkErrors: replyWithProblem,
     // One access line per request (below), not Fastify's two.
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
   }) as unknown as FastifyInstance;
+
+  const routes: RouteSummary[] = [];
+  server.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat()) routes.push({ method, url: route.url, scope: route.config?.scope });
+  });
 
   server.addHook('onResponse', async (request, reply) => {
     request.log.info({ method: request.method, url: request.url, statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime * 100) / 100 }, 'request completed');
@@ -82,17 +113,26 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const keys = createApiKeysService(deps.pool, { cacheTtlMs: settings.cacheTtlMs });
   const models = createModelsService({ pool: deps.pool, storage: deps.storage, cacheTtlMs: settings.cacheTtlMs });
   const jobs = createJobsService({
-    pool: deps.pool, producer: deps.producer, storage: deps.storage, models,
-    limits: { inputMaxBytes: settings.inputMaxBytes, inlineTensorMaxBytes: settings.inlineTensorMaxBytes, submitGroupMax: settings.submitGroupMax ?? 256 },
+    pool: deps.pool, producer: deps.producer, storage: deps.storage, models, webhookAllowPrivate: settings.webhooks.allowPrivate,
+    limits: { inputMaxBytes: settings.inputMaxBytes, inlineTensorMaxBytes: settings.inlineTensorMaxBytes, submitGroupMax: settings.submitGroupMax ?? 256, queueMaxDepth: settings.queueMaxDepth ?? 0 },
   });
   registerAuth(server, keys);
+  await registerRateLimit(server, { redis: deps.redis, keyPrefix: deps.producer.prefix, defaultPerMin: settings.rateLimitPerMin ?? 0 });
 
-  await server.register(healthRoutes, { pool: deps.pool, redis: deps.redis });
-  await server.register(jobsRoutes, { jobs, storage: deps.storage, outputUrlTtlS: settings.outputUrlTtlS });
+  await server.register(healthRoutes, { pool: deps.pool, redis: deps.redis, producer: deps.producer });
+  const events = createJobEvents({ connection: deps.redis, prefix: deps.producer.prefix });
+  server.addHook('onClose', () => events.close());
+  const waiter = createJobWaiter({
+    redis: deps.redis, prefix: deps.producer.prefix, events, getJob: jobs.getJob,
+    resolveModelName: async (ref) => (await models.resolveModel(ref)).name,
+  });
+  await server.register(jobsRoutes, { jobs, waiter, storage: deps.storage, outputUrlTtlS: settings.outputUrlTtlS, waitMaxS: settings.waitMaxS ?? 60 });
   await server.register(modelsRoutes, { models, uploadLimitBytes: settings.modelUploadLimitBytes });
   await server.register(apiKeysRoutes, { keys });
+  await server.register(auditRoutes, { audit: createAuditService(deps.pool) });
+  await server.register(webhooksRoutes, { webhooks: createWebhooksService({ pool: deps.pool, signingSecret: settings.webhooks.signingSecret }) });
   await server.register(systemRoutes, { stats: createStatsService({ pool: deps.pool, producer: deps.producer, redis: deps.redis }), redis: deps.redis, producer: deps.producer });
   if (settings.consoleDir) await registerConsole(server, settings.consoleDir);
   await server.ready();
-  return { server, keys };
+  return { server, keys, routes };
 }

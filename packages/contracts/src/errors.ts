@@ -36,6 +36,7 @@ export const ErrorCatalogue = {
   // Stored on failed jobs by workers; never an HTTP reply.
   MODEL_LOAD_FAILED: { status: 500, title: 'The model could not be loaded', retryable: false },
   MODEL_ARTIFACT_INVALID: { status: 500, title: 'The model artifact failed its checksum', retryable: false },
+  DEADLINE_EXCEEDED: { status: 500, title: 'The job was still queued at its deadline', retryable: false },
   INFERENCE_FAILED: { status: 500, title: 'The model failed while running', retryable: true },
   OUTPUT_WRITE_FAILED: { status: 500, title: 'The results could not be stored', retryable: true },
 } as const satisfies Record<string, { status: number; title: string; retryable: boolean }>;

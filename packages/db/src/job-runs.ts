@@ -10,21 +10,37 @@ export interface StartBatch {
   batchSize: number;
 }
 
+const EXPIRE = `status = 'expired', finished_at = now(), error_code = 'DEADLINE_EXCEEDED', error_message = 'still queued at its deadline'`;
+
 /**
  * Marks a batch's jobs running and returns the jobs still worth running, with
- * their inputs: jobs canceled, expired or already finished (a retried batch
- * after a crash) are left out, so a result is never computed twice into a
- * finished job.
+ * their inputs: jobs canceled or already finished (a retried batch after a
+ * crash) are left out, so a result is never computed twice into a finished
+ * job; queued jobs past their deadline end `expired` here instead of running.
  */
 export async function startJobs(pool: Pool, b: StartBatch): Promise<Map<string, { attempts: number; inputs: StoredTensor[] }>> {
+  // The two updates touch disjoint rows (now() is one instant per statement).
   const { rows } = await pool.query<{ id: string; attempts: number; inputs: StoredTensor[] }>(
-    `UPDATE jobs SET status = 'running', started_at = now(), attempts = attempts + 1, worker_id = $2, batch_id = $3, batch_size = $4,
+    `WITH expired AS (
+       UPDATE jobs SET ${EXPIRE} WHERE id = ANY($1::uuid[]) AND status = 'queued' AND deadline_at <= now())
+     UPDATE jobs SET status = 'running', started_at = now(), attempts = attempts + 1, worker_id = $2, batch_id = $3, batch_size = $4,
             queue_ms = GREATEST(0, (EXTRACT(EPOCH FROM (now() - created_at)) * 1000)::int)
-      WHERE id = ANY($1::uuid[]) AND status IN ('queued', 'running')
+      WHERE id = ANY($1::uuid[]) AND status IN ('queued', 'running') AND NOT (status = 'queued' AND deadline_at IS NOT NULL AND deadline_at <= now())
       RETURNING id, attempts, inputs`,
     [b.ids, b.workerId, b.batchId, b.batchSize],
   );
   return new Map(rows.map((r) => [r.id, { attempts: r.attempts, inputs: r.inputs }]));
+}
+
+/** Ends queued jobs whose deadline has passed, at most `limit` per call; returns them for their queue jobs to be removed. */
+export async function expireOverdueJobs(pool: Pool, limit: number): Promise<Array<{ id: string; modelName: string }>> {
+  const { rows } = await pool.query<{ id: string; model_name: string }>(
+    `UPDATE jobs SET ${EXPIRE}
+      WHERE id IN (SELECT id FROM jobs WHERE status = 'queued' AND deadline_at <= now() ORDER BY deadline_at LIMIT $1 FOR UPDATE SKIP LOCKED)
+      RETURNING id, model_name`,
+    [limit],
+  );
+  return rows.map((r) => ({ id: r.id, modelName: r.model_name }));
 }
 
 export interface JobSuccess {

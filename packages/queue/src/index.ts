@@ -6,3 +6,4 @@ export { Worker as QueueWorker, UnrecoverableError, type Job as QueueJob } from 
 export * from './worker-registry.ts';
 export * from './queue-depth.ts';
 export * from './queue-epoch.ts';
+export * from './job-events.ts';

@@ -17,6 +17,8 @@ export interface JobProducer {
   enqueueJobs(requests: EnqueueRequest[]): Promise<void>;
   /** Ids among `ids` that have a queue job in the model's queue. */
   findQueuedIds(model: string, ids: string[]): Promise<Set<string>>;
+  /** Jobs waiting to run in a model queue (every priority, retry backoff included; held ones not). */
+  backlog(model: string): Promise<number>;
   /** Removes a waiting job; a job a worker holds is left alone (returns false). */
   removeJob(model: string, id: string): Promise<boolean>;
   queueFor(model: string): Queue;
@@ -70,8 +72,13 @@ export function createJobProducer(options: { connection: Redis; prefix: string; 
       const replies = (await pipeline.exec()) ?? [];
       return new Set(ids.filter((_, i) => replies[i]?.[1] === 1));
     },
+    async backlog(model) {
+      ensureReady();
+      return queueFor(model).count();
+    },
     async removeJob(model, id) {
       try {
+        ensureReady();
         return (await queueFor(model).remove(id)) === 1;
       } catch {
         return false;

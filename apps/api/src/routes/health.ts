@@ -1,14 +1,23 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { Pool } from '@inferq/db';
-import type { Redis } from '@inferq/queue';
+import { listLatestModels, type Pool } from '@inferq/db';
+import { listWorkerStatuses, readMaxmemoryPolicy, type JobProducer, type Redis } from '@inferq/queue';
 
+const CheckSchema = Type.Object({ ok: Type.Boolean(), detail: Type.Optional(Type.String()) });
 const ReadySchema = Type.Object({
-  status: Type.Union([Type.Literal('ok'), Type.Literal('degraded')]),
-  checks: Type.Record(Type.String(), Type.Object({ ok: Type.Boolean(), detail: Type.Optional(Type.String()) })),
+  status: Type.Union([Type.Literal('ok'), Type.Literal('degraded')], { description: '`degraded` when any check fails' }),
+  checks: Type.Object({
+    postgres: CheckSchema,
+    redis: CheckSchema,
+    redisEvictionPolicy: Type.Optional(Type.Object({ ok: Type.Boolean(), detail: Type.Optional(Type.String()) }, { description: 'BullMQ needs maxmemory-policy noeviction' })),
+    workers: Type.Optional(Type.Object({ ok: Type.Boolean(), detail: Type.Optional(Type.String()) }, { description: 'Every registered model has a live worker' })),
+  }),
+  modelsWithoutWorker: Type.Array(Type.String(), { description: 'Models whose jobs wait because no live worker serves them' }),
 });
 
-async function check(fn: () => Promise<unknown>): Promise<{ ok: boolean; detail?: string }> {
+type Check = { ok: boolean; detail?: string };
+
+async function check(fn: () => Promise<unknown>): Promise<Check> {
   try {
     await fn();
     return { ok: true };
@@ -17,13 +26,43 @@ async function check(fn: () => Promise<unknown>): Promise<{ ok: boolean; detail?
   }
 }
 
-export const healthRoutes: FastifyPluginAsyncTypebox<{ pool: Pool; redis: Redis }> = async (app, { pool, redis }) => {
+export const healthRoutes: FastifyPluginAsyncTypebox<{ pool: Pool; redis: Redis; producer: JobProducer }> = async (app, { pool, redis, producer }) => {
+  // Read once it succeeds: the policy rarely changes, and managed Redis may refuse CONFIG.
+  let evictionPolicy: Check | undefined;
+  async function readEvictionPolicy(): Promise<Check | undefined> {
+    if (evictionPolicy) return evictionPolicy;
+    const policy = await readMaxmemoryPolicy(redis).catch(() => undefined);
+    if (policy === undefined) return undefined;
+    evictionPolicy = policy === 'noeviction' ? { ok: true } : { ok: false, detail: `maxmemory-policy is ${policy}; set noeviction or queued jobs can be evicted` };
+    return evictionPolicy;
+  }
+
+  async function modelsWithoutWorker(): Promise<string[] | undefined> {
+    try {
+      const [models, workers] = await Promise.all([listLatestModels(pool), listWorkerStatuses(redis, producer.prefix)]);
+      const served = new Set(workers.flatMap((w) => w.modelsServed));
+      return models.map((m) => m.name).filter((name) => !served.has(name));
+    } catch {
+      return undefined; // Postgres or Redis down: their own checks say so.
+    }
+  }
+
   app.get('/healthz', { schema: { tags: ['health'], summary: 'Liveness', response: { 200: Type.Object({ status: Type.Literal('ok') }) } } }, async () => ({ status: 'ok' as const }));
   app.get('/readyz', {
-    schema: { tags: ['health'], summary: 'Readiness: Postgres and Redis reachable', response: { 200: ReadySchema, 503: ReadySchema } },
+    schema: {
+      tags: ['health'],
+      summary: 'Readiness: Postgres and Redis reachable',
+      description: 'Answers 503 when Postgres or Redis cannot be reached. A wrong Redis eviction policy or models without a live worker make the status `degraded` but keep 200: the API still accepts jobs, which wait in the queue.',
+      response: { 200: ReadySchema, 503: ReadySchema },
+    },
   }, async (_request, reply) => {
-    const [postgres, redisCheck] = await Promise.all([check(() => pool.query('SELECT 1')), check(() => redis.ping())]);
-    const ok = postgres.ok && redisCheck.ok;
-    return reply.status(ok ? 200 : 503).send({ status: ok ? 'ok' : 'degraded', checks: { postgres, redis: redisCheck } });
+    const [postgres, redisCheck, policy, idle] = await Promise.all([
+      check(() => pool.query('SELECT 1')), check(() => redis.ping()), readEvictionPolicy(), modelsWithoutWorker(),
+    ]);
+    const workers = idle === undefined ? undefined : idle.length === 0 ? { ok: true } : { ok: false, detail: `no live worker serves ${idle.join(', ')}` };
+    const checks = { postgres, redis: redisCheck, ...(policy && { redisEvictionPolicy: policy }), ...(workers && { workers }) };
+    const reachable = postgres.ok && redisCheck.ok;
+    const ok = Object.values(checks).every((c) => c.ok);
+    return reply.status(reachable ? 200 : 503).send({ status: ok ? 'ok' : 'degraded', checks, modelsWithoutWorker: idle ?? [] });
   });
 };

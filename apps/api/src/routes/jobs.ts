@@ -2,37 +2,49 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import {
   GetJobQuerySchema, JobAcceptedSchema, JobListSchema, JobParamsSchema, JobSchema, ListJobsQuerySchema,
-  SubmitJobBodySchema, SubmitJobHeadersSchema, TensorParamsSchema, problemResponses,
+  SubmitJobBodySchema, SubmitJobHeadersSchema, TensorParamsSchema, preferredWaitSeconds, problemResponses,
 } from '@inferq/contracts';
 import { ownerFilter } from '../services/api-keys-service.ts';
 import { toJobDetail, toJobSummary } from '../services/job-view.ts';
 import type { JobsService } from '../services/jobs-service.ts';
+import type { JobWaiter } from '../services/job-waiter.ts';
 import type { Storage } from '@inferq/storage';
 
 export interface JobsRoutesOptions {
   jobs: JobsService;
+  waiter: JobWaiter;
   storage: Storage;
   outputUrlTtlS: number;
+  /** The longest `Prefer: wait` honoured. */
+  waitMaxS: number;
 }
 
-export const jobsRoutes: FastifyPluginAsyncTypebox<JobsRoutesOptions> = async (app, { jobs, storage, outputUrlTtlS }) => {
+export const jobsRoutes: FastifyPluginAsyncTypebox<JobsRoutesOptions> = async (app, { jobs, waiter, storage, outputUrlTtlS, waitMaxS }) => {
   app.post('/v1/jobs', {
     config: { scope: 'jobs:write' },
     schema: {
       tags: ['jobs'],
       summary: 'Submit an inference job',
-      description: 'Validates the input tensors against the model signature, records the job and queues it. Answers 202 at once; poll the job for its result. A repeated `Idempotency-Key` returns the same job.',
+      description: 'Validates the input tensors against the model signature, records the job and queues it. Answers 202 at once; poll the job for its result. A repeated `Idempotency-Key` returns the same job. With `Prefer: wait=N` the reply waits up to N seconds and is 200 with the finished job when it ends in time. 429 `QUEUE_FULL` when the model\'s backlog is at its limit.',
       headers: SubmitJobHeadersSchema,
       body: SubmitJobBodySchema,
-      response: { 202: JobAcceptedSchema, ...problemResponses(400, 401, 403, 404, 409, 413, 415, 429, 503) },
+      response: { 200: JobSchema, 202: JobAcceptedSchema, ...problemResponses(400, 401, 403, 404, 409, 413, 415, 429, 503) },
     },
   }, async (request, reply) => {
     const { model, inputs, priority = 'normal', metadata = {}, deadline, webhook } = request.body;
+    const waitS = preferredWaitSeconds(request.headers.prefer);
+    if (waitS !== undefined) await waiter.prepare(model);
     const accepted = await jobs.submitJob({
       principal: request.principal, model, inputs, priority, metadata, deadline, webhookUrl: webhook?.url, idempotencyKey: request.headers['idempotency-key'],
     });
     request.log.debug({ jobId: accepted.id, model }, 'job accepted');
-    return reply.status(202).header('location', accepted.links.self).send(accepted);
+    reply.header('location', accepted.links.self);
+    if (waitS === undefined) return reply.status(202).send(accepted);
+    const applied = Math.min(waitS, waitMaxS);
+    const job = await waiter.waitForJob(accepted.id, ownerFilter(request.principal), applied * 1000);
+    reply.header('preference-applied', `wait=${applied}`);
+    if (job.status === 'queued' || job.status === 'running') return reply.status(202).send({ ...accepted, status: job.status });
+    return reply.status(200).send(await toJobDetail(job, storage, outputUrlTtlS, 'json'));
   });
 
   app.get('/v1/jobs/:id', {

@@ -10,6 +10,11 @@ import { jobLinks } from './job-view.ts';
 import type { ModelsService } from './models-service.ts';
 import { createJobIntake } from './job-intake.ts';
 import { decodeInputs, type DecodedInput } from './tensor-intake.ts';
+import { checkWebhookUrl } from '../webhooks/url-policy.ts';
+import { createBacklogGuard } from './backlog-guard.ts';
+
+/** How stale a model's backlog count may be when a submission is admitted against its limit. */
+const BACKLOG_REFRESH_MS = 250;
 
 export interface SubmitJobInput {
   principal: Principal;
@@ -40,15 +45,26 @@ export interface JobsServiceDeps {
   producer: JobProducer;
   storage: Storage;
   models: ModelsService;
-  limits: { inputMaxBytes: number; inlineTensorMaxBytes: number; submitGroupMax: number };
+  limits: { inputMaxBytes: number; inlineTensorMaxBytes: number; submitGroupMax: number; queueMaxDepth: number };
+  /** Accept webhook URLs on loopback, private and link-local addresses (WEBHOOK_ALLOW_PRIVATE). */
+  webhookAllowPrivate: boolean;
 }
 
 /** Time-ordered ids: the (created_at, id) keyset order is submission order even within a millisecond. */
 const newJobId = (): string => uuidv7();
 
 /** What an Idempotency-Key is bound to; only computed for requests that carry one (it serialises every input). */
-const requestHash = (input: SubmitJobInput): string | null => input.idempotencyKey === undefined ? null :
-  createHash('sha256').update(JSON.stringify([input.model, input.priority, input.inputs, input.metadata, input.deadline ?? null, input.webhookUrl ?? null])).digest('hex');
+function requestHash(input: SubmitJobInput): string | null {
+  if (input.idempotencyKey === undefined) return null;
+  let text: string;
+  try {
+    text = JSON.stringify([input.model, input.priority, input.inputs, input.metadata, input.deadline ?? null, input.webhookUrl ?? null]);
+  } catch {
+    // JSON.stringify recurses: data nested thousands deep overflows the stack. No tensor nests deeper than its 16 dims.
+    throw new AppError('INPUT_DATA_INVALID', 'input data is nested too deeply');
+  }
+  return createHash('sha256').update(text).digest('hex');
+}
 
 function parseDeadline(deadline: string | undefined): Date | null {
   if (deadline === undefined) return null;
@@ -63,12 +79,14 @@ const encodeCursor = (r: JobRecord): string => Buffer.from(`${r.createdAt.toISOS
 function decodeCursor(cursor: string): { createdAt: Date; id: string } {
   const [at, id] = Buffer.from(cursor, 'base64url').toString().split('|');
   const createdAt = new Date(at ?? '');
-  if (Number.isNaN(createdAt.getTime()) || !/^[0-9a-f-]{36}$/.test(id ?? '')) throw new AppError('VALIDATION_FAILED', 'cursor is not valid', { errors: [{ pointer: '/querystring/cursor', code: 'VALIDATION_FAILED', detail: 'not a cursor from nextCursor' }] });
+  // A four-digit year: Date reads years Postgres cannot store (-271821…+275760).
+  if (!/^\d{4}-/.test(at ?? '') || Number.isNaN(createdAt.getTime()) || !/^[0-9a-f-]{36}$/.test(id ?? '')) throw new AppError('VALIDATION_FAILED', 'cursor is not valid', { errors: [{ pointer: '/querystring/cursor', code: 'VALIDATION_FAILED', detail: 'not a cursor from nextCursor' }] });
   return { createdAt, id: id! };
 }
 
 export function createJobsService(deps: JobsServiceDeps): JobsService {
   const intake = createJobIntake({ pool: deps.pool, producer: deps.producer, maxGroupSize: deps.limits.submitGroupMax });
+  const backlog = createBacklogGuard({ producer: deps.producer, maxDepth: deps.limits.queueMaxDepth, refreshMs: BACKLOG_REFRESH_MS });
   /** Small tensors travel inline; large ones are written to S3 and referenced (invariant 5). */
   async function storeInputs(jobId: string, tensors: DecodedInput[]): Promise<StoredTensor[]> {
     return Promise.all(tensors.map(async (t, i) => {
@@ -106,7 +124,9 @@ export function createJobsService(deps: JobsServiceDeps): JobsService {
       const earlier = await findIdempotent(input, hash);
       if (earlier) return earlier;
       const deadlineAt = parseDeadline(input.deadline);
+      if (input.webhookUrl !== undefined) await checkWebhookUrl(input.webhookUrl, deps.webhookAllowPrivate);
       const model = await deps.models.resolveModel(input.model);
+      await backlog.admit(model.name);
       const tensors = decodeInputs(input.inputs, model.signature, deps.limits.inputMaxBytes);
       const id = newJobId();
       const accepted = await accept({
@@ -119,6 +139,7 @@ export function createJobsService(deps: JobsServiceDeps): JobsService {
     },
     async retryJob(id, principal) {
       const job = await findOwnJob(id, ownerFilter(principal));
+      await backlog.admit(job.modelName);
       const newId = newJobId();
       // The retry keeps the webhook but not the deadline, which was the first attempt's.
       // Inputs kept in S3 are copied: the new job must not depend on the old one's objects.

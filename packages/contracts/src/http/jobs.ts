@@ -25,7 +25,20 @@ export type SubmitJobBody = Static<typeof SubmitJobBodySchema>;
 
 export const SubmitJobHeadersSchema = Type.Object({
   'idempotency-key': Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+  prefer: Type.Optional(Type.String({
+    maxLength: 200,
+    description: '`wait=N` (RFC 7240): hold the reply up to N seconds for the result; 200 with the finished job, or 202 if it is still running. Answers 503 `MODEL_UNAVAILABLE` at once, submitting nothing, when no worker serves the model.',
+  })),
 });
+
+/** The seconds of a `Prefer: wait=N` header, if it has one. */
+export function preferredWaitSeconds(prefer: string | undefined): number | undefined {
+  for (const preference of prefer?.split(',') ?? []) {
+    const match = /^\s*wait\s*=\s*"?(\d{1,6})"?\s*(;|$)/i.exec(preference);
+    if (match) return Number(match[1]);
+  }
+  return undefined;
+}
 
 export const JobLinksSchema = Type.Object({ self: Type.String(), cancel: Type.String() });
 
