@@ -40,7 +40,8 @@ export async function buildTestApp(settings: Partial<Parameters<typeof buildApp>
   const app = await buildApp({
     logger: createLogger({ service: 'api-test', level: ctx.env.LOG_LEVEL!, pretty: false }),
     pool: ctx.pool, redis, producer, storage: ctx.storage,
-    settings: { bodyLimitBytes: 8 * 1024 * 1024, modelUploadLimitBytes: 64 * 1024 * 1024, inputMaxBytes: 4 * 1024 * 1024, inlineTensorMaxBytes: 16 * 1024, outputUrlTtlS: 60, cacheTtlMs: 1_000, ...settings },
+    settings: { bodyLimitBytes: 8 * 1024 * 1024, modelUploadLimitBytes: 64 * 1024 * 1024, inputMaxBytes: 4 * 1024 * 1024, inlineTensorMaxBytes: 16 * 1024, outputUrlTtlS: 60, cacheTtlMs: 1_000,
+      webhooks: { signingSecret: 'test-webhook-signing-secret-0123456789', allowPrivate: true }, ...settings },
   });
   const admin = await app.keys.createKey('admin', ['admin']);
   const user = await app.keys.createKey('user', ['jobs:read', 'jobs:write']);

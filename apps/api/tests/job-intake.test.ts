@@ -6,7 +6,8 @@ import { createTestContext, type TestContext } from '@inferq/test-utils';
 import { buildApp, type App } from '../src/app.ts';
 import { buildTestApp, demoModelBytes, mlpInput, multipartBody, type TestApp } from './helpers.ts';
 
-const settings = { bodyLimitBytes: 1 << 20, modelUploadLimitBytes: 1 << 24, inputMaxBytes: 1 << 20, inlineTensorMaxBytes: 1 << 14, outputUrlTtlS: 60, cacheTtlMs: 1_000 };
+const settings = { bodyLimitBytes: 1 << 20, modelUploadLimitBytes: 1 << 24, inputMaxBytes: 1 << 20, inlineTensorMaxBytes: 1 << 14, outputUrlTtlS: 60, cacheTtlMs: 1_000,
+  webhooks: { signingSecret: 'test-webhook-signing-secret-0123456789', allowPrivate: false } };
 
 describe('group commit of submissions', () => {
   let t: TestApp;

@@ -13,6 +13,7 @@ export const ErrorCatalogue = {
   INPUT_DATA_INVALID: { status: 400, title: 'Input data does not match its datatype and shape', retryable: false },
   INPUT_BATCH_MISMATCH: { status: 400, title: 'Inputs disagree on the batch dimension', retryable: false },
   DATATYPE_UNSUPPORTED: { status: 400, title: 'The datatype is not supported', retryable: false },
+  WEBHOOK_URL_REFUSED: { status: 400, title: 'The webhook URL is not allowed', retryable: false },
   INPUT_TOO_LARGE: { status: 413, title: 'The inputs exceed the size limit', retryable: false },
   PAYLOAD_TOO_LARGE: { status: 413, title: 'The request body exceeds the size limit', retryable: false },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, title: 'The content type is not supported', retryable: false },

@@ -9,6 +9,8 @@ export * from './http/problem.ts';
 export * from './http/jobs.ts';
 export * from './http/models.ts';
 export * from './http/keys.ts';
+export * from './http/audit.ts';
 export * from './http/stats.ts';
 export * from './http/workers.ts';
+export * from './http/webhooks.ts';
 export * from './string-enum.ts';

@@ -5,3 +5,4 @@ export * from './models.ts';
 export * from './jobs.ts';
 export * from './job-runs.ts';
 export * from './job-stats.ts';
+export * from './webhook-deliveries.ts';

@@ -52,7 +52,8 @@ const applied = await runMigrations(pool);
 await pool.end();
 log(`migrations applied: ${applied.length ? applied.join(', ') : 'none pending'}`);
 
-const api = startApp('apps/api/src/main.ts', { ...env, LOG_LEVEL: 'info' });
+// Webhook receivers in a demo run on this machine: let them be reached unless the environment says otherwise.
+const api = startApp('apps/api/src/main.ts', { WEBHOOK_ALLOW_PRIVATE: 'true', ...env, LOG_LEVEL: 'info' });
 const listening = await waitForLine(api, /api listening/, 'api');
 const baseUrl = /"address":"([^"]+)"/.exec(listening)?.[1] ?? `http://127.0.0.1:${config.port}`;
 const auth = { authorization: `Bearer ${key}` };
