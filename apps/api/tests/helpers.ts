@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import type { Scope } from '@inferq/contracts';
 import { createLogger } from '@inferq/core';
 import { createJobProducer, createRedisConnection, type JobProducer } from '@inferq/queue';
 import { createTestContext, demoModel, type TestContext } from '@inferq/test-utils';
@@ -11,8 +12,8 @@ export interface TestApp extends App {
   /** A non-admin key with jobs:read and jobs:write. */
   userKey: string;
   auth(key?: string): { authorization: string };
-  /** Creates another non-admin key (jobs:read, jobs:write) and returns its secret. */
-  newKey(): Promise<string>;
+  /** Creates another non-admin key (jobs:read, jobs:write unless told) and returns its secret. */
+  newKey(options?: { scopes?: Scope[]; rateLimitPerMin?: number }): Promise<string>;
   registerModel(name: string, bytes?: Uint8Array, fields?: Record<string, string>): Promise<{ statusCode: number; json: () => any }>;
   close(): Promise<void>;
 }
@@ -48,7 +49,7 @@ export async function buildTestApp(settings: Partial<Parameters<typeof buildApp>
   return {
     ...app, ctx, producer, adminKey: admin.secret, userKey: user.secret,
     auth: (key = admin.secret) => ({ authorization: `Bearer ${key}` }),
-    newKey: async () => (await app.keys.createKey('tenant', ['jobs:read', 'jobs:write'])).secret,
+    newKey: async ({ scopes = ['jobs:read', 'jobs:write'] as Scope[], rateLimitPerMin } = {}) => (await app.keys.createKey('tenant', scopes, { rateLimitPerMin })).secret,
     async registerModel(name, bytes, fields = {}) {
       const body = multipartBody({ name, ...fields }, { name: `${name}.onnx`, bytes: bytes ?? (await demoModelBytes(name)) });
       return app.server.inject({ method: 'POST', url: '/v1/models', payload: body.payload, headers: { ...body.headers, authorization: `Bearer ${admin.secret}` } });

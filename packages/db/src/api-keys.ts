@@ -1,9 +1,8 @@
 import type { ApiKey, Scope } from '@inferq/contracts';
-import type { Pool } from './pool.ts';
+import type { Pool, PoolClient } from './pool.ts';
 
 export interface ApiKeyRecord extends ApiKey {
   secretHash: string;
-  rateLimitPerMin: number | null;
 }
 
 interface ApiKeyRow {
@@ -34,16 +33,18 @@ export interface NewApiKey {
   prefix: string;
   secretHash: string;
   scopes: Scope[];
+  rateLimitPerMin: number | null;
 }
 
-export async function insertApiKeys(pool: Pool, keys: NewApiKey[]): Promise<ApiKeyRecord[]> {
+/** Inserts keys; a key whose prefix exists (the bootstrap admin key at each start) is updated and un-revoked. */
+export async function insertApiKeys(pool: Pool | PoolClient, keys: NewApiKey[]): Promise<ApiKeyRecord[]> {
   const { rows } = await pool.query<ApiKeyRow>(
-    `INSERT INTO api_keys (id, name, prefix, secret_hash, scopes)
-     SELECT k.id, k.name, k.prefix, k.secret_hash, ARRAY(SELECT jsonb_array_elements_text(k.scopes))
-       FROM jsonb_to_recordset($1::jsonb) AS k(id uuid, name text, prefix text, secret_hash text, scopes jsonb)
-     ON CONFLICT (prefix) DO UPDATE SET secret_hash = EXCLUDED.secret_hash, scopes = EXCLUDED.scopes, revoked_at = NULL
+    `INSERT INTO api_keys (id, name, prefix, secret_hash, scopes, rate_limit_per_min)
+     SELECT k.id, k.name, k.prefix, k.secret_hash, ARRAY(SELECT jsonb_array_elements_text(k.scopes)), k.rate_limit_per_min
+       FROM jsonb_to_recordset($1::jsonb) AS k(id uuid, name text, prefix text, secret_hash text, scopes jsonb, rate_limit_per_min integer)
+     ON CONFLICT (prefix) DO UPDATE SET secret_hash = EXCLUDED.secret_hash, scopes = EXCLUDED.scopes, rate_limit_per_min = EXCLUDED.rate_limit_per_min, revoked_at = NULL
      RETURNING *`,
-    [JSON.stringify(keys.map((k) => ({ id: k.id, name: k.name, prefix: k.prefix, secret_hash: k.secretHash, scopes: k.scopes })))],
+    [JSON.stringify(keys.map((k) => ({ id: k.id, name: k.name, prefix: k.prefix, secret_hash: k.secretHash, scopes: k.scopes, rate_limit_per_min: k.rateLimitPerMin })))],
   );
   return rows.map(toRecord);
 }
@@ -58,7 +59,7 @@ export async function listApiKeys(pool: Pool): Promise<ApiKeyRecord[]> {
   return rows.map(toRecord);
 }
 
-export async function revokeApiKeys(pool: Pool, ids: string[]): Promise<ApiKeyRecord[]> {
+export async function revokeApiKeys(pool: Pool | PoolClient, ids: string[]): Promise<ApiKeyRecord[]> {
   const { rows } = await pool.query<ApiKeyRow>('UPDATE api_keys SET revoked_at = now() WHERE id = ANY($1::uuid[]) AND revoked_at IS NULL RETURNING *', [ids]);
   return rows.map(toRecord);
 }

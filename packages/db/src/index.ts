@@ -1,6 +1,7 @@
 export * from './pool.ts';
 export * from './migrate.ts';
 export * from './api-keys.ts';
+export * from './audit-log.ts';
 export * from './models.ts';
 export * from './jobs.ts';
 export * from './job-runs.ts';

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Scope } from '@inferq/contracts';
 import { AppError } from '@inferq/core';
 import type { ApiKeysService, Principal } from '../services/api-keys-service.ts';
+import type { AuditActor } from '../services/audit-service.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -19,6 +20,9 @@ function readKey(request: FastifyRequest): string | undefined {
   const header = request.headers['x-api-key'];
   return typeof header === 'string' ? header.trim() : undefined;
 }
+
+/** The caller of an authenticated request, as the audit log names it. */
+export const auditActor = (request: FastifyRequest): AuditActor => ({ keyId: request.principal.keyId, requestId: request.id });
 
 /** Every route that declares a scope needs a valid key holding it (admin holds all). */
 export function registerAuth(app: FastifyInstance, keys: ApiKeysService): void {

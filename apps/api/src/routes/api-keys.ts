@@ -3,9 +3,10 @@ import { Type } from '@sinclair/typebox';
 import { ApiKeySchema, CreateKeyBodySchema, CreatedKeySchema, problemResponses } from '@inferq/contracts';
 import { AppError } from '@inferq/core';
 import type { ApiKeyRecord } from '@inferq/db';
+import { auditActor } from '../plugins/auth.ts';
 import type { ApiKeysService } from '../services/api-keys-service.ts';
 
-const toApiKey = ({ secretHash: _h, rateLimitPerMin: _r, ...key }: ApiKeyRecord) => key;
+const toApiKey = ({ secretHash: _h, ...key }: ApiKeyRecord) => key;
 
 export const apiKeysRoutes: FastifyPluginAsyncTypebox<{ keys: ApiKeysService }> = async (app, { keys }) => {
   app.post('/v1/keys', {
@@ -17,7 +18,8 @@ export const apiKeysRoutes: FastifyPluginAsyncTypebox<{ keys: ApiKeysService }> 
       response: { 201: CreatedKeySchema, ...problemResponses(400, 401, 403) },
     },
   }, async (request, reply) => {
-    const { record, secret } = await keys.createKey(request.body.name, request.body.scopes ?? ['jobs:read', 'jobs:write']);
+    const { name, scopes = ['jobs:read', 'jobs:write'], rateLimitPerMin } = request.body;
+    const { record, secret } = await keys.createKey(name, scopes, { rateLimitPerMin, actor: auditActor(request) });
     return reply.status(201).send({ ...toApiKey(record), secret });
   });
 
@@ -35,7 +37,7 @@ export const apiKeysRoutes: FastifyPluginAsyncTypebox<{ keys: ApiKeysService }> 
       response: { 200: ApiKeySchema, ...problemResponses(400, 401, 403, 404) },
     },
   }, async (request) => {
-    const record = await keys.revokeKey(request.params.id);
+    const record = await keys.revokeKey(request.params.id, auditActor(request));
     if (!record) throw new AppError('NOT_FOUND', `no active key ${request.params.id}`);
     return toApiKey(record);
   });

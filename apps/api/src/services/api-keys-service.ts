@@ -1,6 +1,7 @@
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
-import type { Scope } from '@inferq/contracts';
-import { findApiKeyByPrefix, insertApiKeys, listApiKeys, revokeApiKeys, type ApiKeyRecord, type Pool } from '@inferq/db';
+import { AuditAction, type Scope } from '@inferq/contracts';
+import { findApiKeyByPrefix, insertApiKeys, insertAuditEntries, listApiKeys, revokeApiKeys, withTransaction, type ApiKeyRecord, type Pool } from '@inferq/db';
+import { auditEntry, type AuditActor } from './audit-service.ts';
 
 const KEY_RE = /^iq_([A-Za-z0-9]{12})_([A-Za-z0-9]{16,128})$/;
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
@@ -17,16 +18,26 @@ export interface Principal {
   keyId: string;
   scopes: readonly Scope[];
   isAdmin: boolean;
+  /** Requests per minute; null: the server's default. */
+  rateLimitPerMin: number | null;
 }
 
 /** The owner filter for a principal: admins see every job. */
 export const ownerFilter = (p: Principal): string | null => (p.isAdmin ? null : p.keyId);
 
+export interface CreateKeyOptions {
+  /** The whole key to store (the bootstrap admin key); a new one is generated otherwise. */
+  key?: string;
+  rateLimitPerMin?: number | null;
+  /** Who asked, for the audit log; keys the server makes itself (bootstrap, tests) have none and are not audited. */
+  actor?: AuditActor;
+}
+
 export interface ApiKeysService {
   authenticate(key: string): Promise<Principal | undefined>;
-  createKey(name: string, scopes: Scope[], key?: string): Promise<{ record: ApiKeyRecord; secret: string }>;
+  createKey(name: string, scopes: Scope[], options?: CreateKeyOptions): Promise<{ record: ApiKeyRecord; secret: string }>;
   listKeys(): Promise<ApiKeyRecord[]>;
-  revokeKey(id: string): Promise<ApiKeyRecord | undefined>;
+  revokeKey(id: string, actor: AuditActor): Promise<ApiKeyRecord | undefined>;
 }
 
 export function createApiKeysService(pool: Pool, options: { cacheTtlMs: number }): ApiKeysService {
@@ -43,21 +54,30 @@ export function createApiKeysService(pool: Pool, options: { cacheTtlMs: number }
       const expected = Buffer.from(record.secretHash, 'hex');
       const actual = Buffer.from(hashSecret(key), 'hex');
       if (expected.length !== actual.length || !timingSafeEqual(expected, actual)) return undefined;
-      const principal: Principal = { keyId: record.id, scopes: record.scopes, isAdmin: record.scopes.includes('admin') };
+      const principal: Principal = { keyId: record.id, scopes: record.scopes, isAdmin: record.scopes.includes('admin'), rateLimitPerMin: record.rateLimitPerMin };
       if (cache.size > 10_000) cache.clear();
       cache.set(key, { principal, expiresAtMs: Date.now() + options.cacheTtlMs });
       return principal;
     },
-    async createKey(name, scopes, key = generateApiKey()) {
+    async createKey(name, scopes, { key = generateApiKey(), rateLimitPerMin = null, actor } = {}) {
       const match = KEY_RE.exec(key);
       if (!match) throw new Error('malformed API key');
-      const [record] = await insertApiKeys(pool, [{ id: randomUUID(), name, prefix: match[1]!, secretHash: hashSecret(key), scopes }]);
-      return { record: record!, secret: key };
+      const record = await withTransaction(pool, async (client) => {
+        const [created] = await insertApiKeys(client, [{ id: randomUUID(), name, prefix: match[1]!, secretHash: hashSecret(key), scopes, rateLimitPerMin }]);
+        if (actor) await insertAuditEntries(client, [auditEntry(actor, AuditAction.KeyCreated, `keys/${created!.id}`, { name, scopes, rateLimitPerMin })]);
+        return created!;
+      });
+      return { record, secret: key };
     },
     listKeys: () => listApiKeys(pool),
-    async revokeKey(id) {
+    async revokeKey(id, actor) {
+      const record = await withTransaction(pool, async (client) => {
+        const [revoked] = await revokeApiKeys(client, [id]);
+        if (revoked) await insertAuditEntries(client, [auditEntry(actor, AuditAction.KeyRevoked, `keys/${id}`, { name: revoked.name })]);
+        return revoked;
+      });
+      // After the commit, so a request in between cannot cache the key again.
       cache.clear();
-      const [record] = await revokeApiKeys(pool, [id]);
       return record;
     },
   };

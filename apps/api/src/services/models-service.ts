@@ -1,15 +1,17 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { MODEL_NAME_PATTERN, type Batching } from '@inferq/contracts';
+import { AuditAction, MODEL_NAME_PATTERN, type Batching } from '@inferq/contracts';
 import { AppError } from '@inferq/core';
-import { findModel, insertModelVersion, listLatestModels, listModelVersions, type ModelRecord, type Pool } from '@inferq/db';
+import { findModel, insertAuditEntries, insertModelVersion, listLatestModels, listModelVersions, type ModelRecord, type Pool } from '@inferq/db';
 import { OnnxModelError, readOnnxSignature } from '@inferq/onnx-model';
 import { modelArtifactKey, type Storage } from '@inferq/storage';
+import { auditEntry, type AuditActor } from './audit-service.ts';
 
 export interface RegisterModelInput {
   name: string;
   bytes: Uint8Array;
   batching: Partial<Batching>;
-  createdBy: string | null;
+  /** The uploader: recorded as the model's creator and in the audit log. */
+  actor: AuditActor;
 }
 
 export interface ModelsService {
@@ -26,7 +28,7 @@ const DEFAULT_MAX_BATCH_DELAY_MS = 5;
 export function createModelsService(deps: { pool: Pool; storage: Storage; cacheTtlMs: number }): ModelsService {
   const cache = new Map<string, { model: ModelRecord; expiresAtMs: number }>();
   return {
-    async registerModel({ name, bytes, batching, createdBy }) {
+    async registerModel({ name, bytes, batching, actor }) {
       let signature;
       try {
         signature = readOnnxSignature(bytes);
@@ -40,9 +42,11 @@ export function createModelsService(deps: { pool: Pool; storage: Storage; cacheT
       // A model without a dynamic leading dim cannot stack jobs: it runs them one at a time.
       const maxBatchSize = signature.batchable ? (batching.maxBatchSize ?? DEFAULT_MAX_BATCH_SIZE) : 1;
       const model = await insertModelVersion(deps.pool, {
-        id: randomUUID(), name, artifactKey, sha256, sizeBytes: bytes.byteLength, signature, createdBy,
+        id: randomUUID(), name, artifactKey, sha256, sizeBytes: bytes.byteLength, signature, createdBy: actor.keyId,
         batching: { maxBatchSize, maxBatchDelayMs: batching.maxBatchDelayMs ?? DEFAULT_MAX_BATCH_DELAY_MS },
       });
+      // Not in the insert's transaction: insertModelVersion retries on a version race, which a transaction would abort.
+      await insertAuditEntries(deps.pool, [auditEntry(actor, AuditAction.ModelUploaded, `models/${model.name}:${model.version}`, { sha256, sizeBytes: model.sizeBytes })]);
       cache.delete(name);
       return model;
     },

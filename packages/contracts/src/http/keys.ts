@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { StringEnum } from '../string-enum.ts';
+import { FiniteInteger, StorableText } from './request-values.ts';
 
 export const Scope = {
   JobsRead: 'jobs:read',
@@ -13,8 +14,9 @@ export const ScopeSchema = StringEnum(SCOPES);
 
 export const CreateKeyBodySchema = Type.Object(
   {
-    name: Type.String({ minLength: 1, maxLength: 100 }),
+    name: StorableText({ minLength: 1, maxLength: 100 }),
     scopes: Type.Optional(Type.Array(ScopeSchema, { uniqueItems: true, default: ['jobs:read', 'jobs:write'] })),
+    rateLimitPerMin: Type.Optional(FiniteInteger({ minimum: 1, maximum: 10_000_000, description: "Requests per minute this key may make; omitted: the server's default (RATE_LIMIT_PER_MIN)" })),
   },
   { additionalProperties: false },
 );
@@ -25,6 +27,7 @@ export const ApiKeySchema = Type.Object({
   name: Type.String(),
   prefix: Type.String({ description: 'The visible start of the key' }),
   scopes: Type.Array(ScopeSchema),
+  rateLimitPerMin: Type.Union([Type.Integer(), Type.Null()], { description: "Requests per minute; null: the server's default" }),
   createdAt: Type.String({ format: 'date-time' }),
   revokedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
 });

@@ -20,6 +20,7 @@ export function KeysTable({ keys, currentKeyId }: { keys: readonly ApiKey[]; cur
           { header: 'Name', cell: (k) => <span className="font-medium">{k.name}</span> },
           { header: 'Prefix', cell: (k) => <span className="font-mono text-xs">{k.prefix}…</span> },
           { header: 'Scopes', cell: (k) => <span className="font-mono text-xs">{k.scopes.join(', ')}</span> },
+          { header: 'Rate limit', cell: (k) => (k.rateLimitPerMin === null ? <span className="text-slate-500">default</span> : `${k.rateLimitPerMin}/min`) },
           { header: 'Created', cell: (k) => <RelativeTime iso={k.createdAt} /> },
           {
             header: 'State',

@@ -1,0 +1,36 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { StringEnum } from '../string-enum.ts';
+import { FiniteInteger } from './request-values.ts';
+
+/** What the audit log records: every admin action. */
+export const AuditAction = {
+  KeyCreated: 'key:created',
+  KeyRevoked: 'key:revoked',
+  ModelUploaded: 'model:uploaded',
+} as const;
+export type AuditAction = (typeof AuditAction)[keyof typeof AuditAction];
+export const AUDIT_ACTIONS = Object.values(AuditAction);
+
+export const AuditEntrySchema = Type.Object({
+  id: Type.Integer(),
+  actorKeyId: Type.Union([Type.String({ format: 'uuid' }), Type.Null()], { description: 'The key that acted; null for the server itself' }),
+  action: StringEnum(AUDIT_ACTIONS),
+  resource: Type.String({ description: 'What was acted on: `keys/<id>` or `models/<name>:<version>`', examples: ['models/mlp:2'] }),
+  details: Type.Record(Type.String(), Type.Unknown(), { description: 'The request id and what changed' }),
+  createdAt: Type.String({ format: 'date-time' }),
+});
+export type AuditEntry = Static<typeof AuditEntrySchema>;
+
+export const ListAuditQuerySchema = Type.Object(
+  {
+    limit: Type.Optional(FiniteInteger({ minimum: 1, maximum: 500, default: 50 })),
+    cursor: Type.Optional(Type.String({ maxLength: 200, description: 'Opaque cursor from nextCursor' })),
+  },
+  { additionalProperties: false },
+);
+export type ListAuditQuery = Static<typeof ListAuditQuerySchema>;
+
+export const AuditListSchema = Type.Object({
+  items: Type.Array(AuditEntrySchema),
+  nextCursor: Type.Union([Type.String(), Type.Null()]),
+});
