@@ -168,6 +168,9 @@ describe('readOnnxSignature on crafted models', () => {
     ['an unnamed input', encodeModel(identityGraph(tensor('', 1, ['n']))), 'MODEL_INVALID', 'has no name'],
     ['a duplicate input', encodeModel({ input: [tensor('x', 1, [1]), tensor('x', 1, [1])], output: [tensor('y', 1, [1])] }), 'MODEL_INVALID', 'more than once'],
     ['a 2,000-character name', encodeModel(identityGraph(tensor('x'.repeat(2000), 1, ['n']))), 'MODEL_UNSUPPORTED', '2000 characters'],
+    // Found by apps/api/tests/fuzz.test.ts: stored as jsonb, such a name made the upload a 500.
+    ['a NUL in an input name', encodeModel(identityGraph(tensor('x\u0000', 1, ['n']))), 'MODEL_INVALID', 'NUL character'],
+    ['a NUL in an output name', encodeModel(identityGraph(tensor('x', 1, ['n']), tensor('y\u0000', 1, ['n']))), 'MODEL_INVALID', 'NUL character'],
   ])('rejects a model with %s', (_, bytes, code, text) => {
     expect(catchModelError(() => readOnnxSignature(bytes))).toMatchObject({ code, message: expect.stringContaining(text) });
   });

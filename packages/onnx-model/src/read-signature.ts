@@ -105,6 +105,8 @@ function readSparseTensorName(reader: ProtoReader, wireType: number): string {
 function toTensorSpec(info: ValueInfo, role: 'input' | 'output'): TensorSpec {
   if (info.name === '') throw new OnnxModelError('MODEL_INVALID', `a graph ${role} has no name`);
   if (info.name.length > MAX_NAME_LENGTH) throw new OnnxModelError('MODEL_UNSUPPORTED', `a graph ${role} name is ${info.name.length} characters long (at most ${MAX_NAME_LENGTH})`);
+  // Signatures are stored as jsonb, which cannot hold a NUL (protobufjs already turns invalid UTF-8 into U+FFFD).
+  if (info.name.includes('\u0000')) throw new OnnxModelError('MODEL_INVALID', `a graph ${role} name holds a NUL character`);
   const label = `${role} "${info.name}"`;
   if (info.kind === 'none') throw new OnnxModelError('MODEL_INVALID', `${label} has no type`);
   if (info.kind !== 'tensor') {

@@ -1,4 +1,4 @@
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, FastifySchemaValidationError } from 'fastify';
 import { ErrorCatalogue, type ErrorCode } from '@inferq/contracts';
 import { AppError, isAppError, type ProblemItem } from '@inferq/core';
 import { isDatabaseUnavailable } from '@inferq/db';
@@ -16,6 +16,7 @@ const FASTIFY_CODES: Record<string, ErrorCode> = {
   FST_FILES_LIMIT: 'VALIDATION_FAILED',
   FST_FIELDS_LIMIT: 'VALIDATION_FAILED',
   FST_PARTS_LIMIT: 'VALIDATION_FAILED',
+  FST_ERR_BAD_URL: 'VALIDATION_FAILED',
 };
 
 export function sendProblem(reply: FastifyReply, request: FastifyRequest, code: ErrorCode, detail?: string, errors?: ProblemItem[]) {
@@ -26,16 +27,19 @@ export function sendProblem(reply: FastifyReply, request: FastifyRequest, code: 
     .send({ type: `https://inferq.dev/problems/${code.toLowerCase().replaceAll('_', '-')}`, title, status, code, detail, instance: request.id, errors });
 }
 
+/** Ajv's errors for one part of the request (`body`, `querystring`, …) as VALIDATION_FAILED, with a JSON pointer per error. */
+export function validationError(validation: readonly FastifySchemaValidationError[], part: string): AppError {
+  const errors = validation.map((v) => ({
+    pointer: `/${part}${v.instancePath}${v.keyword === 'required' ? `/${(v.params as { missingProperty?: string }).missingProperty}` : v.keyword === 'additionalProperties' ? `/${(v.params as { additionalProperty?: string }).additionalProperty}` : ''}`,
+    code: 'VALIDATION_FAILED',
+    detail: v.message ?? 'invalid',
+  }));
+  return new AppError('VALIDATION_FAILED', errors.map((e) => `${e.pointer} ${e.detail}`).join('; ').slice(0, 500), { errors });
+}
+
 function toAppError(err: FastifyError): AppError {
   if (isAppError(err)) return err;
-  if (err.validation) {
-    const errors = err.validation.map((v) => ({
-      pointer: `/${err.validationContext ?? 'body'}${v.instancePath}${v.keyword === 'required' ? `/${(v.params as { missingProperty?: string }).missingProperty}` : v.keyword === 'additionalProperties' ? `/${(v.params as { additionalProperty?: string }).additionalProperty}` : ''}`,
-      code: 'VALIDATION_FAILED',
-      detail: v.message ?? 'invalid',
-    }));
-    return new AppError('VALIDATION_FAILED', errors.map((e) => `${e.pointer} ${e.detail}`).join('; ').slice(0, 500), { errors });
-  }
+  if (err.validation) return validationError(err.validation, err.validationContext ?? 'body');
   const mapped = err.code ? FASTIFY_CODES[err.code] : undefined;
   if (mapped) return new AppError(mapped, err.message);
   if (err instanceof SyntaxError || err.statusCode === 400) return new AppError('MALFORMED_BODY', err.message);
@@ -47,15 +51,23 @@ function toAppError(err: FastifyError): AppError {
   return new AppError('INTERNAL', undefined, { cause: err });
 }
 
-/** The one place errors become replies: RFC 9457 problem+json with a stable code. */
+/**
+ * The one place errors become replies: RFC 9457 problem+json with a stable code.
+ * Also Fastify's `frameworkErrors` option, which answers a URL it cannot decode
+ * or a path parameter over `maxParamLength` before any route or hook runs.
+ */
+export function replyWithProblem(err: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  const appError = toAppError(err);
+  // A dependency being down is expected and already said once by its connection: no stack per request.
+  if (appError.code === 'INTERNAL') request.log.error({ err, code: appError.code }, 'request failed');
+  else if (appError.status >= 500) request.log.warn({ code: appError.code, detail: appError.message }, 'request refused');
+  else request.log.debug({ code: appError.code, detail: appError.message }, 'request rejected');
+  for (const [k, v] of Object.entries(appError.headers ?? {})) reply.header(k, v);
+  const detail = appError.code === 'INTERNAL' ? undefined : appError.message;
+  return sendProblem(reply, request, appError.code, detail, appError.errors);
+}
+
 export function registerErrorHandler(app: FastifyInstance): void {
-  app.setErrorHandler((err: FastifyError, request, reply) => {
-    const appError = toAppError(err);
-    if (appError.status >= 500) request.log.error({ err, code: appError.code }, 'request failed');
-    else request.log.debug({ code: appError.code, detail: appError.message }, 'request rejected');
-    for (const [k, v] of Object.entries(appError.headers ?? {})) reply.header(k, v);
-    const detail = appError.code === 'INTERNAL' ? undefined : appError.message;
-    return sendProblem(reply, request, appError.code, detail, appError.errors);
-  });
+  app.setErrorHandler(replyWithProblem);
   app.setNotFoundHandler((request, reply) => sendProblem(reply, request, 'NOT_FOUND', `no route ${request.method} ${request.url.split('?')[0]}`));
 }

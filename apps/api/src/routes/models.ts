@@ -1,8 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Value } from '@sinclair/typebox/value';
 import { ModelListSchema, ModelParamsSchema, ModelSchema, ModelUploadFieldsSchema, problemResponses } from '@inferq/contracts';
 import { AppError } from '@inferq/core';
 import type { ModelRecord } from '@inferq/db';
+import { auditActor } from '../plugins/auth.ts';
+import { validationError } from '../plugins/error-handler.ts';
 import type { ModelsService } from '../services/models-service.ts';
 
 const toModel = ({ id: _id, artifactKey: _key, ...model }: ModelRecord) => model;
@@ -21,18 +22,24 @@ export const modelsRoutes: FastifyPluginAsyncTypebox<{ models: ModelsService; up
     if (!request.isMultipart()) throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'send the model as multipart/form-data');
     const fields: Record<string, string> = {};
     let bytes: Buffer | undefined;
-    for await (const part of request.parts({ limits: { fileSize: uploadLimitBytes, files: 1, fields: 10 } })) {
-      if (part.type === 'file') {
-        if (part.fieldname !== 'file') throw new AppError('VALIDATION_FAILED', `unexpected file field "${part.fieldname}"; use "file"`);
-        bytes = await part.toBuffer();
-      } else fields[part.fieldname] = String(part.value);
+    try {
+      for await (const part of request.parts({ limits: { fileSize: uploadLimitBytes, files: 1, fields: 10 } })) {
+        if (part.type === 'file') {
+          if (part.fieldname !== 'file') throw new AppError('VALIDATION_FAILED', `unexpected file field "${part.fieldname}"; use "file"`);
+          bytes = await part.toBuffer();
+        } else fields[part.fieldname] = String(part.value);
+      }
+    } catch (err) {
+      // Ours and @fastify/multipart's errors carry a code; busboy's parse errors (no boundary, body cut short) are bare.
+      if (err instanceof Error && !('code' in err)) throw new AppError('MALFORMED_BODY', `the multipart body cannot be read: ${err.message}`);
+      throw err;
     }
     if (!bytes) throw new AppError('VALIDATION_FAILED', 'the "file" part with the .onnx model is missing', { errors: [{ pointer: '/body/file', code: 'VALIDATION_FAILED', detail: 'required' }] });
-    const parsed = Value.Convert(ModelUploadFieldsSchema, fields);
-    const errors = [...Value.Errors(ModelUploadFieldsSchema, parsed)].map((e) => ({ pointer: `/body${e.path}`, code: 'VALIDATION_FAILED', detail: e.message }));
-    if (errors.length > 0) throw new AppError('VALIDATION_FAILED', errors.map((e) => `${e.pointer} ${e.detail}`).join('; '), { errors });
-    const { name, maxBatchSize, maxBatchDelayMs } = parsed as typeof ModelUploadFieldsSchema.static;
-    const model = await models.registerModel({ name, bytes, batching: { maxBatchSize, maxBatchDelayMs }, createdBy: request.principal.keyId });
+    // The route's Ajv coerces the text fields as it does query strings; TypeBox's Value.Convert would truncate "1.5" and "1e3" to 1.
+    const validate = request.compileValidationSchema(ModelUploadFieldsSchema, 'body');
+    if (!validate(fields)) throw validationError(validate.errors ?? [], 'body');
+    const { name, maxBatchSize, maxBatchDelayMs } = fields as unknown as typeof ModelUploadFieldsSchema.static;
+    const model = await models.registerModel({ name, bytes, batching: { maxBatchSize, maxBatchDelayMs }, actor: auditActor(request) });
     request.log.info({ model: model.name, modelVersion: model.version, sizeBytes: model.sizeBytes }, 'model registered');
     return reply.status(201).send(toModel(model));
   });

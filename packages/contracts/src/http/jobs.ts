@@ -2,6 +2,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { JOB_STATUSES, PRIORITIES } from '../job-status.ts';
 import { InputTensorSchema, OutputTensorSchema } from '../tensors.ts';
 import { StringEnum } from '../string-enum.ts';
+import { DateTimeInput, FiniteInteger, StorableText, storableTextPattern } from './request-values.ts';
 
 const Uuid = Type.String({ format: 'uuid' });
 const StatusSchema = StringEnum(JOB_STATUSES);
@@ -12,8 +13,9 @@ export const SubmitJobBodySchema = Type.Object(
     model: Type.String({ minLength: 1, maxLength: 200, description: 'Model name, or name:version', examples: ['mlp'] }),
     inputs: Type.Array(InputTensorSchema, { minItems: 1, maxItems: 64 }),
     priority: Type.Optional(StringEnum(PRIORITIES, { default: 'normal', description: 'Queue priority; high runs before normal before low' })),
-    metadata: Type.Optional(Type.Record(Type.String({ maxLength: 64 }), Type.String({ maxLength: 1024 }), { maxProperties: 32 })),
-    deadline: Type.Optional(Type.String({ format: 'date-time', description: 'Run the job before this time or not at all: still queued past it, it ends `expired`' })),
+    // A key pattern that matches every key (no `.`, which skips newlines) and additionalProperties: false, so every value is checked.
+    metadata: Type.Optional(Type.Record(Type.String({ pattern: storableTextPattern(64) }), StorableText({ maxLength: 1024 }), { maxProperties: 32, additionalProperties: false })),
+    deadline: Type.Optional(DateTimeInput({ description: 'Run the job before this time or not at all: still queued past it, it ends `expired`' })),
     webhook: Type.Optional(Type.Object(
       { url: Type.String({ format: 'uri', minLength: 8, maxLength: 2048, description: 'http(s) URL the finished job is posted to, signed' }) },
       { additionalProperties: false },
@@ -51,7 +53,7 @@ export const TensorSummarySchema = Type.Object({
 export type TensorSummary = Static<typeof TensorSummarySchema>;
 
 /** `GET /v1/jobs/:id/inputs/:index` and `/outputs/:index`: the raw little-endian bytes of one tensor. */
-export const TensorParamsSchema = Type.Object({ id: Type.String({ format: 'uuid' }), index: Type.Integer({ minimum: 0, maximum: 63 }) });
+export const TensorParamsSchema = Type.Object({ id: Type.String({ format: 'uuid' }), index: FiniteInteger({ minimum: 0, maximum: 63 }) });
 
 export const JobAcceptedSchema = Type.Object({
   id: Uuid,
@@ -97,11 +99,11 @@ export const GetJobQuerySchema = Type.Object({
 export const ListJobsQuerySchema = Type.Object(
   {
     status: Type.Optional(StatusSchema),
-    model: Type.Optional(Type.String({ maxLength: 200 })),
+    model: Type.Optional(StorableText({ maxLength: 200 })),
     priority: Type.Optional(PrioritySchema),
-    createdAfter: Type.Optional(Type.String({ format: 'date-time' })),
-    createdBefore: Type.Optional(Type.String({ format: 'date-time' })),
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 50 })),
+    createdAfter: Type.Optional(DateTimeInput()),
+    createdBefore: Type.Optional(DateTimeInput()),
+    limit: Type.Optional(FiniteInteger({ minimum: 1, maximum: 500, default: 50 })),
     cursor: Type.Optional(Type.String({ maxLength: 200, description: 'Opaque cursor from nextCursor' })),
   },
   { additionalProperties: false },

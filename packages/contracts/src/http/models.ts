@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { ModelSignatureSchema } from '../signature.ts';
+import { FiniteInteger } from './request-values.ts';
 
 export const BatchingSchema = Type.Object({
   maxBatchSize: Type.Integer({ minimum: 1, maximum: 4096 }),
@@ -31,8 +32,8 @@ export const MODEL_NAME_PATTERN = /^[a-z0-9][a-z0-9._-]{0,62}$/;
 export const ModelUploadFieldsSchema = Type.Object(
   {
     name: Type.String({ pattern: MODEL_NAME_PATTERN.source }),
-    maxBatchSize: Type.Optional(Type.Integer({ minimum: 1, maximum: 4096 })),
-    maxBatchDelayMs: Type.Optional(Type.Integer({ minimum: 0, maximum: 60_000 })),
+    maxBatchSize: Type.Optional(FiniteInteger({ minimum: 1, maximum: 4096 })),
+    maxBatchDelayMs: Type.Optional(FiniteInteger({ minimum: 0, maximum: 60_000 })),
   },
   { additionalProperties: false },
 );

@@ -1,10 +1,11 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { FiniteInteger } from './request-values.ts';
 
 const Nullable = <T extends ReturnType<typeof Type.Number>>(t: T) => Type.Union([t, Type.Null()]);
 const Ms = Nullable(Type.Number({ description: 'Milliseconds; null when no job finished' }));
 
 export const StatsQuerySchema = Type.Object(
-  { windowMinutes: Type.Optional(Type.Integer({ minimum: 1, maximum: 1440, default: 15 })) },
+  { windowMinutes: Type.Optional(FiniteInteger({ minimum: 1, maximum: 1440, default: 15 })) },
   { additionalProperties: false },
 );
 export type StatsQuery = Static<typeof StatsQuerySchema>;

@@ -1,0 +1,252 @@
+// One request generator per route the API serves. The fuzz test looks every
+// registered route up here, so a route added without a generator fails it.
+import fc from 'fast-check';
+import { JOB_STATUSES, PRIORITIES, SCOPES, preferredWaitSeconds } from '@inferq/contracts';
+import { badNumber, fakeId, headerValue, hostileDateTime, hostileString, pathSegment, percentEncode, queryValue, toJsonText } from './hostile-values.ts';
+import { brokenJsonText, invalidJobBody, validJobBody } from './job-bodies.ts';
+import { modelUpload } from './model-uploads.ts';
+
+/** What the generators may aim at: data created before the fuzzing starts. */
+export interface FuzzWorld {
+  /** Jobs of the fuzzing key: reading or canceling them may succeed. */
+  ownJobIds: string[];
+  /** Jobs of another tenant: every route must answer as if they did not exist. */
+  otherJobIds: string[];
+  /** An Idempotency-Key the other tenant used. */
+  otherIdempotencyKey: string;
+  /** A model the other tenant registered (models are shared; its rows must not change). */
+  otherModelName: string;
+  /** The demo MLP's ONNX bytes. */
+  modelBytes: Uint8Array;
+  /** The fuzzing key's secret, for near-miss Authorization headers. */
+  fuzzKey: string;
+}
+
+export interface FuzzCase {
+  method: string;
+  url: string;
+  headers: Record<string, string>;
+  payload?: string | Buffer;
+  /** `reject`: invalid, must get a 4xx; `accept`: valid, must get a 2xx; `any`: may be either (never a 5xx). */
+  expect: 'reject' | 'accept' | 'any';
+  /** Which key to send: the fuzzing key (not admin), the admin key (admin-only routes), or none (the headers say). */
+  as: 'fuzzer' | 'admin' | 'none';
+  /** Prefer: wait was asked for, so 503 MODEL_UNAVAILABLE is the right answer while no worker runs. */
+  waits?: boolean;
+  label: string;
+}
+
+type Gen = (w: FuzzWorld) => fc.Arbitrary<FuzzCase>;
+
+const JSON_TYPE = { 'content-type': 'application/json' };
+const get = (url: string, expect: FuzzCase['expect'], label: string): FuzzCase => ({ method: 'GET', url, headers: {}, expect, as: 'fuzzer', label });
+
+/** Ids for `:id`: the fuzzer's own (may succeed), another tenant's and made-up ones (must fail). */
+const jobId = (w: FuzzWorld) => fc.oneof(
+  fc.constantFrom(...w.ownJobIds).map((id) => ({ segment: id, own: true })),
+  fc.constantFrom(...w.otherJobIds).map((id) => ({ segment: id, own: false })),
+  pathSegment(fakeId).map((segment) => ({ segment, own: false })),
+);
+
+/** A query parameter: values that may pass (the server decides), and values it must refuse. */
+interface Param {
+  ok: fc.Arbitrary<string>;
+  bad: fc.Arbitrary<string>;
+}
+
+/**
+ * A query string of parameters that may all pass, then at most one change
+ * that must be refused: a bad value, an unknown parameter (refused where the
+ * schema lists every parameter) or a repeated one (it arrives as an array).
+ */
+function query(params: Record<string, Param>, extraAllowed: boolean): fc.Arbitrary<{ qs: string; refused: boolean }> {
+  const names = Object.keys(params);
+  return fc.record({
+    picked: fc.record(Object.fromEntries(names.map((k) => [k, fc.option(params[k]!.ok, { nil: undefined, freq: 2 })]))),
+    change: fc.oneof(
+      { arbitrary: fc.constant(undefined), weight: 2 },
+      fc.constantFrom(...names).chain((k) => params[k]!.bad.map((v) => ({ kind: 'bad' as const, k, v }))),
+      fc.tuple(hostileString.filter((k) => !names.includes(k)), queryValue).map(([k, v]) => ({ kind: 'extra' as const, k, v })),
+      fc.constant({ kind: 'repeat' as const }),
+    ),
+  }).map(({ picked, change }) => {
+    const pairs = Object.entries(picked).filter(([, v]) => v !== undefined) as Array<[string, string]>;
+    let refused = false;
+    if (change?.kind === 'bad') {
+      const at = pairs.findIndex(([k]) => k === change.k);
+      if (at >= 0) pairs[at] = [change.k, change.v];
+      else pairs.push([change.k, change.v]);
+      refused = true;
+    } else if (change?.kind === 'extra') {
+      pairs.push([change.k, change.v]);
+      refused = !extraAllowed;
+    } else if (change?.kind === 'repeat' && pairs[0]) {
+      pairs.push(pairs[0]);
+      refused = true;
+    }
+    return { qs: pairs.length ? `?${new URLSearchParams(pairs).toString()}` : '', refused };
+  });
+}
+
+/** The integer Ajv's type coercion makes of a string, if any: it reads ' 5 ', '0x10' and '1e1' as numbers, and ' ' as 0. */
+const coercedInteger = (s: string): number | undefined => (s !== '' && Number.isInteger(Number(s)) ? Number(s) : undefined);
+const intParam = (min: number, max: number): Param => ({
+  ok: fc.integer({ min, max }).map(String),
+  bad: fc.oneof(fc.constantFrom(String(min - 1), String(max + 1), '1.5', 'abc', '', 'NaN', 'Infinity', '-Infinity', '1e999', '99999999999999999999', '-0.5'), hostileString).filter((s) => {
+    const n = coercedInteger(s);
+    return n === undefined || n < min || n > max;
+  }),
+});
+const enumParam = (values: readonly string[]): Param => ({ ok: fc.constantFrom(...values), bad: hostileString.filter((s) => !values.includes(s)) });
+/** Dates JavaScript reads but Postgres (4713 BC to 294276 AD) may not store. */
+const farDate = fc.constantFrom('-271821-04-20T00:00:00.000Z', '+275760-09-13T00:00:00.000Z', '-004714-11-23T00:00:00.000Z', '-000001-01-01T00:00:00.000Z', '0000-01-01T00:00:00.000Z');
+/** Cursors are opaque base64url of `createdAt|id`: forged ones with odd dates and ids, and junk. */
+const cursorParam: Param = {
+  ok: fc.oneof(
+    { arbitrary: fc.tuple(fc.oneof(hostileDateTime, farDate), fc.oneof({ arbitrary: fc.uuid(), weight: 3 }, hostileString)).map(([at, id]) => Buffer.from(`${at}|${id}`).toString('base64url')), weight: 3 },
+    fc.oneof(hostileString, fc.integer().map(String)).map((s) => Buffer.from(s).toString('base64url')),
+    hostileString,
+  ),
+  bad: fc.constant('x'.repeat(201)),
+};
+const dateParam: Param = { ok: hostileDateTime, bad: fc.oneof(hostileString, fc.constantFrom('2024-01-01', '2024-01-01T00:00:00', '2024-01-01T23:59:60Z')).filter((s) => !/^\d{4}-\d\d-\d\d[Tt ]\d\d:\d\d:\d\d/.test(s) || s.endsWith(':60Z') || !/([Zz]|[+-]\d\d:?\d\d)$/.test(s)) };
+
+/** A body for POST routes that take none: ignored when it is JSON, refused when it is broken. */
+const strayBody = fc.oneof(
+  fc.constant({ payload: undefined as string | undefined, headers: {}, ok: true }),
+  fc.jsonValue({ maxDepth: 3 }).map((v) => ({ payload: JSON.stringify(v) ?? 'null', headers: JSON_TYPE, ok: true })),
+  fc.constantFrom('{', '{"a":', '[1,,2]', 'NaN', '{"__proto__":{"a":1}}').map((payload) => ({ payload, headers: JSON_TYPE, ok: false })),
+);
+
+/** Over the 8 MiB body limit of the test app (apps/api/tests/helpers.ts). */
+const OVERSIZED_BODY = `{"model":"mlp","inputs":[],"pad":"${'x'.repeat(9 * 2 ** 20)}"}`;
+
+/** POST /v1/jobs, with every kind of body and header. */
+const submitJob: Gen = (w) => {
+  const idempotencyKey = fc.option(fc.oneof(
+    fc.constantFrom('k1', 'k2', w.otherIdempotencyKey).map((value) => ({ value, valid: true })),
+    headerValue.map((value) => ({ value, valid: value.length >= 1 && value.length <= 200 })),
+  ), { nil: undefined, freq: 2 });
+  const prefer = fc.option(fc.oneof(fc.constantFrom('wait=0', 'wait=1', 'wait="1"', 'wait=abc', 'wait=-1', 'wait=999999', 'wait=9999999', 'respond-async, wait=1', 'return=minimal'), headerValue), { nil: undefined, freq: 2 });
+  // With neither header a valid body must be accepted; a reused Idempotency-Key may meet a different body (409).
+  const headers = fc.record({ idempotencyKey, prefer }).map(({ idempotencyKey: k, prefer: p }) => ({
+    headers: { ...JSON_TYPE, ...(k && { 'idempotency-key': k.value }), ...(p !== undefined && { prefer: p }) },
+    expect: !(k?.valid ?? true) || (p !== undefined && p.length > 200) ? 'reject' as const : k || p !== undefined ? 'any' as const : 'accept' as const,
+    waits: preferredWaitSeconds(p) !== undefined,
+  }));
+  const plainText = validJobBody.map(({ model, inputs }) => JSON.stringify({ model, inputs }));
+  const contentType = fc.constantFrom('text/plain', 'application/x-www-form-urlencoded', 'application/octet-stream', 'application/xml', 'application/jsonx', 'json', 'application', '*/*', 'multipart/form-data; boundary=x', 'x'.repeat(1000));
+  return fc.oneof(
+    { arbitrary: fc.tuple(validJobBody, headers).map(([body, h]): FuzzCase => ({ method: 'POST', url: '/v1/jobs', headers: h.headers, payload: toJsonText(body), expect: h.expect, as: 'fuzzer', waits: h.waits, label: 'valid body' })), weight: 20 },
+    // No Prefer: wait (the route checks for a worker before it validates) and fresh keys only (a reused one may answer 409 first).
+    { arbitrary: fc.tuple(invalidJobBody, fc.option(fc.uuid(), { nil: undefined, freq: 2 })).map(([{ what, body }, key]): FuzzCase => ({
+      method: 'POST', url: '/v1/jobs', headers: { ...JSON_TYPE, ...(key && { 'idempotency-key': key }) }, payload: toJsonText(body), expect: 'reject', as: 'fuzzer', label: `invalid ${what}`,
+    })), weight: 80 },
+    { arbitrary: brokenJsonText(plainText).map((payload): FuzzCase => ({ method: 'POST', url: '/v1/jobs', headers: JSON_TYPE, payload, expect: 'reject', as: 'fuzzer', label: 'broken JSON' })), weight: 20 },
+    { arbitrary: fc.tuple(plainText, contentType).map(([payload, type]): FuzzCase => ({ method: 'POST', url: '/v1/jobs', headers: { 'content-type': type }, payload, expect: 'reject', as: 'fuzzer', label: `content type ${type.slice(0, 40)}` })), weight: 10 },
+    { arbitrary: fc.constant<FuzzCase>({ method: 'POST', url: '/v1/jobs', headers: JSON_TYPE, payload: OVERSIZED_BODY, expect: 'reject', as: 'fuzzer', label: 'body over the limit' }), weight: 1 },
+  );
+};
+
+const byId = (method: string, suffix: string, extra: fc.Arbitrary<{ qs: string; refused: boolean }> = fc.constant({ qs: '', refused: false })): Gen => (w) =>
+  fc.tuple(jobId(w), extra, method === 'POST' ? strayBody : fc.constant({ payload: undefined, headers: {}, ok: true })).map(([id, q, body]): FuzzCase => ({
+    method, url: `/v1/jobs/${id.segment}${suffix}${q.qs}`, headers: body.headers, payload: body.payload,
+    expect: id.own && !q.refused && body.ok ? 'any' : 'reject', as: 'fuzzer', label: id.own ? 'own job' : 'not own job',
+  }));
+
+/** Own jobs have one input, so only index 0 of `inputs` (however Ajv reads it) may succeed. */
+const tensorRoute = (kind: 'inputs' | 'outputs'): Gen => (w) => fc.tuple(jobId(w), fc.oneof(fc.constantFrom('0', '1', '63', '-1', '64', '1.5', '1e3', '0x1', '01', ' ', 'NaN', 'Infinity', '-Infinity', '1e999'), hostileString, badNumber.map(String)))
+  .map(([id, index]): FuzzCase => ({
+    method: 'GET', url: `/v1/jobs/${id.segment}/${kind}/${percentEncode(index)}`, headers: {},
+    expect: id.own && kind === 'inputs' && coercedInteger(index) === 0 ? 'any' : 'reject', as: 'fuzzer', label: `${kind} ${index}`,
+  }));
+
+/** A route that takes no input: junk query strings are ignored, so it may always succeed. */
+const noInput = (url: string): Gen => () => fc.option(fc.tuple(hostileString, queryValue), { nil: undefined })
+  .map((extra) => get(`${url}${extra ? `?${new URLSearchParams([extra]).toString()}` : ''}`, 'any', 'no input'));
+
+/** Admin-only routes: refused for the fuzzing key; with the admin key, their inputs are fuzzed. */
+const adminOnly = (gen: (w: FuzzWorld) => fc.Arbitrary<Omit<FuzzCase, 'as'>>): Gen => (w) => fc.tuple(gen(w), fc.boolean())
+  .map(([c, asAdmin]): FuzzCase => (asAdmin ? { ...c, as: 'admin' } : { ...c, as: 'fuzzer', expect: 'reject', label: `${c.label} without admin` }));
+
+/** POST /v1/keys bodies: valid ones (a new non-admin key) and ones with one bad field. */
+const keyBody = fc.oneof(
+  fc.record({ name: fc.string({ unit: 'binary', minLength: 1, maxLength: 100 }).filter((s) => !s.includes('\u0000')), scopes: fc.option(fc.uniqueArray(fc.constantFrom(...SCOPES.filter((s) => s !== 'admin'))), { nil: undefined }) })
+    .map((b) => ({ payload: JSON.stringify(b), ok: true })),
+  fc.oneof(
+    fc.constantFrom<unknown>('', 'x'.repeat(101), '\u0000', 'a\u0000', '\ud800', 'x\udfff', {}, [], null).map((name) => ({ name })),
+    fc.oneof(fc.constantFrom<unknown>(['root'], 'admin', ['jobs:read', 'jobs:read'], null, [1], {}), fc.array(hostileString, { minLength: 1, maxLength: 3 })).map((scopes) => ({ name: 'k', scopes })),
+    fc.oneof(badNumber, fc.constantFrom<unknown>(0, 10_000_001, 'x')).map((rateLimitPerMin) => ({ name: 'k', rateLimitPerMin })),
+  ).map((b) => ({ payload: toJsonText(b), ok: false })),
+  fc.constantFrom('{', '[]', 'null', '{"name":"x","extra":1}', '{"name":"x","__proto__":{"admin":true}}').map((payload) => ({ payload, ok: false })),
+);
+
+/** The generator of each route, keyed `METHOD url` as Fastify registers it; HEAD routes reuse their GET's. */
+export const ROUTE_FUZZERS: Record<string, Gen> = {
+  'POST /v1/jobs': submitJob,
+  'GET /v1/jobs/:id': byId('GET', '', query({ encoding: enumParam(['json', 'base64']) }, true)),
+  'GET /v1/jobs': () => query({
+    status: enumParam(JOB_STATUSES), priority: enumParam(PRIORITIES), model: { ok: hostileString, bad: fc.constant('m'.repeat(201)) },
+    createdAfter: dateParam, createdBefore: dateParam, limit: intParam(1, 500), cursor: cursorParam,
+  }, false).map(({ qs, refused }) => get(`/v1/jobs${qs}`, refused ? 'reject' : 'any', 'list')),
+  'POST /v1/jobs/:id/cancel': byId('POST', '/cancel'),
+  'POST /v1/jobs/:id/retry': byId('POST', '/retry'),
+  'GET /v1/jobs/:id/inputs/:index': tensorRoute('inputs'),
+  'GET /v1/jobs/:id/outputs/:index': tensorRoute('outputs'),
+  'GET /v1/jobs/:id/webhook-deliveries': byId('GET', '/webhook-deliveries'),
+  'POST /v1/models': (w) => modelUpload(w.modelBytes, fc.constantFrom('fuzz-model', 'fuzz.model_2', w.otherModelName)).map((u): FuzzCase => ({
+    method: 'POST', url: '/v1/models', headers: { 'content-type': u.contentType }, payload: u.payload, expect: u.expect, as: 'fuzzer', label: u.label,
+  })),
+  'GET /v1/models': noInput('/v1/models'),
+  'GET /v1/models/:name': (w) => fc.oneof(
+    fc.constantFrom('mlp', 'transformer', w.otherModelName).map((name) => get(`/v1/models/${name}`, 'accept', 'registered model')),
+    pathSegment(hostileString).map((name) => get(`/v1/models/${name}`, 'reject', 'hostile name')),
+  ),
+  'POST /v1/keys': adminOnly(() => keyBody.map(({ payload, ok }) => ({ method: 'POST', url: '/v1/keys', headers: JSON_TYPE, payload, expect: ok ? 'accept' : 'reject', label: 'create key' }))),
+  'GET /v1/keys': adminOnly(noInput('/v1/keys')),
+  'POST /v1/keys/:id/revoke': adminOnly(() => fc.tuple(pathSegment(fakeId), strayBody).map(([id, body]) => ({ method: 'POST', url: `/v1/keys/${id}/revoke`, headers: body.headers, payload: body.payload, expect: 'reject' as const, label: 'revoke unknown key' }))),
+  'GET /v1/audit': adminOnly(() => query({ limit: intParam(1, 500), cursor: cursorParam }, false).map(({ qs, refused }) => ({ method: 'GET', url: `/v1/audit${qs}`, headers: {}, expect: refused ? 'reject' as const : 'any' as const, label: 'audit' }))),
+  'GET /v1/webhooks/secret': noInput('/v1/webhooks/secret'),
+  'GET /v1/me': noInput('/v1/me'),
+  'GET /v1/stats': () => query({ windowMinutes: intParam(1, 1440) }, false).map(({ qs, refused }) => get(`/v1/stats${qs}`, refused ? 'reject' : 'accept', 'stats')),
+  'GET /v1/workers': noInput('/v1/workers'),
+  'GET /healthz': noInput('/healthz'),
+  'GET /readyz': noInput('/readyz'),
+  'GET /docs': noInput('/docs'),
+  'GET /docs/json': noInput('/docs/json'),
+  'GET /docs/yaml': noInput('/docs/yaml'),
+  'GET /docs/static/index.html': noInput('/docs/static/index.html'),
+  'GET /docs/static/swagger-initializer.js': noInput('/docs/static/swagger-initializer.js'),
+  'GET /docs/static/*': () => fc.oneof(
+    fc.constantFrom('index.css', 'swagger-ui.css', 'favicon-32x32.png', 'logo.svg').map((file) => get(`/docs/static/${file}`, 'any', 'static file')),
+    fc.constantFrom('../../../../package.json', '..%2f..%2f..%2fpackage.json', '%2e%2e/%2e%2e/package.json', '....//....//package.json', '.%00./package.json', 'index.css%00.png', '/etc/passwd', '..\\..\\package.json', 'nope.js', '')
+      .map((path) => get(`/docs/static/${path}`, path === '' ? 'any' : 'reject', 'static traversal')),
+  ),
+  'HEAD /docs/': (w) => noInput('/docs/')(w).map((c) => ({ ...c, method: 'HEAD' })),
+};
+
+/** Requests to no route at all: unknown paths and methods. */
+export const unroutedRequest: fc.Arbitrary<FuzzCase> = fc.tuple(
+  fc.constantFrom('GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'),
+  fc.oneof(
+    fc.constantFrom('/v2/models', '/metrics', '/v1', '/v1/', '/v1/jobs/x/y/z', '/v1/models/mlp/versions', '/admin', '/.env', '/v1/keys/x', '//v1/jobs'),
+    pathSegment(hostileString).map((s) => `/v1/${s}/x`),
+  ),
+).map(([method, url]) => ({ method, url, headers: {}, expect: 'reject', as: 'fuzzer', label: 'no route' }));
+
+/** Authorization headers that must not authenticate. */
+export const badAuthorization = (w: FuzzWorld): fc.Arbitrary<Record<string, string>> => fc.oneof(
+  fc.constant({}),
+  fc.constantFrom('', 'Bearer', 'Bearer ', `bearer ${w.fuzzKey}`, `Basic ${w.fuzzKey}`, `Bearer ${w.fuzzKey}x`, `Bearer ${w.fuzzKey.slice(0, -1)}`, `Bearer ${w.fuzzKey.slice(0, 16)}${'A'.repeat(w.fuzzKey.length - 16)}`, "Bearer ' OR 1=1--", `Bearer ${'x'.repeat(8_000)}`)
+    .map((authorization) => ({ authorization })),
+  headerValue.map((v) => ({ authorization: `Bearer ${v}` })),
+  headerValue.map((v) => ({ 'x-api-key': v })),
+);
+
+/** Headers that change nothing about the answer but must not break it. */
+export const noiseHeaders: fc.Arbitrary<Record<string, string>> = fc.record({
+  'x-request-id': headerValue,
+  accept: fc.constantFrom('application/xml', '*/*', 'text/html', '', 'application/problem+json;q=0'),
+  'x-forwarded-for': fc.constantFrom('127.0.0.1', '::1', "' OR 1=1", '1.1.1.1, 2.2.2.2'),
+  'accept-encoding': fc.constantFrom('gzip', 'br', 'identity;q=0', 'x'),
+}, { requiredKeys: [] });
