@@ -5,6 +5,7 @@ import { submitLatency } from './3-submit-latency.ts';
 import { priorityIsolation } from './4-priority-isolation.ts';
 import { depth } from './5-depth.ts';
 import { batchSizeSweep } from './6-batch-size-sweep.ts';
+import { soak } from './soak.ts';
 
 /** Every scenario, in report order. */
-export const SCENARIOS: Scenario[] = [batchingEfficiency, queueOverhead, submitLatency, priorityIsolation, depth, batchSizeSweep];
+export const SCENARIOS: Scenario[] = [batchingEfficiency, queueOverhead, submitLatency, priorityIsolation, depth, batchSizeSweep, soak];
