@@ -179,7 +179,8 @@ describe('openModelSession', () => {
     await direct.release();
     console.info('event loop during a heavy batch', { inferMs, threaded, blocked });
     expect(inferMs).toBeGreaterThan(50);
-    expect(blocked.maxGapMs).toBeGreaterThan(inferMs / 2);
+    // Against its own run: on a loaded machine the two runs can take very different times.
+    expect(blocked.maxGapMs).toBeGreaterThan(blocked.elapsedMs / 2);
     expect(threaded.maxGapMs).toBeLessThan(inferMs / 4);
     expect(threaded.ticks).toBeGreaterThan(threaded.elapsedMs / 10);
   });
