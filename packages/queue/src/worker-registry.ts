@@ -37,6 +37,11 @@ export async function listWorkerStatuses(redis: Redis, prefix: string): Promise<
   return live.sort((a, b) => a.workerId.localeCompare(b.workerId));
 }
 
+/** Models at least one live worker consumes. */
+export async function listServedModels(redis: Redis, prefix: string): Promise<Set<string>> {
+  return new Set((await listWorkerStatuses(redis, prefix)).flatMap((w) => w.modelsServed));
+}
+
 function parseEntry(json: string): Entry | undefined {
   try {
     const entry = JSON.parse(json) as Entry;

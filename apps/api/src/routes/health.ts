@@ -1,21 +1,21 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
 import { listLatestModels, type Pool } from '@inferq/db';
-import { listWorkerStatuses, readMaxmemoryPolicy, type JobProducer, type Redis } from '@inferq/queue';
+import { listServedModels, readMaxmemoryPolicy, type JobProducer, type Redis } from '@inferq/queue';
 
-const CheckSchema = Type.Object({ ok: Type.Boolean(), detail: Type.Optional(Type.String()) });
+const checkSchema = (description?: string) => Type.Object({ ok: Type.Boolean(), detail: Type.Optional(Type.String()) }, { description });
 const ReadySchema = Type.Object({
   status: Type.Union([Type.Literal('ok'), Type.Literal('degraded')], { description: '`degraded` when any check fails' }),
   checks: Type.Object({
-    postgres: CheckSchema,
-    redis: CheckSchema,
-    redisEvictionPolicy: Type.Optional(Type.Object({ ok: Type.Boolean(), detail: Type.Optional(Type.String()) }, { description: 'BullMQ needs maxmemory-policy noeviction' })),
-    workers: Type.Optional(Type.Object({ ok: Type.Boolean(), detail: Type.Optional(Type.String()) }, { description: 'Every registered model has a live worker' })),
+    postgres: checkSchema(),
+    redis: checkSchema(),
+    redisEvictionPolicy: Type.Optional(checkSchema('BullMQ needs maxmemory-policy noeviction')),
+    workers: Type.Optional(checkSchema('Every registered model has a live worker')),
   }),
   modelsWithoutWorker: Type.Array(Type.String(), { description: 'Models whose jobs wait because no live worker serves them' }),
 });
 
-type Check = { ok: boolean; detail?: string };
+type Check = Static<ReturnType<typeof checkSchema>>;
 
 async function check(fn: () => Promise<unknown>): Promise<Check> {
   try {
@@ -39,8 +39,7 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ pool: Pool; redis: Redis;
 
   async function modelsWithoutWorker(): Promise<string[] | undefined> {
     try {
-      const [models, workers] = await Promise.all([listLatestModels(pool), listWorkerStatuses(redis, producer.prefix)]);
-      const served = new Set(workers.flatMap((w) => w.modelsServed));
+      const [models, served] = await Promise.all([listLatestModels(pool), listServedModels(redis, producer.prefix)]);
       return models.map((m) => m.name).filter((name) => !served.has(name));
     } catch {
       return undefined; // Postgres or Redis down: their own checks say so.

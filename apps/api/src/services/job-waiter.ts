@@ -1,7 +1,7 @@
 import { isTerminalStatus } from '@inferq/contracts';
 import { AppError } from '@inferq/core';
 import type { JobRecord } from '@inferq/db';
-import { listWorkerStatuses, type JobEvents, type Redis } from '@inferq/queue';
+import { listServedModels, type JobEvents, type Redis } from '@inferq/queue';
 
 /** How long a set of models with a live worker is trusted; a model missing from it is looked up again at once. */
 const SERVED_TTL_MS = 500;
@@ -31,10 +31,10 @@ export function createJobWaiter(deps: JobWaiterDeps): JobWaiter {
   let served: { models: Set<string>; readAtMs: number } | undefined;
   async function isServed(model: string): Promise<boolean> {
     if (served && served.models.has(model) && Date.now() - served.readAtMs <= SERVED_TTL_MS) return true;
-    const workers = await listWorkerStatuses(deps.redis, deps.prefix).catch((err: unknown) => {
+    const models = await listServedModels(deps.redis, deps.prefix).catch((err: unknown) => {
       throw new AppError('QUEUE_UNAVAILABLE', 'the queue cannot be reached; retry shortly', { cause: err, headers: { 'retry-after': '2' } });
     });
-    served = { models: new Set(workers.flatMap((w) => w.modelsServed)), readAtMs: Date.now() };
+    served = { models, readAtMs: Date.now() };
     return served.models.has(model);
   }
 
