@@ -7,6 +7,7 @@ import type { Logger } from '@inferq/core';
 import type { Pool } from '@inferq/db';
 import { createJobEvents, type JobProducer, type Redis } from '@inferq/queue';
 import type { Storage } from '@inferq/storage';
+import { createApiMetrics } from './metrics/api-metrics.ts';
 import { registerAuth } from './plugins/auth.ts';
 import { registerConsole } from './plugins/console.ts';
 import { registerErrorHandler, replyWithProblem } from './plugins/error-handler.ts';
@@ -15,6 +16,7 @@ import { apiKeysRoutes } from './routes/api-keys.ts';
 import { auditRoutes } from './routes/audit.ts';
 import { healthRoutes } from './routes/health.ts';
 import { jobsRoutes } from './routes/jobs.ts';
+import { metricsRoutes } from './routes/metrics.ts';
 import { modelsRoutes } from './routes/models.ts';
 import { systemRoutes } from './routes/system.ts';
 import { webhooksRoutes } from './routes/webhooks.ts';
@@ -90,7 +92,9 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     for (const method of [route.method].flat()) routes.push({ method, url: route.url, scope: route.config?.scope });
   });
 
+  const metrics = createApiMetrics({ pool: deps.pool, producer: deps.producer });
   server.addHook('onResponse', async (request, reply) => {
+    metrics.observeRequest(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
     request.log.info({ method: request.method, url: request.url, statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime * 100) / 100 }, 'request completed');
   });
 
@@ -120,13 +124,14 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await registerRateLimit(server, { redis: deps.redis, keyPrefix: deps.producer.prefix, defaultPerMin: settings.rateLimitPerMin ?? 0 });
 
   await server.register(healthRoutes, { pool: deps.pool, redis: deps.redis, producer: deps.producer });
+  await server.register(metricsRoutes, { metrics });
   const events = createJobEvents({ connection: deps.redis, prefix: deps.producer.prefix });
   server.addHook('onClose', () => events.close());
   const waiter = createJobWaiter({
     redis: deps.redis, prefix: deps.producer.prefix, events, getJob: jobs.getJob,
     resolveModelName: async (ref) => (await models.resolveModel(ref)).name,
   });
-  await server.register(jobsRoutes, { jobs, waiter, storage: deps.storage, outputUrlTtlS: settings.outputUrlTtlS, waitMaxS: settings.waitMaxS ?? 60 });
+  await server.register(jobsRoutes, { jobs, waiter, metrics, storage: deps.storage, outputUrlTtlS: settings.outputUrlTtlS, waitMaxS: settings.waitMaxS ?? 60 });
   await server.register(modelsRoutes, { models, uploadLimitBytes: settings.modelUploadLimitBytes });
   await server.register(apiKeysRoutes, { keys });
   await server.register(auditRoutes, { audit: createAuditService(deps.pool) });

@@ -10,6 +10,7 @@ import { loadJobInputs } from './job-inputs.ts';
 import type { ModelSessions } from './model-sessions.ts';
 import { isLastAttempt, type PendingJob } from './pending-job.ts';
 import type { ResultWriter } from './result-writer.ts';
+import type { WorkerMetrics } from './worker-metrics.ts';
 import type { WorkerStatusTracker } from './worker-status.ts';
 
 export interface BatchStats {
@@ -43,6 +44,7 @@ export interface BatchRunnerDeps {
   workerId: string;
   logger: Logger;
   status?: WorkerStatusTracker;
+  metrics?: WorkerMetrics;
   /** Aborted when the worker stops: outage retries end, and the batches waiting on them go back to the queue. */
   signal?: AbortSignal;
 }
@@ -71,6 +73,7 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
   async function settleFailures(failed: Array<{ job: PendingJob; e: ClassifiedError }>, log: Logger): Promise<void> {
     const outcomes = failed.map(({ job, e }) => ({ job, ...failureFor(job, e) }));
     await outlastOutage('store failures', log, () => deps.writer.writeFailures(outcomes.map((o) => o.failure)));
+    deps.metrics?.jobsFinished(outcomes.filter((o) => o.failure.final).map((o) => o.job), 'failed');
     for (const o of outcomes) o.job.settle({ ok: false, error: o.error });
   }
 
@@ -122,6 +125,8 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
     });
     const results = ok.map(({ job, outputs }) => ({ id: job.jobId, outputs: outputs.outputs, inferMs: run.inferMs }));
     await outlastOutage('store results', log, () => deps.writer.writeSuccesses(results));
+    deps.metrics?.batchRan(model, jobs.length, run.inferMs);
+    deps.metrics?.jobsFinished(ok.map(({ job }) => job), 'succeeded');
     for (const { job } of ok) job.settle({ ok: true });
     await settleFailures(bad, log);
     return { ...stats, succeeded: ok.length, failed: bad.length };
@@ -151,6 +156,7 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
         }), log);
         if (claimed.length === 0) return;
         deps.status?.batchStarted(batchId, claimed[0]!.model, claimed.length);
+        deps.metrics?.batchStarted(claimed);
         const stats = await runClaimed(batchId, claimed, log);
         log.info({ batchSize: stats.batchSize, inferMs: Math.round(stats.inferMs * 100) / 100, queueWaitMs: stats.queueWaitMs, failed: stats.failed }, 'batch completed');
         deps.status?.batchEnded(batchId, stats);

@@ -30,6 +30,9 @@ export const workerConfig = {
   INLINE_TENSOR_MAX_BYTES: Type.Integer({ default: 64 * 1024, minimum: 0 }),
   JOB_ATTEMPTS: Type.Integer({ default: 3, minimum: 1, maximum: 100 }),
   RETRY_BACKOFF_MS: Type.Integer({ default: 500, minimum: 0 }),
+  /** Where GET /metrics (Prometheus) is served; port 0 takes any free one. */
+  METRICS_HOST: Type.String({ default: '0.0.0.0' }),
+  METRICS_PORT: Type.Integer({ default: 9464, minimum: 0, maximum: 65535 }),
   /** Time a stopping worker gives its current batch before it exits anyway. */
   SHUTDOWN_TIMEOUT_MS: Type.Integer({ default: 30_000, minimum: 0 }),
 };

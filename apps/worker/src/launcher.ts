@@ -11,8 +11,10 @@ const mainPath = fileURLToPath(new URL(import.meta.url.endsWith('.ts') ? './main
 const children = new Map<string, ChildProcess>();
 let stopping = false;
 
-function start(device: string, restarts = 0): void {
-  const child = spawn(process.execPath, [...process.execArgv, mainPath], { env: { ...process.env, WORKER_DEVICE: device }, stdio: 'inherit' });
+function start(device: string, index: number, restarts = 0): void {
+  // One metrics port per device process: METRICS_PORT, METRICS_PORT + 1, … (0 stays "any free port").
+  const metricsPort = String(config.METRICS_PORT === 0 ? 0 : config.METRICS_PORT + index);
+  const child = spawn(process.execPath, [...process.execArgv, mainPath], { env: { ...process.env, WORKER_DEVICE: device, METRICS_PORT: metricsPort }, stdio: 'inherit' });
   children.set(device, child);
   logger.info({ device, pid: child.pid }, 'worker process started');
   child.on('exit', (code, signal) => {
@@ -20,11 +22,11 @@ function start(device: string, restarts = 0): void {
     if (stopping) return;
     const delayMs = Math.min(1_000 * 2 ** restarts, 30_000);
     logger.error({ device, code, signal, delayMs }, 'worker process exited; restarting');
-    setTimeout(() => start(device, restarts + 1), delayMs);
+    setTimeout(() => start(device, index, restarts + 1), delayMs);
   });
 }
 
-for (const device of config.WORKER_DEVICES.split(',')) start(device);
+config.WORKER_DEVICES.split(',').forEach((device, index) => start(device, index));
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, () => {
     stopping = true;

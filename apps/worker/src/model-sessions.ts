@@ -4,6 +4,7 @@ import { AppError } from '@inferq/core';
 import type { WorkerStatus } from '@inferq/contracts';
 import { openModelSession, type ModelSession } from '@inferq/inference';
 import type { ModelCache } from './model-cache.ts';
+import type { WorkerMetrics } from './worker-metrics.ts';
 
 export interface SessionSettings {
   device: string;
@@ -16,11 +17,12 @@ export interface SessionSettings {
  * One onnxruntime session per model version, loaded on first use and kept
  * warm. A failed load is not cached, so a later batch tries again.
  */
-export function createModelSessions(deps: { pool: Pool; cache: ModelCache; settings: SessionSettings; logger: Logger }) {
+export function createModelSessions(deps: { pool: Pool; cache: ModelCache; settings: SessionSettings; logger: Logger; metrics?: Pick<WorkerMetrics, 'modelLoaded'> }) {
   const sessions = new Map<string, Promise<ModelSession>>();
   const loadedModels = new Map<string, WorkerStatus['modelsLoaded'][number]>();
 
   async function load(model: string, version: number): Promise<ModelSession> {
+    const loadStarted = performance.now();
     const record = await findModel(deps.pool, model, version);
     if (!record) throw new AppError('MODEL_NOT_FOUND', `model ${model}:${version} is not registered`);
     const path = await deps.cache.ensureModelFile({ sha256: record.sha256, artifactKey: record.artifactKey });
@@ -32,6 +34,7 @@ export function createModelSessions(deps: { pool: Pool; cache: ModelCache; setti
     });
     deps.logger.info({ model, modelVersion: version, provider: session.provider, failedProviders: session.failedProviders, loadMs: Math.round(performance.now() - started) }, 'model loaded');
     loadedModels.set(`${model}:${version}`, { model, version, provider: session.provider, loadedAt: new Date().toISOString() });
+    deps.metrics?.modelLoaded(model, (performance.now() - loadStarted) / 1000);
     return session;
   }
 

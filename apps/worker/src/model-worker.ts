@@ -1,6 +1,6 @@
 import type { Logger } from '@inferq/core';
 import { Batcher } from '@inferq/inference';
-import { QueueWorker, queueNameFor, type QueueJob, type Redis } from '@inferq/queue';
+import { QueueWorker, priorityOfBull, queueNameFor, type QueueJob, type Redis } from '@inferq/queue';
 import type { BatchRunner } from './batch-runner.ts';
 import { parseJobPayload } from './job-inputs.ts';
 import type { PendingJob } from './pending-job.ts';
@@ -57,7 +57,7 @@ export function createModelWorker(o: ModelWorkerOptions) {
     } catch (err) {
       throw await o.runner.failIntake(attempt, err);
     }
-    const pending = { ...attempt, model: o.model, modelVersion: payload.modelVersion, createdAtMs: job.timestamp };
+    const pending = { ...attempt, model: o.model, modelVersion: payload.modelVersion, priority: priorityOfBull(job.priority), createdAtMs: job.timestamp };
     await new Promise<void>((resolve, reject) => {
       let settled = false;
       batcher.add({

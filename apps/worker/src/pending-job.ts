@@ -1,8 +1,11 @@
+import type { Priority } from '@inferq/contracts';
+
 /** A queue job held by the batcher until its batch has run and its result is stored; its inputs are read when the batch is claimed. */
 export interface PendingJob {
   jobId: string;
   model: string;
   modelVersion: number;
+  priority: Priority;
   /** When the queue job was added. */
   createdAtMs: number;
   /** Attempts before this one (BullMQ's attemptsMade). */

@@ -12,6 +12,7 @@ import { createModelSessions } from './model-sessions.ts';
 import { createModelWorker, type ModelWorker } from './model-worker.ts';
 import { createReconciler } from './reconciler.ts';
 import { createResultWriter } from './result-writer.ts';
+import { createWorkerMetrics } from './worker-metrics.ts';
 import { createWorkerStatus } from './worker-status.ts';
 
 export type WorkerConfig = Readonly<Static<TObject<typeof workerConfig>>>;
@@ -29,16 +30,17 @@ export async function startWorkerProcess(config: WorkerConfig, baseLogger: Logge
     endpoint: config.S3_ENDPOINT, region: config.S3_REGION, bucket: config.S3_BUCKET,
     accessKeyId: config.S3_ACCESS_KEY_ID, secretAccessKey: config.S3_SECRET_ACCESS_KEY, forcePathStyle: config.S3_FORCE_PATH_STYLE,
   });
+  const readGpu = createGpuProbe(config.WORKER_DEVICE);
+  const metrics = createWorkerMetrics({ device: config.WORKER_DEVICE, readGpu });
   const sessions = createModelSessions({
-    pool, logger, cache: createModelCache({ storage, dir: config.MODEL_CACHE_DIR }),
+    pool, logger, metrics, cache: createModelCache({ storage, dir: config.MODEL_CACHE_DIR }),
     settings: { device: config.WORKER_DEVICE, providers: config.EXECUTION_PROVIDERS?.split(','), intraOpNumThreads: config.INTRA_OP_THREADS, interOpNumThreads: config.INTER_OP_THREADS },
   });
   const status = createWorkerStatus({ workerId, device: config.WORKER_DEVICE });
-  const readGpu = createGpuProbe(config.WORKER_DEVICE);
   // Ends the batches' waits on a Postgres or S3 outage when the worker stops: their jobs go back to the queue.
   const stopping = new AbortController();
   const runner = createBatchRunner({
-    pool, sessions, storage, workerId, logger, status, signal: stopping.signal,
+    pool, sessions, storage, workerId, logger, status, metrics, signal: stopping.signal,
     writer: createResultWriter({ pool, storage, inlineTensorMaxBytes: config.INLINE_TENSOR_MAX_BYTES }),
   });
   const reconciler = createReconciler({ pool, producer, redis: producerRedis, minAgeMs: config.RECONCILE_MIN_AGE_MS, logger });
@@ -66,6 +68,7 @@ export async function startWorkerProcess(config: WorkerConfig, baseLogger: Logge
   const heartbeat = async () =>
     publishWorkerStatus(producerRedis, config.QUEUE_PREFIX, status.snapshot(sessions.loaded(), await readGpu()), config.HEARTBEAT_INTERVAL_MS * 3);
 
+  const metricsServer = await metrics.serve(config.METRICS_HOST, config.METRICS_PORT, logger);
   await refreshModels();
   await heartbeat().catch((err) => logger.warn({ err: (err as Error).message }, 'heartbeat failed'));
   const timers = [
@@ -83,6 +86,7 @@ export async function startWorkerProcess(config: WorkerConfig, baseLogger: Logge
       for (const t of timers) clearInterval(t);
       await Promise.all([...workers.values()].map((w) => w.close()));
       await sessions.closeAll();
+      await metricsServer.close();
       await removeWorkerStatus(producerRedis, config.QUEUE_PREFIX, workerId).catch(() => {});
       await producer.close();
       await Promise.all([consumerRedis.quit(), producerRedis.quit()]).catch(() => {});

@@ -82,3 +82,11 @@ export async function readJobStats(pool: Pool, o: { windowMinutes: number; rateS
   window.submitted = submitted.rows.reduce((n, r) => n + r.n, 0);
   return { series: [...points.values()].sort((a, b) => a.at.getTime() - b.at.getTime()), window, recent };
 }
+
+/** Age of the oldest queued job per model and priority (queued jobs only: the unfinished index covers them). */
+export async function readOldestQueuedAges(pool: Pool): Promise<Array<{ model: string; priority: string; ageS: number }>> {
+  const { rows } = await pool.query<{ model_name: string; priority: string; age_s: number }>(
+    `SELECT model_name, priority, EXTRACT(EPOCH FROM now() - min(created_at))::float8 AS age_s
+       FROM jobs WHERE status = 'queued' GROUP BY model_name, priority`);
+  return rows.map((r) => ({ model: r.model_name, priority: r.priority, ageS: r.age_s }));
+}

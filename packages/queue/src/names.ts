@@ -10,3 +10,6 @@ export const JOB_NAME = 'infer.run';
  * The gaps leave room for aging between the levels.
  */
 export const BULL_PRIORITY: Record<Priority, number> = { high: 1, normal: 100, low: 200 };
+
+/** The API priority of a BullMQ priority (jobs added by this project only carry these three). */
+export const priorityOfBull = (bull: number): Priority => (bull <= BULL_PRIORITY.high ? 'high' : bull <= BULL_PRIORITY.normal ? 'normal' : 'low');

@@ -38,6 +38,8 @@ export interface Stack {
   request(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; json: any }>;
   /** Uploads demo model `file` (default: the one called `name`) as `name`. */
   registerModel(name: string, fields?: Record<string, string>, file?: string): Promise<void>;
+  /** Another API process over the same schema, prefix and bucket (horizontal scale). */
+  startApi(): Promise<{ process: TestProcess; baseUrl: string }>;
   /** `nodeArgs` e.g. `--cpu-prof`. */
   startWorker(env?: Record<string, string>, nodeArgs?: string[]): Promise<TestProcess>;
   close(): Promise<void>;
@@ -52,6 +54,8 @@ export const FAST_WORKER_ENV = {
   RECONCILE_MIN_AGE_MS: '1000',
   HEARTBEAT_INTERVAL_MS: '500',
   INTRA_OP_THREADS: '1',
+  // Workers of parallel test files must not share a metrics port.
+  METRICS_PORT: '0',
 };
 
 /**
@@ -61,12 +65,18 @@ export const FAST_WORKER_ENV = {
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const ctx = await createTestContext({ services: options.services });
   const logLevel = options.logLevel ?? 'info';
-  const port = await freePort();
-  // The rate limiter stays on (benchmarks measure its Redis round trip) with a limit load tests never reach.
-  const api = startProcess('apps/api/src/main.ts', { ...ctx.env, PORT: String(port), ADMIN_API_KEY: ADMIN_KEY, LOG_LEVEL: logLevel, RATE_LIMIT_PER_MIN: '100000000', ...options.apiEnv }, options.apiNodeArgs);
-  const baseUrl = `http://127.0.0.1:${port}`;
-  await waitFor(async () => (await fetch(`${baseUrl}/healthz`)).ok, { timeoutMs: 30_000, intervalMs: 100, what: 'the API to listen' })
-    .catch((err: Error) => { throw new Error(`${err.message}; API output:\n${api.output().slice(-2000)}`); });
+  const apis: TestProcess[] = [];
+  async function startApi(): Promise<{ process: TestProcess; baseUrl: string }> {
+    const port = await freePort();
+    // The rate limiter stays on (benchmarks measure its Redis round trip) with a limit load tests never reach.
+    const api = startProcess('apps/api/src/main.ts', { ...ctx.env, PORT: String(port), ADMIN_API_KEY: ADMIN_KEY, LOG_LEVEL: logLevel, RATE_LIMIT_PER_MIN: '100000000', ...options.apiEnv }, options.apiNodeArgs);
+    apis.push(api);
+    const url = `http://127.0.0.1:${port}`;
+    await waitFor(async () => (await fetch(`${url}/healthz`)).ok, { timeoutMs: 30_000, intervalMs: 100, what: 'the API to listen' })
+      .catch((err: Error) => { throw new Error(`${err.message}; API output:\n${api.output().slice(-2000)}`); });
+    return { process: api, baseUrl: url };
+  }
+  const { process: api, baseUrl } = await startApi();
   const workers: TestProcess[] = [];
   const redis = createRedisConnection(ctx.env.REDIS_URL!, 'producer');
   // Fault tests stop Redis under it: a failed call says so, the connection need not.
@@ -79,7 +89,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     return { status: res.status, json: await res.json() };
   };
   return {
-    ctx, api, baseUrl, request,
+    ctx, api, baseUrl, request, startApi,
     async registerModel(name, fields = {}, file = name) {
       const m = demoModel(file);
       const form = new FormData();
@@ -100,7 +110,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     },
     async close() {
       await Promise.all(workers.map((w) => w.stop('SIGKILL')));
-      await api.stop();
+      await Promise.all(apis.map((a) => a.stop()));
       await redis.quit();
       await ctx.close();
     },

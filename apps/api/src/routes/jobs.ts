@@ -8,18 +8,20 @@ import { ownerFilter } from '../services/api-keys-service.ts';
 import { toJobDetail, toJobSummary } from '../services/job-view.ts';
 import type { JobsService } from '../services/jobs-service.ts';
 import type { JobWaiter } from '../services/job-waiter.ts';
+import type { ApiMetrics } from '../metrics/api-metrics.ts';
 import type { Storage } from '@inferq/storage';
 
 export interface JobsRoutesOptions {
   jobs: JobsService;
   waiter: JobWaiter;
+  metrics: ApiMetrics;
   storage: Storage;
   outputUrlTtlS: number;
   /** The longest `Prefer: wait` honoured. */
   waitMaxS: number;
 }
 
-export const jobsRoutes: FastifyPluginAsyncTypebox<JobsRoutesOptions> = async (app, { jobs, waiter, storage, outputUrlTtlS, waitMaxS }) => {
+export const jobsRoutes: FastifyPluginAsyncTypebox<JobsRoutesOptions> = async (app, { jobs, waiter, metrics, storage, outputUrlTtlS, waitMaxS }) => {
   app.post('/v1/jobs', {
     config: { scope: 'jobs:write' },
     schema: {
@@ -38,6 +40,7 @@ export const jobsRoutes: FastifyPluginAsyncTypebox<JobsRoutesOptions> = async (a
       principal: request.principal, model, inputs, priority, metadata, deadline, webhookUrl: webhook?.url, idempotencyKey: request.headers['idempotency-key'],
     });
     request.log.debug({ jobId: accepted.id, model }, 'job accepted');
+    metrics.jobSubmitted(model.split(':')[0]!, priority);
     reply.header('location', accepted.links.self);
     if (waitS === undefined) return reply.status(202).send(accepted);
     const applied = Math.min(waitS, waitMaxS);

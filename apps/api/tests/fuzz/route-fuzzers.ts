@@ -212,6 +212,7 @@ export const ROUTE_FUZZERS: Record<string, Gen> = {
   'GET /v1/workers': noInput('/v1/workers'),
   'GET /healthz': noInput('/healthz'),
   'GET /readyz': noInput('/readyz'),
+  'GET /metrics': noInput('/metrics'),
   'GET /docs': noInput('/docs'),
   'GET /docs/json': noInput('/docs/json'),
   'GET /docs/yaml': noInput('/docs/yaml'),
@@ -229,7 +230,7 @@ export const ROUTE_FUZZERS: Record<string, Gen> = {
 export const unroutedRequest: fc.Arbitrary<FuzzCase> = fc.tuple(
   fc.constantFrom('GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'),
   fc.oneof(
-    fc.constantFrom('/v2/models', '/metrics', '/v1', '/v1/', '/v1/jobs/x/y/z', '/v1/models/mlp/versions', '/admin', '/.env', '/v1/keys/x', '//v1/jobs'),
+    fc.constantFrom('/v2/models', '/v1', '/v1/', '/v1/jobs/x/y/z', '/v1/models/mlp/versions', '/admin', '/.env', '/v1/keys/x', '//v1/jobs'),
     pathSegment(hostileString).map((s) => `/v1/${s}/x`),
   ),
 ).map(([method, url]) => ({ method, url, headers: {}, expect: 'reject', as: 'fuzzer', label: 'no route' }));

@@ -1,0 +1,68 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { PRIORITIES, type QueueDepth } from '@inferq/contracts';
+import { listLatestModels, readOldestQueuedAges, type Pool } from '@inferq/db';
+import { readQueueDepth, type JobProducer } from '@inferq/queue';
+
+/** Reads of the queues made for one scrape are reused by its gauges within this. */
+const SCRAPE_REUSE_MS = 1_000;
+
+/**
+ * The API's Prometheus metrics: HTTP latency by route and status, jobs
+ * submitted, and, read at scrape time, every model queue's depth, its
+ * backlog (what KEDA scales workers on) and the age of its oldest queued job.
+ */
+export function createApiMetrics(deps: { pool: Pool; producer: JobProducer }) {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'inferq_api_' });
+
+  const httpDuration = new Histogram({
+    name: 'inferq_http_request_duration_seconds', help: 'HTTP requests by route template, method and status',
+    labelNames: ['method', 'route', 'status_code'], buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10], registers: [registry],
+  });
+  const submitted = new Counter({ name: 'inferq_jobs_submitted_total', help: 'Jobs accepted (202) by model and priority', labelNames: ['model', 'priority'], registers: [registry] });
+
+  let depths: { at: number; read: Promise<QueueDepth[]> } | undefined;
+  const readDepths = (): Promise<QueueDepth[]> => {
+    if (!depths || Date.now() - depths.at > SCRAPE_REUSE_MS) {
+      const read = listLatestModels(deps.pool).then((models) => Promise.all(models.map(async (m) => ({ ...(await readQueueDepth(deps.producer.queueFor(m.name), m.name)), workers: 0 }))));
+      depths = { at: Date.now(), read };
+    }
+    return depths.read;
+  };
+
+  new Gauge({
+    name: 'inferq_queue_jobs', help: 'Jobs in each model queue: waiting per priority, active (held by a worker), delayed (retry backoff)',
+    labelNames: ['model', 'state'], registers: [registry],
+    async collect() {
+      this.reset();
+      for (const d of await readDepths()) for (const state of [...PRIORITIES, 'active', 'delayed'] as const) this.set({ model: d.model, state }, d[state]);
+    },
+  });
+  new Gauge({
+    name: 'inferq_queue_backlog', help: 'Jobs waiting to run per model (every priority plus retry backoff): the worker autoscaling signal',
+    labelNames: ['model'], registers: [registry],
+    async collect() {
+      this.reset();
+      for (const d of await readDepths()) this.set({ model: d.model }, d.high + d.normal + d.low + d.delayed);
+    },
+  });
+  new Gauge({
+    name: 'inferq_queue_oldest_job_age_seconds', help: 'Age of the oldest queued job per model and priority',
+    labelNames: ['model', 'priority'], registers: [registry],
+    async collect() {
+      this.reset();
+      for (const a of await readOldestQueuedAges(deps.pool)) this.set({ model: a.model, priority: a.priority }, a.ageS);
+    },
+  });
+
+  return {
+    registry,
+    observeRequest(method: string, route: string, statusCode: number, seconds: number): void {
+      httpDuration.observe({ method, route, status_code: String(statusCode) }, seconds);
+    },
+    jobSubmitted(model: string, priority: string): void {
+      submitted.inc({ model, priority });
+    },
+  };
+}
+export type ApiMetrics = ReturnType<typeof createApiMetrics>;

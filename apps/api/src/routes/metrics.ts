@@ -1,0 +1,10 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import type { ApiMetrics } from '../metrics/api-metrics.ts';
+
+/** Prometheus scrape endpoint; public like the health checks (keep it inside the cluster). */
+export const metricsRoutes: FastifyPluginAsyncTypebox<{ metrics: ApiMetrics }> = async (app, { metrics }) => {
+  app.get('/metrics', {
+    schema: { tags: ['health'], summary: 'Prometheus metrics', produces: ['text/plain'], response: { 200: Type.String({ description: 'Prometheus text exposition format' }) } },
+  }, async (_request, reply) => reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()));
+};

@@ -1,0 +1,73 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Logger } from '@inferq/core';
+import type { GpuStatus } from './gpu-probe.ts';
+import type { PendingJob } from './pending-job.ts';
+
+const SECONDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+
+/**
+ * A worker process's Prometheus metrics, served on their own port: jobs
+ * finished, batch sizes, inference, queue wait and end-to-end times, model
+ * load times, and the GPU's utilisation and memory where nvidia-smi answers.
+ */
+export function createWorkerMetrics(o: { device: string; readGpu: () => Promise<GpuStatus | null> }) {
+  const registry = new Registry();
+  registry.setDefaultLabels({ device: o.device });
+  collectDefaultMetrics({ register: registry, prefix: 'inferq_worker_' });
+  const registers = [registry];
+
+  const finished = new Counter({ name: 'inferq_jobs_finished_total', help: 'Jobs whose outcome this worker stored, by model, priority and outcome', labelNames: ['model', 'priority', 'outcome'], registers });
+  const batchSize = new Histogram({ name: 'inferq_batch_size', help: 'Jobs per batch run', labelNames: ['model'], buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256], registers });
+  const inference = new Histogram({ name: 'inferq_inference_seconds', help: 'Session run time per batch', labelNames: ['model'], buckets: SECONDS, registers });
+  const queueWait = new Histogram({ name: 'inferq_queue_wait_seconds', help: 'Submit to batch start, per job', labelNames: ['model', 'priority'], buckets: SECONDS, registers });
+  const endToEnd = new Histogram({ name: 'inferq_job_end_to_end_seconds', help: 'Submit to result stored, per job', labelNames: ['model', 'priority'], buckets: SECONDS, registers });
+  const modelLoad = new Histogram({ name: 'inferq_model_load_seconds', help: 'Model download, check and session start', labelNames: ['model'], buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120], registers });
+  const gpuGauge = (name: string, help: string, pick: (g: GpuStatus) => number) => new Gauge({
+    name, help, registers,
+    async collect() {
+      const gpu = await o.readGpu();
+      if (gpu) this.set(pick(gpu));
+    },
+  });
+  gpuGauge('inferq_gpu_utilization_ratio', 'GPU utilisation (0-1), from nvidia-smi', (g) => g.utilizationPercent / 100);
+  gpuGauge('inferq_gpu_memory_used_bytes', 'GPU memory in use, from nvidia-smi', (g) => g.memoryUsedMiB * 2 ** 20);
+
+  return {
+    registry,
+    batchStarted(jobs: readonly PendingJob[]): void {
+      const now = Date.now();
+      for (const j of jobs) queueWait.observe({ model: j.model, priority: j.priority }, (now - j.createdAtMs) / 1000);
+    },
+    batchRan(model: string, size: number, inferMs: number): void {
+      batchSize.observe({ model }, size);
+      inference.observe({ model }, inferMs / 1000);
+    },
+    jobsFinished(jobs: readonly PendingJob[], outcome: 'succeeded' | 'failed'): void {
+      const now = Date.now();
+      for (const j of jobs) {
+        finished.inc({ model: j.model, priority: j.priority, outcome });
+        endToEnd.observe({ model: j.model, priority: j.priority }, (now - j.createdAtMs) / 1000);
+      }
+    },
+    modelLoaded(model: string, seconds: number): void {
+      modelLoad.observe({ model }, seconds);
+    },
+    /** Serves GET /metrics on host:port (port 0: any free one); resolves with the port. */
+    async serve(host: string, port: number, logger: Logger): Promise<{ port: number; close(): Promise<void> }> {
+      const server = createServer((req, res) => {
+        if (req.method !== 'GET' || req.url !== '/metrics') return void res.writeHead(404).end();
+        registry.metrics().then(
+          (text) => res.writeHead(200, { 'content-type': registry.contentType }).end(text),
+          (err: Error) => res.writeHead(500).end(err.message),
+        );
+      });
+      await new Promise<void>((resolve, reject) => server.once('error', reject).listen(port, host, resolve));
+      const bound = (server.address() as AddressInfo).port;
+      logger.info({ host, port: bound }, 'metrics listening');
+      return { port: bound, close: () => new Promise((resolve) => server.close(() => resolve())) };
+    },
+  };
+}
+export type WorkerMetrics = ReturnType<typeof createWorkerMetrics>;
