@@ -92,7 +92,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     for (const method of [route.method].flat()) routes.push({ method, url: route.url, scope: route.config?.scope });
   });
 
-  const metrics = createApiMetrics({ pool: deps.pool, producer: deps.producer });
+  const metrics = createApiMetrics({ pool: deps.pool, producer: deps.producer, redis: deps.redis });
   server.addHook('onResponse', async (request, reply) => {
     metrics.observeRequest(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
     request.log.info({ method: request.method, url: request.url, statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime * 100) / 100 }, 'request completed');

@@ -33,6 +33,7 @@ export function createWorkerMetrics(o: { device: string; readGpu: () => Promise<
   });
   gpuGauge('inferq_gpu_utilization_ratio', 'GPU utilisation (0-1), from nvidia-smi', (g) => g.utilizationPercent / 100);
   gpuGauge('inferq_gpu_memory_used_bytes', 'GPU memory in use, from nvidia-smi', (g) => g.memoryUsedMiB * 2 ** 20);
+  gpuGauge('inferq_gpu_memory_total_bytes', 'GPU memory in all, from nvidia-smi', (g) => g.memoryTotalMiB * 2 ** 20);
 
   return {
     registry,

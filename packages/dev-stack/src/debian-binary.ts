@@ -45,6 +45,13 @@ export const REDIS_SERVER: DebianBinary = {
     + 'or set REDIS_URL to an existing server (e.g. REDIS_URL=redis://127.0.0.1:6379).',
 };
 
+export const PROMTOOL: DebianBinary = {
+  names: ['promtool'],
+  aptPackage: 'prometheus',
+  missingMessage: 'promtool was not found on PATH. The Prometheus rules are checked with it: install Prometheus '
+    + '(Debian/Ubuntu: `sudo apt-get install prometheus`).',
+};
+
 export const CHROMIUM: DebianBinary = {
   names: ['chromium', 'chromium-browser', 'google-chrome'],
   aptPackage: 'chromium',

@@ -1,7 +1,8 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { PRIORITIES, type QueueDepth } from '@inferq/contracts';
-import { listLatestModels, readOldestQueuedAges, type Pool } from '@inferq/db';
-import { readQueueDepth, type JobProducer } from '@inferq/queue';
+import { readOldestQueuedAges, type Pool } from '@inferq/db';
+import type { JobProducer, Redis } from '@inferq/queue';
+import { readQueueOverview } from '../services/stats-service.ts';
 
 /** Reads of the queues made for one scrape are reused by its gauges within this. */
 const SCRAPE_REUSE_MS = 1_000;
@@ -9,9 +10,10 @@ const SCRAPE_REUSE_MS = 1_000;
 /**
  * The API's Prometheus metrics: HTTP latency by route and status, jobs
  * submitted, and, read at scrape time, every model queue's depth, its
- * backlog (what KEDA scales workers on) and the age of its oldest queued job.
+ * backlog (what KEDA scales workers on), its live workers and the age of its
+ * oldest queued job.
  */
-export function createApiMetrics(deps: { pool: Pool; producer: JobProducer }) {
+export function createApiMetrics(deps: { pool: Pool; producer: JobProducer; redis: Redis }) {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'inferq_api_' });
 
@@ -24,8 +26,7 @@ export function createApiMetrics(deps: { pool: Pool; producer: JobProducer }) {
   let depths: { at: number; read: Promise<QueueDepth[]> } | undefined;
   const readDepths = (): Promise<QueueDepth[]> => {
     if (!depths || Date.now() - depths.at > SCRAPE_REUSE_MS) {
-      const read = listLatestModels(deps.pool).then((models) => Promise.all(models.map(async (m) => ({ ...(await readQueueDepth(deps.producer.queueFor(m.name), m.name)), workers: 0 }))));
-      depths = { at: Date.now(), read };
+      depths = { at: Date.now(), read: readQueueOverview(deps) };
     }
     return depths.read;
   };
@@ -44,6 +45,14 @@ export function createApiMetrics(deps: { pool: Pool; producer: JobProducer }) {
     async collect() {
       this.reset();
       for (const d of await readDepths()) this.set({ model: d.model }, d.high + d.normal + d.low + d.delayed);
+    },
+  });
+  new Gauge({
+    name: 'inferq_model_workers', help: 'Live worker processes consuming each model queue (from their heartbeats)',
+    labelNames: ['model'], registers: [registry],
+    async collect() {
+      this.reset();
+      for (const d of await readDepths()) this.set({ model: d.model }, d.workers);
     },
   });
   new Gauge({

@@ -1,4 +1,4 @@
-import type { Stats } from '@inferq/contracts';
+import type { QueueDepth, Stats } from '@inferq/contracts';
 import { listLatestModels, readJobStats, type JobStatsPoint, type Pool } from '@inferq/db';
 import { listWorkerStatuses, readQueueDepth, type JobProducer, type Redis } from '@inferq/queue';
 
@@ -18,6 +18,15 @@ function fillMinutes(points: JobStatsPoint[], windowMinutes: number, now: number
   });
 }
 
+/** Every model's queue right now, with the live workers consuming it. */
+export async function readQueueOverview(deps: { pool: Pool; producer: JobProducer; redis: Redis }): Promise<QueueDepth[]> {
+  const [models, workers] = await Promise.all([listLatestModels(deps.pool), listWorkerStatuses(deps.redis, deps.producer.prefix)]);
+  return Promise.all(models.map(async (m) => ({
+    ...(await readQueueDepth(deps.producer.queueFor(m.name), m.name)),
+    workers: workers.filter((w) => w.modelsServed.includes(m.name)).length,
+  })));
+}
+
 /**
  * The console's overview in one call, from the real sources: job figures from
  * Postgres (the caller's jobs, or everyone's for an admin), queue depth from
@@ -26,15 +35,11 @@ function fillMinutes(points: JobStatsPoint[], windowMinutes: number, now: number
 export function createStatsService(deps: { pool: Pool; producer: JobProducer; redis: Redis }) {
   return {
     async readStats(windowMinutes: number, ownerKeyId: string | null): Promise<Stats> {
-      const [jobs, models, workers] = await Promise.all([
+      const [jobs, queues, workers] = await Promise.all([
         readJobStats(deps.pool, { windowMinutes, rateSeconds: RATE_SECONDS, ownerKeyId }),
-        listLatestModels(deps.pool),
+        readQueueOverview(deps),
         listWorkerStatuses(deps.redis, deps.producer.prefix),
       ]);
-      const queues = await Promise.all(models.map(async (m) => ({
-        ...(await readQueueDepth(deps.producer.queueFor(m.name), m.name)),
-        workers: workers.filter((w) => w.modelsServed.includes(m.name)).length,
-      })));
       const { recent, window } = jobs;
       const finished = window.completed + window.failed;
       return {
