@@ -3,6 +3,7 @@ import {
   ADMIN_KEY, installCompletionLog, mlpJob, pauseWorkerForBacklog, resumeWorker, settleLoad, startPrivateRedis, startStack, startSteadyLoad, waitFor,
   type PrivateRedis, type Stack, type SteadyLoad, type TestProcess,
 } from '@inferq/test-utils';
+import { createJobProducer, createRedisConnection, type JobProducer, type Redis } from '@inferq/queue';
 
 // Redis of this file's own, restarted (no persistence: every key gone) and
 // flushed while a steady load submits. The worker is paused (SIGSTOP) for the
@@ -14,19 +15,28 @@ import {
 let redis: PrivateRedis;
 let stack: Stack;
 let worker: TestProcess;
+let connection: Redis;
+let producer: JobProducer;
 beforeAll(async () => {
   redis = await startPrivateRedis();
   stack = await startStack({ services: redis.env });
+  connection = createRedisConnection(stack.ctx.env.REDIS_URL!, 'producer');
+  connection.on('error', () => {}); // Redis goes away on purpose
+  producer = createJobProducer({ connection, prefix: stack.ctx.prefix });
   await installCompletionLog(stack.ctx.pool);
   await stack.registerModel('mlp');
   worker = await stack.startWorker();
 });
 afterAll(async () => {
   if (worker) resumeWorker(worker);
+  await producer?.close();
+  connection?.disconnect();
   await stack?.close();
   await redis?.close();
 });
 
+/** Jobs waiting in Redis itself: the worker's prefetched ones would survive the fault in its memory and prove nothing. */
+const inRedis = async (): Promise<number> => producer.backlog('mlp');
 const startLoad = () => startSteadyLoad(stack, { ratePerS: 25, body: mlpJob, authorization: `Bearer ${ADMIN_KEY}` });
 async function moreAccepted(load: SteadyLoad, n: number, what: string): Promise<void> {
   const target = load.accepted.length + n;
@@ -38,7 +48,7 @@ describe('Redis restarted under load', () => {
     const load = startLoad();
     const logFrom = worker.output().length;
     await moreAccepted(load, 25, 'jobs accepted before the restart');
-    const backlog = await pauseWorkerForBacklog(worker, stack.ctx.pool, 20);
+    const backlog = await pauseWorkerForBacklog(worker, inRedis, 20);
     await redis.stop();
     await waitFor(() => load.refused >= 10, { timeoutMs: 10_000, what: 'submissions refused while Redis is down' });
     await redis.start();
@@ -58,7 +68,7 @@ describe('Redis flushed under load', () => {
     const load = startLoad();
     const logFrom = worker.output().length;
     await moreAccepted(load, 25, 'jobs accepted before the flush');
-    const backlog = await pauseWorkerForBacklog(worker, stack.ctx.pool, 20);
+    const backlog = await pauseWorkerForBacklog(worker, inRedis, 20);
     await redis.flush();
     resumeWorker(worker);
     await moreAccepted(load, 25, 'jobs accepted after the flush');

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  ADMIN_KEY, installCompletionLog, mlpJob, pauseWorkerForBacklog, resumeWorker, settleLoad, startPrivateS3, startStack, startSteadyLoad, waitFor,
+  ADMIN_KEY, installCompletionLog, mlpJob, pauseWorkerForBacklog, queuedInPostgres, resumeWorker, settleLoad, startPrivateS3, startStack, startSteadyLoad, waitFor,
   type PrivateService, type Stack, type TestProcess,
 } from '@inferq/test-utils';
 
@@ -35,7 +35,7 @@ describe('S3 unavailable under load', () => {
     const load = startSteadyLoad(stack, { ratePerS: 25, body: mlpJob, authorization: `Bearer ${ADMIN_KEY}` });
     await waitFor(async () => (await count("status = 'succeeded'")) >= 10, { timeoutMs: 20_000, what: 'jobs done before the outage' });
     // A backlog whose inputs are in S3, for the worker to find S3 gone.
-    const backlog = await pauseWorkerForBacklog(worker, stack.ctx.pool, 20);
+    const backlog = await pauseWorkerForBacklog(worker, queuedInPostgres(stack.ctx.pool), 20);
     await s3.stop();
     resumeWorker(worker);
     await waitFor(() => load.refused >= 50 && waitedForS3.test(worker.output()), { timeoutMs: 20_000, what: 'submissions refused and the worker waiting while S3 is down' });

@@ -10,12 +10,19 @@ const countJobs = async (pool: Pool, status: string): Promise<number> =>
 
 export const resumeWorker = (worker: TestProcess): void => { worker.child.kill('SIGCONT'); };
 
-/** Pauses the worker until `jobs` are queued behind it (submitted by a load); returns how many are. */
-export async function pauseWorkerForBacklog(worker: TestProcess, pool: Pool, jobs: number): Promise<number> {
+/** Jobs not yet claimed, as Postgres sees them: those the worker holds unclaimed included. */
+export const queuedInPostgres = (pool: Pool) => (): Promise<number> => countJobs(pool, 'queued');
+
+/**
+ * Pauses the worker until `count` (e.g. `queuedInPostgres`, or a queue's own
+ * backlog when the jobs must be in Redis, not prefetched by the worker) reaches
+ * `jobs` while a load submits; returns the count.
+ */
+export async function pauseWorkerForBacklog(worker: TestProcess, count: () => Promise<number>, jobs: number): Promise<number> {
   worker.child.kill('SIGSTOP');
   return waitFor(async () => {
-    const queued = await countJobs(pool, 'queued');
-    return queued >= jobs ? queued : undefined;
+    const n = await count();
+    return n >= jobs ? n : undefined;
   }, { timeoutMs: 10_000, what: `${jobs} jobs queued behind the paused worker` });
 }
 
