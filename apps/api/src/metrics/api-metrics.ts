@@ -26,7 +26,7 @@ export function createApiMetrics(deps: { pool: Pool; producer: JobProducer; redi
   let depths: { at: number; read: Promise<QueueDepth[]> } | undefined;
   const readDepths = (): Promise<QueueDepth[]> => {
     if (!depths || Date.now() - depths.at > SCRAPE_REUSE_MS) {
-      depths = { at: Date.now(), read: readQueueOverview(deps) };
+      depths = { at: Date.now(), read: readQueueOverview(deps).then((o) => o.queues) };
     }
     return depths.read;
   };

@@ -18,13 +18,14 @@ function fillMinutes(points: JobStatsPoint[], windowMinutes: number, now: number
   });
 }
 
-/** Every model's queue right now, with the live workers consuming it. */
-export async function readQueueOverview(deps: { pool: Pool; producer: JobProducer; redis: Redis }): Promise<QueueDepth[]> {
+/** Every model's queue right now, with the live workers consuming it, and how many workers are live. */
+export async function readQueueOverview(deps: { pool: Pool; producer: JobProducer; redis: Redis }): Promise<{ queues: QueueDepth[]; workersOnline: number }> {
   const [models, workers] = await Promise.all([listLatestModels(deps.pool), listWorkerStatuses(deps.redis, deps.producer.prefix)]);
-  return Promise.all(models.map(async (m) => ({
+  const queues = await Promise.all(models.map(async (m) => ({
     ...(await readQueueDepth(deps.producer.queueFor(m.name), m.name)),
     workers: workers.filter((w) => w.modelsServed.includes(m.name)).length,
   })));
+  return { queues, workersOnline: workers.length };
 }
 
 /**
@@ -35,10 +36,9 @@ export async function readQueueOverview(deps: { pool: Pool; producer: JobProduce
 export function createStatsService(deps: { pool: Pool; producer: JobProducer; redis: Redis }) {
   return {
     async readStats(windowMinutes: number, ownerKeyId: string | null): Promise<Stats> {
-      const [jobs, queues, workers] = await Promise.all([
+      const [jobs, { queues, workersOnline }] = await Promise.all([
         readJobStats(deps.pool, { windowMinutes, rateSeconds: RATE_SECONDS, ownerKeyId }),
         readQueueOverview(deps),
-        listWorkerStatuses(deps.redis, deps.producer.prefix),
       ]);
       const { recent, window } = jobs;
       const finished = window.completed + window.failed;
@@ -55,7 +55,7 @@ export function createStatsService(deps: { pool: Pool; producer: JobProducer; re
         queueMsP95: window.queueMsP95,
         inferMsP50: window.inferMsP50,
         inferMsP95: window.inferMsP95,
-        workersOnline: workers.length,
+        workersOnline,
         queues,
         series: fillMinutes(jobs.series, windowMinutes, Date.now()).map((p) => ({ ...p, at: p.at.toISOString() })),
       };
