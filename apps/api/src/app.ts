@@ -12,6 +12,7 @@ import { registerAuth } from './plugins/auth.ts';
 import { registerConsole } from './plugins/console.ts';
 import { registerErrorHandler, replyWithProblem } from './plugins/error-handler.ts';
 import { registerRateLimit } from './plugins/rate-limit.ts';
+import { registerTracing } from './plugins/tracing.ts';
 import { apiKeysRoutes } from './routes/api-keys.ts';
 import { auditRoutes } from './routes/audit.ts';
 import { healthRoutes } from './routes/health.ts';
@@ -54,6 +55,8 @@ export interface AppDeps {
     rateLimitPerMin?: number;
     /** The built web console, served at `/` when present. */
     consoleDir?: string;
+    /** Trace requests (OpenTelemetry); on when an exporter is configured. @default false */
+    tracing?: boolean;
   };
 }
 
@@ -87,6 +90,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     logController: new LogController({ disableRequestLogging: true }),
   }) as unknown as FastifyInstance;
 
+  if (settings.tracing) await registerTracing(server);
   const routes: RouteSummary[] = [];
   server.addHook('onRoute', (route) => {
     for (const method of [route.method].flat()) routes.push({ method, url: route.url, scope: route.config?.scope });

@@ -1,11 +1,12 @@
 import { Type } from '@sinclair/typebox';
-import { dbConfig, logConfig, redisConfig, s3Config } from '@inferq/core';
+import { dbConfig, logConfig, redisConfig, s3Config, tracingConfig } from '@inferq/core';
 
 export const apiConfig = {
   ...dbConfig,
   ...redisConfig,
   ...s3Config,
   ...logConfig,
+  ...tracingConfig,
   HOST: Type.String({ default: '127.0.0.1' }),
   PORT: Type.Integer({ default: 8080, minimum: 0, maximum: 65535 }),
   /** Bootstrap admin key (`iq_<12 chars>_<secret>`), upserted at start. */

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { setTimeout } from 'node:timers/promises';
-import { createLogger, loadConfig, onShutdown } from '@inferq/core';
+import { createLogger, loadConfig, onShutdown, startTracing } from '@inferq/core';
 import { createPool } from '@inferq/db';
 import { createJobProducer, createRedisConnection, readMaxmemoryPolicy } from '@inferq/queue';
 import { createStorage } from '@inferq/storage';
@@ -11,6 +11,8 @@ import { apiConfig } from './config.ts';
 import { createWebhookDispatcher, type WebhookSettings } from './webhooks/webhook-dispatcher.ts';
 
 const config = loadConfig(apiConfig);
+// Before anything opens a connection or a span, so every span has a provider.
+const tracing = startTracing({ serviceName: config.OTEL_SERVICE_NAME ?? 'inferq-api', endpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT, exportDelayMs: config.OTEL_BSP_SCHEDULE_DELAY });
 const logger = createLogger({ service: 'inferq-api', level: config.LOG_LEVEL });
 const pool = createPool({ url: config.DATABASE_URL, schema: config.DATABASE_SCHEMA, max: config.DATABASE_POOL_MAX, applicationName: 'inferq-api' });
 const redis = createRedisConnection(config.REDIS_URL, 'producer');
@@ -47,6 +49,7 @@ const { server, keys } = await buildApp({
     rateLimitPerMin: config.RATE_LIMIT_PER_MIN,
     waitMaxS: config.WAIT_MAX_S,
     webhooks: webhookSettings,
+    tracing: config.OTEL_EXPORTER_OTLP_ENDPOINT !== undefined,
   },
 });
 const webhooks = createWebhookDispatcher({ pool, storage, logger, settings: webhookSettings });
@@ -63,6 +66,6 @@ if (policy !== undefined && policy !== 'noeviction') logger.warn({ policy }, 're
 deadlines.start();
 webhooks.start();
 // Closed in reverse: the server stops taking requests first, the sweeper before the pool it uses.
-onShutdown(logger, [() => pool.end(), () => redis.quit(), () => producer.close(), () => deadlines.stop(), () => webhooks.close(), () => server.close()]);
+onShutdown(logger, [() => tracing.shutdown(), () => pool.end(), () => redis.quit(), () => producer.close(), () => deadlines.stop(), () => webhooks.close(), () => server.close()]);
 const address = await server.listen({ host: config.HOST, port: config.PORT });
 logger.info({ address }, 'api listening');

@@ -5,6 +5,7 @@ import type { Logger } from '@inferq/core';
 import { startJobs, type JobFailure, type Pool } from '@inferq/db';
 import { UnrecoverableError } from '@inferq/queue';
 import type { Storage } from '@inferq/storage';
+import { traceBatch, traceStep } from './batch-tracing.ts';
 import { classifyError, isOutage, type ClassifiedError } from './job-errors.ts';
 import { loadJobInputs } from './job-inputs.ts';
 import type { ModelSessions } from './model-sessions.ts';
@@ -61,13 +62,13 @@ export interface BatchRunnerDeps {
 export function createBatchRunner(deps: BatchRunnerDeps) {
   /** Runs `step`, again and again while it fails because Postgres or S3 is unreachable, until it succeeds or the worker stops. */
   function outlastOutage<T>(step: string, log: Logger, task: () => Promise<T>): Promise<T> {
-    return pRetry(task, {
+    return traceStep(step, () => pRetry(task, {
       ...OUTAGE_BACKOFF,
       shouldRetry: ({ error }) => isOutage(error) && !deps.signal?.aborted,
       onFailedAttempt: ({ error, attemptNumber }) => {
         if (isOutage(error)) log.warn({ step, attempt: attemptNumber, err: error.message }, 'dependency unavailable; retrying');
       },
-    });
+    }));
   }
 
   async function settleFailures(failed: Array<{ job: PendingJob; e: ClassifiedError }>, log: Logger): Promise<void> {
@@ -111,7 +112,7 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
       await settleFailures(jobs.map((job) => ({ job, e: loadError })), log);
       return { ...stats, failed: jobs.length };
     }
-    const run = await session.runBatch(jobs.map((j) => ({ inputs: j.inputs }))).catch(async (err: unknown) => {
+    const run = await traceStep('inference', () => session.runBatch(jobs.map((j) => ({ inputs: j.inputs })))).catch(async (err: unknown) => {
       await deps.sessions.discard(model, modelVersion, session);
       throw err;
     });
@@ -132,6 +133,32 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
     return { ...stats, succeeded: ok.length, failed: bad.length };
   }
 
+  /** Claims, reads, runs and stores one batch; settles every job, never rejects. */
+  async function runSteps(batchId: string, batch: PendingJob[]): Promise<void> {
+    const log = deps.logger.child({ model: batch[0]!.model, modelVersion: batch[0]!.modelVersion, batchId });
+    try {
+      // A claim that fails on an outage changed nothing: retried, it spends no attempt.
+      const live = await outlastOutage('claim', log, () => startJobs(deps.pool, { ids: batch.map((j) => j.jobId), workerId: deps.workerId, batchId, batchSize: batch.length }));
+      // Canceled or already finished (a replay after a crash): acknowledge without running.
+      for (const job of batch) if (!live.has(job.jobId)) job.settle({ ok: true });
+      const claimed = await loadInputs(batch.flatMap((job) => {
+        const row = live.get(job.jobId);
+        return row ? [{ job, inputs: row.inputs }] : [];
+      }), log);
+      if (claimed.length === 0) return;
+      deps.status?.batchStarted(batchId, claimed[0]!.model, claimed.length);
+      deps.metrics?.batchStarted(claimed);
+      const stats = await runClaimed(batchId, claimed, log);
+      log.info({ batchSize: stats.batchSize, inferMs: Math.round(stats.inferMs * 100) / 100, queueWaitMs: stats.queueWaitMs, failed: stats.failed }, 'batch completed');
+      deps.status?.batchEnded(batchId, stats);
+    } catch (err) {
+      deps.status?.batchEnded(batchId);
+      // A step failed outright, or an outage outlasted the worker: nothing was acknowledged, so the queue retries every job.
+      log.error({ err }, 'batch failed before its results were stored');
+      for (const job of batch) job.settle({ ok: false, error: err instanceof Error ? err : new Error(String(err)) });
+    }
+  }
+
   return {
     /**
      * Records a job that failed before it could join a batch (an unreadable
@@ -142,30 +169,9 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
       await outlastOutage('store failures', deps.logger.child({ jobId: job.jobId }), () => deps.writer.writeFailures([failure]));
       return error;
     },
-    async runBatch(batch: PendingJob[]): Promise<void> {
+    runBatch(pending: PendingJob[]): Promise<void> {
       const batchId = randomUUID();
-      const log = deps.logger.child({ model: batch[0]!.model, modelVersion: batch[0]!.modelVersion, batchId });
-      try {
-        // A claim that fails on an outage changed nothing: retried, it spends no attempt.
-        const live = await outlastOutage('claim', log, () => startJobs(deps.pool, { ids: batch.map((j) => j.jobId), workerId: deps.workerId, batchId, batchSize: batch.length }));
-        // Canceled or already finished (a replay after a crash): acknowledge without running.
-        for (const job of batch) if (!live.has(job.jobId)) job.settle({ ok: true });
-        const claimed = await loadInputs(batch.flatMap((job) => {
-          const row = live.get(job.jobId);
-          return row ? [{ job, inputs: row.inputs }] : [];
-        }), log);
-        if (claimed.length === 0) return;
-        deps.status?.batchStarted(batchId, claimed[0]!.model, claimed.length);
-        deps.metrics?.batchStarted(claimed);
-        const stats = await runClaimed(batchId, claimed, log);
-        log.info({ batchSize: stats.batchSize, inferMs: Math.round(stats.inferMs * 100) / 100, queueWaitMs: stats.queueWaitMs, failed: stats.failed }, 'batch completed');
-        deps.status?.batchEnded(batchId, stats);
-      } catch (err) {
-        deps.status?.batchEnded(batchId);
-        // A step failed outright, or an outage outlasted the worker: nothing was acknowledged, so the queue retries every job.
-        log.error({ err }, 'batch failed before its results were stored');
-        for (const job of batch) job.settle({ ok: false, error: err instanceof Error ? err : new Error(String(err)) });
-      }
+      return traceBatch(batchId, pending, (batch) => runSteps(batchId, batch));
     },
   };
 }

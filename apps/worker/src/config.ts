@@ -1,11 +1,12 @@
 import { Type } from '@sinclair/typebox';
-import { dbConfig, logConfig, redisConfig, s3Config } from '@inferq/core';
+import { dbConfig, logConfig, redisConfig, s3Config, tracingConfig } from '@inferq/core';
 
 export const workerConfig = {
   ...dbConfig,
   ...redisConfig,
   ...s3Config,
   ...logConfig,
+  ...tracingConfig,
   /** Devices the launcher starts one process for each: `cpu`, `cuda:0`, `webgpu:0`, comma-separated. */
   WORKER_DEVICES: Type.String({ default: 'cpu', pattern: '^(cpu|cuda:\\d+|webgpu:\\d+)(,(cpu|cuda:\\d+|webgpu:\\d+))*$' }),
   /** The device of this process (set by the launcher). */

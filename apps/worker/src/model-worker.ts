@@ -57,7 +57,7 @@ export function createModelWorker(o: ModelWorkerOptions) {
     } catch (err) {
       throw await o.runner.failIntake(attempt, err);
     }
-    const pending = { ...attempt, model: o.model, modelVersion: payload.modelVersion, priority: priorityOfBull(job.priority), createdAtMs: job.timestamp };
+    const pending = { ...attempt, model: o.model, modelVersion: payload.modelVersion, priority: priorityOfBull(job.priority), createdAtMs: job.timestamp, traceContext: payload.traceContext };
     await new Promise<void>((resolve, reject) => {
       let settled = false;
       batcher.add({

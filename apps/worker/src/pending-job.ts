@@ -11,6 +11,8 @@ export interface PendingJob {
   /** Attempts before this one (BullMQ's attemptsMade). */
   attemptsMade: number;
   maxAttempts: number;
+  /** W3C trace context of the submitting request, when it was traced. */
+  traceContext?: Record<string, string>;
   /** Acknowledges (ok) or fails the queue job; called only after Postgres has the outcome. */
   settle(outcome: { ok: true } | { ok: false; error: Error }): void;
 }

@@ -11,5 +11,7 @@ export const InferJobPayloadSchema = Type.Object({
   modelVersion: Type.Integer(),
   /** `batchShapeKey` of the inputs: jobs with equal keys can share a batch. */
   batchKey: Type.String(),
+  /** W3C trace context of the submitting request (`traceparent`, `tracestate`), when tracing is on: the worker's spans join its trace. */
+  traceContext: Type.Optional(Type.Record(Type.String(), Type.String({ maxLength: 512 }), { maxProperties: 4 })),
 });
 export type InferJobPayload = Static<typeof InferJobPayloadSchema>;

@@ -2,3 +2,4 @@ export * from './app-error.ts';
 export * from './config.ts';
 export * from './logger.ts';
 export * from './shutdown.ts';
+export * from './tracing.ts';

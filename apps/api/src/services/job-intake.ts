@@ -1,8 +1,13 @@
 import DataLoader from 'dataloader';
 import { batchShapeKey } from '@inferq/contracts';
-import { AppError } from '@inferq/core';
+import { AppError, captureTraceContext } from '@inferq/core';
 import { deleteJobs, insertJobs, type NewJob, type Pool } from '@inferq/db';
 import type { JobProducer } from '@inferq/queue';
+
+interface Submission {
+  job: NewJob;
+  traceContext: Record<string, string> | undefined;
+}
 
 export interface JobIntake {
   /**
@@ -22,24 +27,25 @@ export interface JobIntake {
 export function createJobIntake(deps: { pool: Pool; producer: JobProducer; maxGroupSize: number }): JobIntake {
   let inFlight: Promise<unknown> = Promise.resolve();
 
-  async function commit(jobs: readonly NewJob[]): Promise<Array<boolean | Error>> {
-    const inserted = await insertJobs(deps.pool, [...jobs]);
-    const fresh = jobs.filter((j) => inserted.has(j.id));
+  async function commit(submissions: readonly Submission[]): Promise<Array<boolean | Error>> {
+    const jobs = submissions.map((s) => s.job);
+    const inserted = await insertJobs(deps.pool, jobs);
+    const fresh = submissions.filter((s) => inserted.has(s.job.id));
     try {
-      await deps.producer.enqueueJobs(fresh.map((j) => ({
+      await deps.producer.enqueueJobs(fresh.map(({ job: j, traceContext }) => ({
         jobId: j.id, model: j.modelName, priority: j.priority,
-        payload: { modelVersion: j.modelVersion, batchKey: batchShapeKey(j.inputs) },
+        payload: { modelVersion: j.modelVersion, batchKey: batchShapeKey(j.inputs), ...(traceContext ? { traceContext } : {}) },
       })));
     } catch (err) {
       // Not accepted after all: remove the rows so a retry does not run a job twice.
-      await deleteJobs(deps.pool, fresh.map((j) => j.id)).catch(() => {});
+      await deleteJobs(deps.pool, fresh.map((s) => s.job.id)).catch(() => {});
       const error = new AppError('QUEUE_UNAVAILABLE', 'the queue cannot be reached; retry shortly', { cause: err, headers: { 'retry-after': '2' } });
       return jobs.map(() => error);
     }
     return jobs.map((j) => inserted.has(j.id));
   }
 
-  const loader = new DataLoader<NewJob, boolean>(
+  const loader = new DataLoader<Submission, boolean>(
     (jobs) => {
       const run = commit(jobs);
       inFlight = run.catch(() => undefined);
@@ -53,5 +59,6 @@ export function createJobIntake(deps: { pool: Pool; producer: JobProducer; maxGr
       batchScheduleFn: (dispatch) => void inFlight.then(() => setImmediate(dispatch)),
     },
   );
-  return { accept: (job) => loader.load(job) };
+  // The trace context is taken here, in the request's own context: the group commits in another.
+  return { accept: (job) => loader.load({ job, traceContext: captureTraceContext() }) };
 }

@@ -1,0 +1,56 @@
+import { context, propagation, ROOT_CONTEXT, trace, type Context, type Tracer } from '@opentelemetry/api';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import { BatchSpanProcessor, NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
+import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
+import { Type } from '@sinclair/typebox';
+
+/** The OpenTelemetry variables each app reads (standard names, so collectors' docs apply as written). */
+export const tracingConfig = {
+  /** OTLP/HTTP base URL of a collector (e.g. `http://jaeger:4318`); spans go to `<url>/v1/traces`. Unset: no tracing. */
+  OTEL_EXPORTER_OTLP_ENDPOINT: Type.Optional(Type.String({ pattern: '^https?://' })),
+  /** Overrides the service name spans are reported under (`inferq-api`, `inferq-worker`). */
+  OTEL_SERVICE_NAME: Type.Optional(Type.String({ minLength: 1 })),
+  /** Most milliseconds a finished span waits before it is exported. */
+  OTEL_BSP_SCHEDULE_DELAY: Type.Integer({ default: 5_000, minimum: 0 }),
+};
+
+export interface Tracing {
+  /** Exports what is buffered; called at shutdown. */
+  shutdown(): Promise<void>;
+}
+
+/**
+ * Starts exporting spans over OTLP/HTTP when an endpoint is configured, with
+ * W3C trace context as the propagator. Without one, the OpenTelemetry API
+ * stays a no-op: spans cost nothing and no context is injected into jobs.
+ */
+export function startTracing(options: { serviceName: string; endpoint?: string; exportDelayMs: number }): Tracing {
+  if (!options.endpoint) return { shutdown: async () => {} };
+  const exporter = new OTLPTraceExporter({ url: `${options.endpoint.replace(/\/+$/, '')}/v1/traces` });
+  const provider = new NodeTracerProvider({
+    resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: options.serviceName }),
+    spanProcessors: [new BatchSpanProcessor(exporter, { scheduledDelayMillis: options.exportDelayMs })],
+  });
+  provider.register();
+  return { shutdown: () => provider.shutdown() };
+}
+
+export const tracer = (): Tracer => trace.getTracer('inferq');
+
+/** The active trace context as carrier fields (`traceparent`, `tracestate`) to store with a job; undefined when not tracing. */
+export function captureTraceContext(): Record<string, string> | undefined {
+  const carrier: Record<string, string> = {};
+  propagation.inject(context.active(), carrier);
+  return Object.keys(carrier).length > 0 ? carrier : undefined;
+}
+
+/** The context a job was submitted in, to parent the spans that process it. */
+export const traceContextFrom = (carrier: Record<string, string> | undefined): Context =>
+  carrier ? propagation.extract(ROOT_CONTEXT, carrier) : ROOT_CONTEXT;
+
+/** trace_id and span_id of the active span, for log lines (pino mixin). */
+export function activeTraceIds(): { trace_id?: string; span_id?: string } {
+  const span = trace.getActiveSpan()?.spanContext();
+  return span && trace.isSpanContextValid(span) ? { trace_id: span.traceId, span_id: span.spanId } : {};
+}
