@@ -55,9 +55,11 @@ export function createWorkerMetrics(o: { device: string; readGpu: () => Promise<
     modelLoaded(model: string, seconds: number): void {
       modelLoad.observe({ model }, seconds);
     },
-    /** Serves GET /metrics on host:port (port 0: any free one); resolves with the port. */
+    /** Serves GET /metrics, and GET /healthz for liveness probes, on host:port (port 0: any free one); resolves with the port. */
     async serve(host: string, port: number, logger: Logger): Promise<{ port: number; close(): Promise<void> }> {
       const server = createServer((req, res) => {
+        // Answering at all shows the main thread's event loop turns (sessions run in worker threads).
+        if (req.method === 'GET' && req.url === '/healthz') return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok"}');
         if (req.method !== 'GET' || req.url !== '/metrics') return void res.writeHead(404).end();
         registry.metrics().then(
           (text) => res.writeHead(200, { 'content-type': registry.contentType }).end(text),

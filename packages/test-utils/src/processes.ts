@@ -11,9 +11,10 @@ export interface TestProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** Starts one of the project's entry points (`apps/worker/src/main.ts`, …) as a real process; `nodeArgs` e.g. `--cpu-prof`. */
+/** Starts one of the project's entry points (`apps/worker/src/main.ts`, or a built `.js` bundle) as a real process; `nodeArgs` e.g. `--cpu-prof`. */
 export function startProcess(entry: string, env: Record<string, string>, nodeArgs: string[] = [], args: string[] = []): TestProcess {
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', resolve(ROOT, entry), ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const loader = entry.endsWith('.ts') ? ['--import', 'tsx'] : [];
+  const child = spawn(process.execPath, [...nodeArgs, ...loader, resolve(ROOT, entry), ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   const waiters: Array<{ pattern: RegExp; resolve: () => void }> = [];
   const onData = (chunk: Buffer) => {

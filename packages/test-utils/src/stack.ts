@@ -29,6 +29,8 @@ export interface StackOptions {
   apiNodeArgs?: string[];
   /** Service variables in place of the shared servers' (a private server's `env`, for fault tests). */
   services?: Record<string, string>;
+  /** Entry points other than the TypeScript sources, e.g. the bundles the images run (`…/dist/worker/launcher.js`). */
+  entryPoints?: { api?: string; worker?: string };
 }
 
 export interface Stack {
@@ -69,7 +71,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   async function startApi(): Promise<{ process: TestProcess; baseUrl: string }> {
     const port = await freePort();
     // The rate limiter stays on (benchmarks measure its Redis round trip) with a limit load tests never reach.
-    const api = startProcess('apps/api/src/main.ts', { ...ctx.env, PORT: String(port), ADMIN_API_KEY: ADMIN_KEY, LOG_LEVEL: logLevel, RATE_LIMIT_PER_MIN: '100000000', ...options.apiEnv }, options.apiNodeArgs);
+    const api = startProcess(options.entryPoints?.api ?? 'apps/api/src/main.ts', { ...ctx.env, PORT: String(port), ADMIN_API_KEY: ADMIN_KEY, LOG_LEVEL: logLevel, RATE_LIMIT_PER_MIN: '100000000', ...options.apiEnv }, options.apiNodeArgs);
     apis.push(api);
     const url = `http://127.0.0.1:${port}`;
     await waitFor(async () => (await fetch(`${url}/healthz`)).ok, { timeoutMs: 30_000, intervalMs: 100, what: 'the API to listen' })
@@ -101,10 +103,11 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       if (res.status !== 201) throw new Error(`model upload failed: ${res.status} ${await res.text()}`);
     },
     async startWorker(env = {}, nodeArgs = []) {
-      const w = startProcess('apps/worker/src/main.ts', { ...ctx.env, ...FAST_WORKER_ENV, MODEL_CACHE_DIR: `.inferq/test-model-cache/${ctx.id}`, LOG_LEVEL: logLevel, ...env }, nodeArgs);
+      const known = new Set((await listWorkerStatuses(redis, ctx.prefix)).map((s) => s.workerId));
+      const w = startProcess(options.entryPoints?.worker ?? 'apps/worker/src/main.ts', { ...ctx.env, ...FAST_WORKER_ENV, MODEL_CACHE_DIR: `.inferq/test-model-cache/${ctx.id}`, LOG_LEVEL: logLevel, ...env }, nodeArgs);
       workers.push(w);
-      // Started means beating: its heartbeat is in the registry.
-      await waitFor(async () => (await listWorkerStatuses(redis, ctx.prefix)).some((s) => s.pid === w.child.pid), { intervalMs: 100, what: "the worker's first heartbeat" })
+      // Started means beating: a new heartbeat is in the registry (from the launcher's child, when the entry is the launcher).
+      await waitFor(async () => (await listWorkerStatuses(redis, ctx.prefix)).some((s) => !known.has(s.workerId)), { intervalMs: 100, what: "the worker's first heartbeat" })
         .catch((err: Error) => { throw new Error(`${err.message}; worker output:\n${w.output().slice(-2000)}`); });
       return w;
     },

@@ -20,9 +20,9 @@ export async function registerConsole(app: FastifyInstance, dir: string): Promis
     root,
     wildcard: false,
     cacheControl: false,
-    setHeaders: (res, path) => {
+    setHeaders: (reply, path) => {
       // Vite fingerprints everything under assets/; index.html must always be revalidated.
-      res.setHeader('cache-control', path.includes('/assets/') ? 'public, max-age=31536000, immutable' : 'no-cache');
+      reply.header('cache-control', path.includes('/assets/') ? 'public, max-age=31536000, immutable' : 'no-cache');
     },
   });
   app.get('/*', { schema: { hide: true } }, (request, reply) => {
