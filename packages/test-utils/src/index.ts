@@ -7,3 +7,4 @@ export * from './job-ledger.ts';
 export * from './steady-load.ts';
 export * from './private-services.ts';
 export * from './worker-pause.ts';
+export * from './load-balancer.ts';
