@@ -27,7 +27,10 @@ export async function startLoadBalancer(upstreams: string[]): Promise<LoadBalanc
     try {
       const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => k !== 'host' && k !== 'connection' && k !== 'content-length')) as Record<string, string>;
       const reply = await fetch(`${upstream}${req.url}`, { method: req.method, headers, body: chunks.length > 0 ? Buffer.concat(chunks) : undefined });
-      res.writeHead(reply.status, Object.fromEntries(reply.headers)).end(Buffer.from(await reply.arrayBuffer()));
+      // fetch has decoded the body already: its encoding and length headers no longer apply.
+      const replyHeaders: Record<string, string> = {};
+      reply.headers.forEach((value, key) => { if (key !== 'content-encoding' && key !== 'content-length') replyHeaders[key] = value; });
+      res.writeHead(reply.status, replyHeaders).end(Buffer.from(await reply.arrayBuffer()));
     } catch (err) {
       res.writeHead(502, { 'content-type': 'text/plain' }).end(`upstream ${upstream} failed: ${(err as Error).message}`);
     }
