@@ -12,7 +12,7 @@ import { createWebhookDispatcher, type WebhookSettings } from './webhooks/webhoo
 
 const config = loadConfig(apiConfig);
 // Before anything opens a connection or a span, so every span has a provider.
-const tracing = startTracing({ serviceName: config.OTEL_SERVICE_NAME ?? 'inferq-api', endpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT, exportDelayMs: config.OTEL_BSP_SCHEDULE_DELAY });
+const tracing = startTracing({ serviceName: config.OTEL_SERVICE_NAME ?? 'inferq-api', endpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT, sampleRatio: config.OTEL_TRACES_SAMPLER_ARG, exportDelayMs: config.OTEL_BSP_SCHEDULE_DELAY });
 const logger = createLogger({ service: 'inferq-api', level: config.LOG_LEVEL });
 const pool = createPool({ url: config.DATABASE_URL, schema: config.DATABASE_SCHEMA, max: config.DATABASE_POOL_MAX, applicationName: 'inferq-api' });
 const redis = createRedisConnection(config.REDIS_URL, 'producer');

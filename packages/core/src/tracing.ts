@@ -1,7 +1,7 @@
 import { context, propagation, ROOT_CONTEXT, trace, type Context, type Tracer } from '@opentelemetry/api';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BatchSpanProcessor, NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
+import { BatchSpanProcessor, NodeTracerProvider, ParentBasedSampler, TraceIdRatioBasedSampler } from '@opentelemetry/sdk-trace-node';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 import { Type } from '@sinclair/typebox';
 
@@ -11,6 +11,8 @@ export const tracingConfig = {
   OTEL_EXPORTER_OTLP_ENDPOINT: Type.Optional(Type.String({ pattern: '^https?://' })),
   /** Overrides the service name spans are reported under (`inferq-api`, `inferq-worker`). */
   OTEL_SERVICE_NAME: Type.Optional(Type.String({ minLength: 1 })),
+  /** Share of new traces recorded, 0 to 1; a request whose `traceparent` says sampled is always traced (parent-based). */
+  OTEL_TRACES_SAMPLER_ARG: Type.Number({ default: 1, minimum: 0, maximum: 1 }),
   /** Most milliseconds a finished span waits before it is exported. */
   OTEL_BSP_SCHEDULE_DELAY: Type.Integer({ default: 5_000, minimum: 0 }),
 };
@@ -25,11 +27,12 @@ export interface Tracing {
  * W3C trace context as the propagator. Without one, the OpenTelemetry API
  * stays a no-op: spans cost nothing and no context is injected into jobs.
  */
-export function startTracing(options: { serviceName: string; endpoint?: string; exportDelayMs: number }): Tracing {
+export function startTracing(options: { serviceName: string; endpoint?: string; sampleRatio: number; exportDelayMs: number }): Tracing {
   if (!options.endpoint) return { shutdown: async () => {} };
   const exporter = new OTLPTraceExporter({ url: `${options.endpoint.replace(/\/+$/, '')}/v1/traces` });
   const provider = new NodeTracerProvider({
     resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: options.serviceName }),
+    sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(options.sampleRatio) }),
     spanProcessors: [new BatchSpanProcessor(exporter, { scheduledDelayMillis: options.exportDelayMs })],
   });
   provider.register();
