@@ -78,7 +78,7 @@ FROM ${NODE_IMAGE} AS node
 FROM ${CUDA_IMAGE} AS worker-cuda
 COPY --from=node /usr/local/bin/node /usr/local/bin/node
 ENV NODE_ENV=production WORKER_DEVICES=cuda:0 MODEL_CACHE_DIR=/var/cache/inferq/models \
-    NVIDIA_VISIBLE_DEVICES=all NVIDIA_DRIVER_CAPABILITIES=compute,utility
+    NVIDIA_DRIVER_CAPABILITIES=compute,utility
 WORKDIR /app
 RUN mkdir -p /var/cache/inferq/models && chown -R 10001:10001 /var/cache/inferq
 COPY --from=worker-cuda-deps /src/node_modules node_modules
