@@ -19,7 +19,7 @@ const redis = createRedisConnection(config.REDIS_URL, 'producer');
 redis.on('error', (err) => logger.warn({ err: err.message }, 'redis connection error'));
 const producer = createJobProducer({ connection: redis, prefix: config.QUEUE_PREFIX });
 const storage = createStorage({
-  endpoint: config.S3_ENDPOINT, region: config.S3_REGION, bucket: config.S3_BUCKET,
+  endpoint: config.S3_ENDPOINT, publicEndpoint: config.S3_PUBLIC_ENDPOINT, region: config.S3_REGION, bucket: config.S3_BUCKET,
   accessKeyId: config.S3_ACCESS_KEY_ID, secretAccessKey: config.S3_SECRET_ACCESS_KEY, forcePathStyle: config.S3_FORCE_PATH_STYLE,
 });
 if (!config.WEBHOOK_SIGNING_SECRET) logger.warn('WEBHOOK_SIGNING_SECRET is unset: webhook secrets change at every restart and differ between replicas');

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AppError } from '@inferq/core';
@@ -24,7 +24,8 @@ export function createModelCache(options: { storage: Storage; dir: string }) {
     const bytes = await options.storage.getObject(a.artifactKey);
     if (sha256Of(bytes) !== a.sha256) throw new AppError('MODEL_ARTIFACT_INVALID', `artifact ${a.artifactKey} does not match its sha256 ${a.sha256}`);
     await mkdir(options.dir, { recursive: true });
-    const partial = `${path}.${process.pid}.partial`;
+    // Unique per download: workers in other containers sharing the cache volume can have the same pid.
+    const partial = `${path}.${randomUUID()}.partial`;
     await writeFile(partial, bytes);
     await rename(partial, path);
     return path;

@@ -16,6 +16,8 @@ export const redisConfig = {
 
 export const s3Config = {
   S3_ENDPOINT: Type.Optional(Type.String({ description: 'Unset for AWS S3' })),
+  /** Where clients reach S3, when not at S3_ENDPOINT (compose: MinIO's published port): output download links name it. */
+  S3_PUBLIC_ENDPOINT: Type.Optional(Type.String({ pattern: '^https?://' })),
   S3_REGION: Type.String({ default: 'us-east-1' }),
   S3_BUCKET: Type.String({ default: 'inferq', minLength: 3 }),
   S3_ACCESS_KEY_ID: Type.Optional(Type.String()),

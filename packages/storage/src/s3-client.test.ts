@@ -20,3 +20,18 @@ describe('isStorageUnavailable', () => {
     expect(isStorageUnavailable(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }))).toBe(false);
   });
 });
+
+describe('presignGet', () => {
+  it('signs links for the public endpoint when one is set, for the endpoint otherwise', async () => {
+    const options = { endpoint: 'http://minio:9000', region: 'us-east-1', bucket: 'b', accessKeyId: 'k', secretAccessKey: 's', forcePathStyle: true };
+    const inside = createStorage(options);
+    const outside = createStorage({ ...options, publicEndpoint: 'http://localhost:9000' });
+    const [internal, external] = await Promise.all([inside.presignGet('outputs/x', 60), outside.presignGet('outputs/x', 60)]);
+    inside.close();
+    outside.close();
+    expect(new URL(internal).host).toBe('minio:9000');
+    expect(new URL(external).host).toBe('localhost:9000');
+    expect(new URL(external).pathname).toBe('/b/outputs/x');
+    expect(new URL(external).searchParams.get('X-Amz-Signature')).not.toBe(new URL(internal).searchParams.get('X-Amz-Signature'));
+  });
+});

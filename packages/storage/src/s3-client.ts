@@ -16,6 +16,8 @@ import { silenceNodeVersionWarning } from './sdk-env.ts';
 export interface StorageOptions {
   /** Unset for AWS S3; set for MinIO and the embedded S3 server. */
   endpoint?: string;
+  /** The endpoint clients reach S3 at, when it differs from `endpoint` (MinIO behind compose's network): download links are signed for it. */
+  publicEndpoint?: string;
   region: string;
   bucket: string;
   /** Unset to use the SDK's default credential chain (IAM role, profile). */
@@ -56,6 +58,8 @@ export function createStorage(options: StorageOptions): Storage {
   silenceNodeVersionWarning();
   const { bucket } = options;
   const client = new S3Client(createClientConfig(options));
+  // Signing is local (no request): a second client only changes the host the links name and are signed for.
+  const presigner = options.publicEndpoint ? new S3Client(createClientConfig({ ...options, endpoint: options.publicEndpoint })) : client;
 
   return {
     bucket,
@@ -115,7 +119,7 @@ export function createStorage(options: StorageOptions): Storage {
     },
 
     presignGet(key, expiresInS) {
-      return getSignedUrl(client, new GetObjectCommand({ Bucket: bucket, Key: key }), { expiresIn: expiresInS });
+      return getSignedUrl(presigner, new GetObjectCommand({ Bucket: bucket, Key: key }), { expiresIn: expiresInS });
     },
 
     async deleteObjects(keys) {
