@@ -52,6 +52,13 @@ export const PROMTOOL: DebianBinary = {
     + '(Debian/Ubuntu: `sudo apt-get install prometheus`).',
 };
 
+export const NGINX: DebianBinary = {
+  names: ['nginx'],
+  aptPackage: 'nginx',
+  missingMessage: 'nginx was not found on PATH, /usr/sbin or /usr/bin. The compose stack\'s nginx config is checked and driven with it: '
+    + 'install it (Debian/Ubuntu: `sudo apt-get install nginx`, macOS: `brew install nginx`).',
+};
+
 export const CHROMIUM: DebianBinary = {
   names: ['chromium', 'chromium-browser', 'google-chrome'],
   aptPackage: 'chromium',
