@@ -90,7 +90,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     logController: new LogController({ disableRequestLogging: true }),
   }) as unknown as FastifyInstance;
 
-  if (settings.tracing) await registerTracing(server);
+  if (settings.tracing) registerTracing(server);
   const routes: RouteSummary[] = [];
   server.addHook('onRoute', (route) => {
     for (const method of [route.method].flat()) routes.push({ method, url: route.url, scope: route.config?.scope });

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import type { Span } from '@opentelemetry/api';
 import pRetry from 'p-retry';
 import type { RawTensor, StoredTensor } from '@inferq/contracts';
-import type { Logger } from '@inferq/core';
+import { traceIds, type Logger } from '@inferq/core';
 import { startJobs, type JobFailure, type Pool } from '@inferq/db';
 import { UnrecoverableError } from '@inferq/queue';
 import type { Storage } from '@inferq/storage';
@@ -23,6 +24,12 @@ export interface BatchStats {
   queueWaitMs: number;
   succeeded: number;
   failed: number;
+}
+
+/** Where a step logs and, inside a batch, the span its own span goes under. */
+interface StepScope {
+  log: Logger;
+  span?: Span;
 }
 
 type JobAttempt = Pick<PendingJob, 'jobId' | 'attemptsMade' | 'maxAttempts'>;
@@ -61,19 +68,19 @@ export interface BatchRunnerDeps {
  */
 export function createBatchRunner(deps: BatchRunnerDeps) {
   /** Runs `step`, again and again while it fails because Postgres or S3 is unreachable, until it succeeds or the worker stops. */
-  function outlastOutage<T>(step: string, log: Logger, task: () => Promise<T>): Promise<T> {
-    return traceStep(step, () => pRetry(task, {
+  function outlastOutage<T>(step: string, scope: StepScope, task: () => Promise<T>): Promise<T> {
+    return traceStep(scope.span, step, () => pRetry(task, {
       ...OUTAGE_BACKOFF,
       shouldRetry: ({ error }) => isOutage(error) && !deps.signal?.aborted,
       onFailedAttempt: ({ error, attemptNumber }) => {
-        if (isOutage(error)) log.warn({ step, attempt: attemptNumber, err: error.message }, 'dependency unavailable; retrying');
+        if (isOutage(error)) scope.log.warn({ step, attempt: attemptNumber, err: error.message }, 'dependency unavailable; retrying');
       },
     }));
   }
 
-  async function settleFailures(failed: Array<{ job: PendingJob; e: ClassifiedError }>, log: Logger): Promise<void> {
+  async function settleFailures(failed: Array<{ job: PendingJob; e: ClassifiedError }>, scope: StepScope): Promise<void> {
     const outcomes = failed.map(({ job, e }) => ({ job, ...failureFor(job, e) }));
-    await outlastOutage('store failures', log, () => deps.writer.writeFailures(outcomes.map((o) => o.failure)));
+    await outlastOutage('store failures', scope, () => deps.writer.writeFailures(outcomes.map((o) => o.failure)));
     deps.metrics?.jobsFinished(outcomes.filter((o) => o.failure.final).map((o) => o.job), 'failed');
     for (const o of outcomes) o.job.settle({ ok: false, error: o.error });
   }
@@ -82,8 +89,8 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
    * Reads each claimed job's inputs (inline, or from S3); a job whose inputs
    * cannot be read fails alone, but an unreachable S3 is waited out.
    */
-  async function loadInputs(jobs: Array<{ job: PendingJob; inputs: StoredTensor[] }>, log: Logger): Promise<ClaimedJob[]> {
-    const loaded = await outlastOutage('read inputs', log, async () => {
+  async function loadInputs(jobs: Array<{ job: PendingJob; inputs: StoredTensor[] }>, scope: StepScope): Promise<ClaimedJob[]> {
+    const loaded = await outlastOutage('read inputs', scope, async () => {
       const settled = await Promise.allSettled(jobs.map(({ inputs }) => loadJobInputs(inputs, deps.storage)));
       const outage = settled.find((r) => r.status === 'rejected' && isOutage(r.reason));
       if (outage) throw (outage as PromiseRejectedResult).reason;
@@ -93,26 +100,26 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
       const r = loaded[i]!;
       return r.status === 'rejected' ? [{ job, e: classifyError(r.reason) }] : [];
     });
-    await settleFailures(failed, log);
+    await settleFailures(failed, scope);
     return jobs.flatMap(({ job }, i) => {
       const r = loaded[i]!;
       return r.status === 'fulfilled' ? [{ ...job, inputs: r.value }] : [];
     });
   }
 
-  async function runClaimed(batchId: string, jobs: ClaimedJob[], log: Logger): Promise<BatchStats> {
+  async function runClaimed(batchId: string, jobs: ClaimedJob[], scope: StepScope): Promise<BatchStats> {
     const { model, modelVersion } = jobs[0]!;
     const stats = { batchId, model, modelVersion, batchSize: jobs.length, inferMs: 0, succeeded: 0, failed: 0, queueWaitMs: Math.round(Date.now() - Math.min(...jobs.map((j) => j.createdAtMs))) };
     let session;
     try {
-      session = await outlastOutage('load model', log, () => deps.sessions.getSession(model, modelVersion));
+      session = await outlastOutage('load model', scope, () => deps.sessions.getSession(model, modelVersion));
     } catch (err) {
       const e = classifyError(err);
       const loadError = e.code === 'INTERNAL' ? { ...e, code: 'MODEL_LOAD_FAILED' as const } : e;
-      await settleFailures(jobs.map((job) => ({ job, e: loadError })), log);
+      await settleFailures(jobs.map((job) => ({ job, e: loadError })), scope);
       return { ...stats, failed: jobs.length };
     }
-    const run = await traceStep('inference', () => session.runBatch(jobs.map((j) => ({ inputs: j.inputs })))).catch(async (err: unknown) => {
+    const run = await traceStep(scope.span, 'inference', () => session.runBatch(jobs.map((j) => ({ inputs: j.inputs })))).catch(async (err: unknown) => {
       await deps.sessions.discard(model, modelVersion, session);
       throw err;
     });
@@ -125,30 +132,31 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
       else bad.push({ job, e: { code: r.code, message: r.message, retryable: r.code === 'INFERENCE_FAILED' } });
     });
     const results = ok.map(({ job, outputs }) => ({ id: job.jobId, outputs: outputs.outputs, inferMs: run.inferMs }));
-    await outlastOutage('store results', log, () => deps.writer.writeSuccesses(results));
+    await outlastOutage('store results', scope, () => deps.writer.writeSuccesses(results));
     deps.metrics?.batchRan(model, jobs.length, run.inferMs);
     deps.metrics?.jobsFinished(ok.map(({ job }) => job), 'succeeded');
     for (const { job } of ok) job.settle({ ok: true });
-    await settleFailures(bad, log);
+    await settleFailures(bad, scope);
     return { ...stats, succeeded: ok.length, failed: bad.length };
   }
 
   /** Claims, reads, runs and stores one batch; settles every job, never rejects. */
-  async function runSteps(batchId: string, batch: PendingJob[]): Promise<void> {
-    const log = deps.logger.child({ model: batch[0]!.model, modelVersion: batch[0]!.modelVersion, batchId });
+  async function runSteps(batchId: string, batch: PendingJob[], span: Span): Promise<void> {
+    const log = deps.logger.child({ model: batch[0]!.model, modelVersion: batch[0]!.modelVersion, batchId, ...traceIds(span) });
+    const scope = { log, span };
     try {
       // A claim that fails on an outage changed nothing: retried, it spends no attempt.
-      const live = await outlastOutage('claim', log, () => startJobs(deps.pool, { ids: batch.map((j) => j.jobId), workerId: deps.workerId, batchId, batchSize: batch.length }));
+      const live = await outlastOutage('claim', scope, () => startJobs(deps.pool, { ids: batch.map((j) => j.jobId), workerId: deps.workerId, batchId, batchSize: batch.length }));
       // Canceled or already finished (a replay after a crash): acknowledge without running.
       for (const job of batch) if (!live.has(job.jobId)) job.settle({ ok: true });
       const claimed = await loadInputs(batch.flatMap((job) => {
         const row = live.get(job.jobId);
         return row ? [{ job, inputs: row.inputs }] : [];
-      }), log);
+      }), scope);
       if (claimed.length === 0) return;
       deps.status?.batchStarted(batchId, claimed[0]!.model, claimed.length);
       deps.metrics?.batchStarted(claimed);
-      const stats = await runClaimed(batchId, claimed, log);
+      const stats = await runClaimed(batchId, claimed, scope);
       log.info({ batchSize: stats.batchSize, inferMs: Math.round(stats.inferMs * 100) / 100, queueWaitMs: stats.queueWaitMs, failed: stats.failed }, 'batch completed');
       deps.status?.batchEnded(batchId, stats);
     } catch (err) {
@@ -166,12 +174,12 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
      */
     async failIntake(job: JobAttempt, err: unknown): Promise<Error> {
       const { failure, error } = failureFor(job, classifyError(err));
-      await outlastOutage('store failures', deps.logger.child({ jobId: job.jobId }), () => deps.writer.writeFailures([failure]));
+      await outlastOutage('store failures', { log: deps.logger.child({ jobId: job.jobId }) }, () => deps.writer.writeFailures([failure]));
       return error;
     },
     runBatch(pending: PendingJob[]): Promise<void> {
       const batchId = randomUUID();
-      return traceBatch(batchId, pending, (batch) => runSteps(batchId, batch));
+      return traceBatch(batchId, pending, (batch, span) => runSteps(batchId, batch, span));
     },
   };
 }

@@ -1,5 +1,5 @@
-import { context, SpanKind, SpanStatusCode, trace, type Link, type Span } from '@opentelemetry/api';
-import { traceContextFrom, tracer } from '@inferq/core';
+import { SpanKind, SpanStatusCode, trace, type Link, type Span } from '@opentelemetry/api';
+import { contextFrom, tracer, within } from '@inferq/core';
 import type { PendingJob } from './pending-job.ts';
 
 // A batch serves jobs from many requests, so it cannot sit inside any one
@@ -13,17 +13,17 @@ function fail(span: Span, err: unknown): void {
   span.setStatus({ code: SpanStatusCode.ERROR, message: err instanceof Error ? err.message : String(err) });
 }
 
-/** Runs a batch and its steps under a batch span; the jobs it gets have their own spans, ended as they settle. */
-export function traceBatch(batchId: string, batch: PendingJob[], run: (jobs: PendingJob[]) => Promise<void>): Promise<void> {
+/** Runs a batch under a batch span; the jobs it gets have their own spans, ended as they settle. */
+export function traceBatch(batchId: string, batch: PendingJob[], run: (jobs: PendingJob[], span: Span) => Promise<void>): Promise<void> {
   const { model, modelVersion } = batch[0]!;
   const links: Link[] = batch.flatMap((job) => {
-    const submitted = trace.getSpanContext(traceContextFrom(job.traceContext));
+    const submitted = job.traceContext && trace.getSpanContext(contextFrom(job.traceContext));
     return submitted ? [{ context: submitted }] : [];
   });
   const attributes = { 'inferq.batch.id': batchId, 'inferq.model': model, 'inferq.model.version': modelVersion };
   const span = tracer().startSpan(`batch ${model}`, { root: true, kind: SpanKind.CONSUMER, links, attributes: { ...attributes, 'messaging.batch.message_count': batch.length } });
   const jobs = batch.map((job) => (job.traceContext ? withJobSpan(job, span, attributes) : job));
-  return context.with(trace.setSpan(context.active(), span), () => run(jobs)).finally(() => span.end());
+  return run(jobs, span).finally(() => span.end());
 }
 
 function withJobSpan(job: PendingJob, batchSpan: Span, attributes: Record<string, string | number>): PendingJob {
@@ -32,7 +32,7 @@ function withJobSpan(job: PendingJob, batchSpan: Span, attributes: Record<string
     startTime: job.createdAtMs,
     links: [{ context: batchSpan.spanContext() }],
     attributes: { ...attributes, 'inferq.job.id': job.jobId, 'inferq.job.attempt': job.attemptsMade + 1 },
-  }, traceContextFrom(job.traceContext));
+  }, contextFrom(job.traceContext));
   let ended = false;
   return {
     ...job,
@@ -47,16 +47,16 @@ function withJobSpan(job: PendingJob, batchSpan: Span, attributes: Record<string
   };
 }
 
-/** Runs one step of a batch (claim, read inputs, inference, store) as a child span of the active one. */
-export function traceStep<T>(name: string, task: () => Promise<T>): Promise<T> {
-  return tracer().startActiveSpan(name, async (span) => {
-    try {
-      return await task();
-    } catch (err) {
-      fail(span, err);
-      throw err;
-    } finally {
-      span.end();
-    }
-  });
+/** Runs one step of a batch (claim, read inputs, inference, store) as a child span of the batch's; outside a batch, just runs it. */
+export async function traceStep<T>(parent: Span | undefined, name: string, task: () => Promise<T>): Promise<T> {
+  if (!parent) return task();
+  const span = tracer().startSpan(name, {}, within(parent));
+  try {
+    return await task();
+  } catch (err) {
+    fail(span, err);
+    throw err;
+  } finally {
+    span.end();
+  }
 }

@@ -1,5 +1,4 @@
 import { pino, type Logger, type LevelWithSilent } from 'pino';
-import { activeTraceIds } from './tracing.ts';
 
 export type { Logger };
 
@@ -12,8 +11,6 @@ export function createLogger(options: { service: string; level: LevelWithSilent 
     name: options.service,
     level: options.level,
     redact: { paths: REDACT_PATHS, censor: '[redacted]' },
-    // Lines written inside a traced request or batch carry its trace, so logs and traces join.
-    mixin: activeTraceIds,
     ...(pretty ? { transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } } } : {}),
   });
 }

@@ -4,6 +4,7 @@ import {
   GetJobQuerySchema, JobAcceptedSchema, JobListSchema, JobParamsSchema, JobSchema, ListJobsQuerySchema,
   SubmitJobBodySchema, SubmitJobHeadersSchema, TensorParamsSchema, preferredWaitSeconds, problemResponses,
 } from '@inferq/contracts';
+import { traceContextOf } from '../plugins/tracing.ts';
 import { ownerFilter } from '../services/api-keys-service.ts';
 import { toJobDetail, toJobSummary } from '../services/job-view.ts';
 import type { JobsService } from '../services/jobs-service.ts';
@@ -38,6 +39,7 @@ export const jobsRoutes: FastifyPluginAsyncTypebox<JobsRoutesOptions> = async (a
     if (waitS !== undefined) await waiter.prepare(model);
     const accepted = await jobs.submitJob({
       principal: request.principal, model, inputs, priority, metadata, deadline, webhookUrl: webhook?.url, idempotencyKey: request.headers['idempotency-key'],
+      traceContext: traceContextOf(request),
     });
     request.log.debug({ jobId: accepted.id, model }, 'job accepted');
     metrics.jobSubmitted(model.split(':')[0]!, priority);

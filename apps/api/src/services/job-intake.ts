@@ -1,6 +1,6 @@
 import DataLoader from 'dataloader';
 import { batchShapeKey } from '@inferq/contracts';
-import { AppError, captureTraceContext } from '@inferq/core';
+import { AppError } from '@inferq/core';
 import { deleteJobs, insertJobs, type NewJob, type Pool } from '@inferq/db';
 import type { JobProducer } from '@inferq/queue';
 
@@ -14,8 +14,9 @@ export interface JobIntake {
    * Records the job in Postgres, then queues it (invariant 1). Resolves false
    * when an equal idempotency key won the insert; rejects with
    * QUEUE_UNAVAILABLE (the row removed again) when Redis cannot take it.
+   * `traceContext` (the submitting request's) travels in the queue job.
    */
-  accept(job: NewJob): Promise<boolean>;
+  accept(job: NewJob, traceContext?: Record<string, string>): Promise<boolean>;
 }
 
 /**
@@ -59,6 +60,5 @@ export function createJobIntake(deps: { pool: Pool; producer: JobProducer; maxGr
       batchScheduleFn: (dispatch) => void inFlight.then(() => setImmediate(dispatch)),
     },
   );
-  // The trace context is taken here, in the request's own context: the group commits in another.
-  return { accept: (job) => loader.load({ job, traceContext: captureTraceContext() }) };
+  return { accept: (job, traceContext) => loader.load({ job, traceContext }) };
 }

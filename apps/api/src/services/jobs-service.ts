@@ -26,6 +26,8 @@ export interface SubmitJobInput {
   /** ISO 8601; the job expires if still queued past it. */
   deadline?: string;
   webhookUrl?: string;
+  /** W3C trace context of the submitting request, carried to the worker. */
+  traceContext?: Record<string, string>;
 }
 
 export interface JobsService {
@@ -105,8 +107,8 @@ export function createJobsService(deps: JobsServiceDeps): JobsService {
   }
 
   /** Records and queues one job; undefined when an equal idempotency key won the insert. */
-  async function accept(job: NewJob): Promise<JobAccepted | undefined> {
-    if (!(await intake.accept(job))) return undefined;
+  async function accept(job: NewJob, traceContext?: Record<string, string>): Promise<JobAccepted | undefined> {
+    if (!(await intake.accept(job, traceContext))) return undefined;
     return { id: job.id, status: 'queued', links: jobLinks(job.id) };
   }
 
@@ -133,7 +135,7 @@ export function createJobsService(deps: JobsServiceDeps): JobsService {
         id, ownerKeyId: input.principal.keyId, modelName: model.name, modelVersion: model.version, priority: input.priority,
         idempotencyKey: input.idempotencyKey ?? null, requestHash: hash, inputs: await storeInputs(id, tensors), metadata: input.metadata,
         deadlineAt, webhookUrl: input.webhookUrl ?? null,
-      });
+      }, input.traceContext);
       // Lost a race with a concurrent request carrying the same key: answer with the winner.
       return accepted ?? (await findIdempotent(input, hash))!;
     },
