@@ -79,6 +79,8 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
   }
 
   async function settleFailures(failed: Array<{ job: PendingJob; e: ClassifiedError }>, scope: StepScope): Promise<void> {
+    // Most batches have none: no statement, no span.
+    if (failed.length === 0) return;
     const outcomes = failed.map(({ job, e }) => ({ job, ...failureFor(job, e) }));
     await outlastOutage('store failures', scope, () => deps.writer.writeFailures(outcomes.map((o) => o.failure)));
     deps.metrics?.jobsFinished(outcomes.filter((o) => o.failure.final).map((o) => o.job), 'failed');
