@@ -17,6 +17,7 @@ import { apiKeysRoutes } from './routes/api-keys.ts';
 import { auditRoutes } from './routes/audit.ts';
 import { healthRoutes } from './routes/health.ts';
 import { jobsRoutes } from './routes/jobs.ts';
+import { kserveV2Routes } from './routes/kserve-v2.ts';
 import { metricsRoutes } from './routes/metrics.ts';
 import { modelsRoutes } from './routes/models.ts';
 import { systemRoutes } from './routes/system.ts';
@@ -137,6 +138,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   });
   await server.register(jobsRoutes, { jobs, waiter, metrics, storage: deps.storage, outputUrlTtlS: settings.outputUrlTtlS, waitMaxS: settings.waitMaxS ?? 60 });
   await server.register(modelsRoutes, { models, uploadLimitBytes: settings.modelUploadLimitBytes });
+  await server.register(kserveV2Routes, { jobs, models, waiter, metrics, pool: deps.pool, redis: deps.redis, queuePrefix: deps.producer.prefix, version: '0.1.0', waitMaxS: settings.waitMaxS ?? 60 });
   await server.register(apiKeysRoutes, { keys });
   await server.register(auditRoutes, { audit: createAuditService(deps.pool) });
   await server.register(webhooksRoutes, { webhooks: createWebhooksService({ pool: deps.pool, signingSecret: settings.webhooks.signingSecret }) });

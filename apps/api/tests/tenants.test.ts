@@ -29,7 +29,7 @@ const submit = async (key: string): Promise<string> => {
 const keyIdOf = async (key: string): Promise<string> => (await request('GET', '/v1/me', key)).json().keyId;
 
 /** Routes anyone may call: probes and the OpenAPI docs (the console too, when built). */
-const isPublic = (url: string) => ['/healthz', '/readyz', '/metrics'].includes(url) || url === '/docs' || url.startsWith('/docs/');
+const isPublic = (url: string) => ['/healthz', '/readyz', '/metrics', '/v2/health/live', '/v2/health/ready'].includes(url) || url === '/docs' || url.startsWith('/docs/');
 /** A concrete URL for a route pattern: params become a fresh id, index 0, or the registered model. */
 const concrete = (url: string, id: string = randomUUID()) =>
   url.replace(/:(\w+)/g, (_, name: string) => (name === 'index' ? '0' : name === 'name' ? 'mlp' : id)).replace('*', 'x');

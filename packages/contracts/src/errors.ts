@@ -34,6 +34,8 @@ export const ErrorCatalogue = {
   DATABASE_UNAVAILABLE: { status: 503, title: 'The database is unavailable', retryable: true },
   STORAGE_UNAVAILABLE: { status: 503, title: 'Object storage is unavailable', retryable: true },
   MODEL_UNAVAILABLE: { status: 503, title: 'No worker serves this model', retryable: true },
+  // The job stays queued or running: the reply names it so the caller can poll it.
+  INFERENCE_TIMEOUT: { status: 504, title: 'The inference did not finish in time', retryable: true },
   // Stored on failed jobs by workers; never an HTTP reply.
   MODEL_LOAD_FAILED: { status: 500, title: 'The model could not be loaded', retryable: false },
   MODEL_ARTIFACT_INVALID: { status: 500, title: 'The model artifact failed its checksum', retryable: false },

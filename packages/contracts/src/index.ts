@@ -14,3 +14,4 @@ export * from './http/stats.ts';
 export * from './http/workers.ts';
 export * from './http/webhooks.ts';
 export * from './string-enum.ts';
+export * from './http/v2.ts';

@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { contextFrom, traceCarrier, traceIds, tracer } from '@inferq/core';
 
 /** Probes and scrapes would fill the traces with noise. */
-const UNTRACED = new Set(['/healthz', '/readyz', '/metrics']);
+const UNTRACED = new Set(['/healthz', '/readyz', '/metrics', '/v2/health/live', '/v2/health/ready']);
 const spans = new WeakMap<FastifyRequest, Span>();
 
 /**

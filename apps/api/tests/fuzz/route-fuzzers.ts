@@ -181,6 +181,36 @@ const keyBody = fc.oneof(
   fc.constantFrom('{', '[]', 'null', '{"name":"x","extra":1}', '{"name":"x","__proto__":{"admin":true}}').map((payload) => ({ payload, ok: false })),
 );
 
+/** A v2 model path: registered names and versions may succeed, hostile or unknown ones must be refused. */
+const v2Model = (w: FuzzWorld) => fc.oneof(
+  { arbitrary: fc.constantFrom('mlp', 'transformer', w.otherModelName, 'mlp/versions/1', 'transformer/versions/1').map((path) => ({ path, known: true })), weight: 3 },
+  fc.constantFrom('nope', 'mlp/versions/0', 'mlp/versions/99', 'mlp/versions/01', 'mlp/versions/1.5', 'mlp/versions/-1', 'MLP').map((path) => ({ path, known: false })),
+  fc.tuple(pathSegment(hostileString), fc.boolean()).map(([s, versioned]) => ({ path: versioned ? `mlp/versions/${s}` : s, known: false })),
+);
+
+/** GET /v2/models/… routes; `ready` answers 503 MODEL_UNAVAILABLE while no worker runs, as an infer does. */
+const v2ModelGet = (suffix: string, waits: boolean, versioned: boolean): Gen => (w) => v2Model(w)
+  .filter(({ path }) => path.includes('/versions/') === versioned)
+  .map(({ path, known }): FuzzCase => ({ ...get(`/v2/models/${path}${suffix}`, known ? (waits ? 'any' : 'accept') : 'reject', known ? 'registered model' : 'unknown model'), waits }));
+
+/** POST /v2/models/…/infer: the job bodies as v2 bodies. No worker runs while fuzzing, so a valid one gets 503 MODEL_UNAVAILABLE. */
+const v2Infer = (versioned: boolean): Gen => (w) => {
+  const url = (model: string) => `/v2/models/${model.replace(':', '/versions/')}/infer`;
+  // A mutated model that is no reference is sent to mlp: the body is what is being fuzzed.
+  const path = (ref: unknown) => { const model = typeof ref === 'string' && /^[a-z0-9._-]+(:\d+)?$/.test(ref) ? ref : 'mlp'; return versioned ? (model.includes(':') ? model : `${model}:1`) : model.split(':')[0]!; };
+  const post = (u: string, payload: string | Buffer, expect: FuzzCase['expect'], label: string): FuzzCase => ({ method: 'POST', url: u, headers: JSON_TYPE, payload, expect, as: 'fuzzer', waits: true, label });
+  return fc.oneof(
+    { arbitrary: fc.tuple(validJobBody, fc.option(fc.record({ id: hostileString, priority: fc.constantFrom(...PRIORITIES) }), { nil: undefined })).map(([b, extra]) => post(
+      url(path(b.model)), toJsonText({ inputs: b.inputs, ...(extra && { id: extra.id, parameters: { priority: extra.priority, binary_data_output: false } }) }), 'any', 'valid v2 body')), weight: 10 },
+    { arbitrary: invalidJobBody.map(({ what, body }) => post(url(path(body.model)), toJsonText({ ...body, model: undefined }), 'reject', `v2 ${what}`)), weight: 20 },
+    { arbitrary: fc.tuple(validJobBody, fc.constantFrom<Record<string, unknown>>(
+      { outputs: [{ name: 'nope' }] }, { outputs: [{}] }, { outputs: 'logits' }, { parameters: { priority: 'urgent' } }, { parameters: 1 }, { id: 1 }, { id: 'x'.repeat(257) }, { extra: true },
+    )).map(([b, bad]) => post(url(path(b.model)), toJsonText({ inputs: b.inputs, ...bad }), 'reject', `bad v2 field ${Object.keys(bad)[0]}`)), weight: 5 },
+    { arbitrary: fc.tuple(v2Model(w), validJobBody).filter(([m]) => !m.known).map(([m, b]) => post(`/v2/models/${m.path}/infer`, toJsonText({ inputs: b.inputs }), 'reject', 'unknown model')), weight: 3 },
+    { arbitrary: brokenJsonText(validJobBody.map((b) => JSON.stringify({ inputs: b.inputs }))).map((payload) => post(url(versioned ? 'mlp:1' : 'mlp'), payload, 'reject', 'broken JSON')), weight: 3 },
+  );
+};
+
 /** The generator of each route, keyed `METHOD url` as Fastify registers it; HEAD routes reuse their GET's. */
 export const ROUTE_FUZZERS: Record<string, Gen> = {
   'POST /v1/jobs': submitJob,
@@ -210,6 +240,15 @@ export const ROUTE_FUZZERS: Record<string, Gen> = {
   'GET /v1/me': noInput('/v1/me'),
   'GET /v1/stats': () => query({ windowMinutes: intParam(1, 1440) }, false).map(({ qs, refused }) => get(`/v1/stats${qs}`, refused ? 'reject' : 'accept', 'stats')),
   'GET /v1/workers': noInput('/v1/workers'),
+  'GET /v2/health/live': noInput('/v2/health/live'),
+  'GET /v2/health/ready': noInput('/v2/health/ready'),
+  'GET /v2': noInput('/v2'),
+  'GET /v2/models/:name': v2ModelGet('', false, false),
+  'GET /v2/models/:name/versions/:version': v2ModelGet('', false, true),
+  'GET /v2/models/:name/ready': v2ModelGet('/ready', true, false),
+  'GET /v2/models/:name/versions/:version/ready': v2ModelGet('/ready', true, true),
+  'POST /v2/models/:name/infer': v2Infer(false),
+  'POST /v2/models/:name/versions/:version/infer': v2Infer(true),
   'GET /healthz': noInput('/healthz'),
   'GET /readyz': noInput('/readyz'),
   'GET /metrics': noInput('/metrics'),

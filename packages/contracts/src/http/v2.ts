@@ -1,0 +1,86 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { PRIORITIES } from '../job-status.ts';
+import { InputTensorSchema } from '../tensors.ts';
+import { StringEnum } from '../string-enum.ts';
+import { ProblemSchema } from './problem.ts';
+
+// KServe v2 / Open Inference Protocol, HTTP/REST with JSON bodies. The binary
+// tensor extension is not served. Names follow the protocol (snake_case).
+
+/** The protocol's free-form `parameters` object: extension values inferq ignores unless named here. */
+const Parameters = (description: string) => Type.Record(Type.String({ maxLength: 256 }), Type.Unknown(), { maxProperties: 64, description });
+
+export const V2ModelParamsSchema = Type.Object({ name: Type.String({ pattern: '^[a-z0-9][a-z0-9._-]{0,62}$' }) });
+export const V2ModelVersionParamsSchema = Type.Object({
+  name: Type.String({ pattern: '^[a-z0-9][a-z0-9._-]{0,62}$' }),
+  version: Type.String({ pattern: '^[1-9][0-9]{0,8}$', description: 'A model version number, as the protocol names it: a string' }),
+});
+
+export const V2LiveSchema = Type.Object({ live: Type.Boolean() });
+export const V2ReadySchema = Type.Object({ ready: Type.Boolean() });
+
+export const V2ServerMetadataSchema = Type.Object({
+  name: Type.String(),
+  version: Type.String(),
+  extensions: Type.Array(Type.String()),
+});
+
+const MetadataTensorSchema = Type.Object({
+  name: Type.String(),
+  datatype: Type.String(),
+  shape: Type.Array(Type.Integer(), { description: '-1 for a dynamic dimension' }),
+});
+
+export const V2ModelMetadataSchema = Type.Object({
+  name: Type.String(),
+  versions: Type.Array(Type.String()),
+  platform: Type.String(),
+  inputs: Type.Array(MetadataTensorSchema),
+  outputs: Type.Array(MetadataTensorSchema),
+});
+
+export const V2InferInputSchema = Type.Object(
+  {
+    ...InputTensorSchema.properties,
+    parameters: Type.Optional(Parameters('Per-input parameters; ignored (`binary_data_size` is the binary extension, not served)')),
+  },
+  { additionalProperties: false },
+);
+
+export const V2InferBodySchema = Type.Object(
+  {
+    id: Type.Optional(Type.String({ maxLength: 256, description: 'Echoed in the response' })),
+    parameters: Type.Optional(Type.Object(
+      { priority: Type.Optional(StringEnum(PRIORITIES, { description: 'Queue priority; normal when absent' })) },
+      { additionalProperties: true, maxProperties: 64, description: 'Request parameters; `priority` sets the queue priority, others are ignored' },
+    )),
+    inputs: Type.Array(V2InferInputSchema, { minItems: 1, maxItems: 64 }),
+    outputs: Type.Optional(Type.Array(
+      Type.Object({ name: Type.String({ minLength: 1, maxLength: 256 }), parameters: Type.Optional(Parameters('Ignored: outputs are always JSON')) }, { additionalProperties: false }),
+      { maxItems: 64, description: 'Only these outputs are returned; all of them when absent' },
+    )),
+  },
+  { additionalProperties: false },
+);
+export type V2InferBody = Static<typeof V2InferBodySchema>;
+
+export const V2InferResponseSchema = Type.Object({
+  model_name: Type.String(),
+  model_version: Type.String(),
+  id: Type.String({ description: 'The request `id`, else the job id' }),
+  outputs: Type.Array(Type.Object({
+    name: Type.String(),
+    datatype: Type.String(),
+    shape: Type.Array(Type.Integer()),
+    data: Type.Array(Type.Union([Type.Number(), Type.Boolean(), Type.String()]), { description: 'Row-major, flat; INT64 and UINT64 beyond 2^53 are strings' }),
+  })),
+});
+export type V2InferResponse = Static<typeof V2InferResponseSchema>;
+
+/** Problem details plus the protocol's `{ "error": "..." }` member, so v2 clients and RFC 9457 clients both read it. */
+export const V2ProblemSchema = Type.Object(
+  { ...ProblemSchema.properties, error: Type.String({ description: 'The Open Inference Protocol error message' }) },
+  { description: 'RFC 9457 problem details with the v2 `error` member' },
+);
+
+export const v2ProblemResponses = (...statuses: number[]) => Object.fromEntries(statuses.map((s) => [s, V2ProblemSchema]));
