@@ -124,6 +124,9 @@ describe('the web console', () => {
     const stats = (await stack.request('GET', '/v1/stats')).json;
     expect(stats.completedPerSec).toBeGreaterThan(0);
     await page.getByText(/workers online/i).first().waitFor();
+    // The burst shows up per model version, next to the queue table.
+    const versions = page.getByRole('table', { name: 'Finished jobs per model version' });
+    await versions.getByRole('cell', { name: 'mlp:1' }).waitFor();
     await screenshot(page, 'overview');
   });
 

@@ -62,6 +62,18 @@ describe('the job pipeline over HTTP', () => {
     expect(stats.series.reduce((n: number, p: { completed: number }) => n + p.completed, 0)).toBe(JOBS);
     expect(stats.avgBatchSize).toBeCloseTo(batches.avg, 5);
     expect(stats.workersOnline).toBe(1);
+    // Broken down per model version and per worker: the same jobs, the same batches.
+    const [mlp] = stats.models;
+    expect(stats.models).toHaveLength(1);
+    expect(mlp).toMatchObject({ model: 'mlp', version: 1, completed: JOBS, failed: 0, errorRate: 0 });
+    expect(mlp.avgBatchSize).toBeCloseTo(batches.avg, 5);
+    expect(mlp.queueMsP50).toBeLessThanOrEqual(mlp.queueMsP95);
+    expect(mlp.queueMsP95).toBeLessThanOrEqual(mlp.queueMsP99);
+    expect(mlp.inferMsP99).toBeGreaterThan(0);
+    expect(mlp.completedPerSec).toBeCloseTo(JOBS / (stats.windowMinutes * 60), 5);
+    expect(stats.workers).toEqual([expect.objectContaining({ workerId: worker.workerId, completed: JOBS, failed: 0 })]);
+    expect(stats.queueMsP99).toBeGreaterThanOrEqual(stats.queueMsP95);
+    expect(stats.queues).toEqual([expect.objectContaining({ model: 'mlp', oldestQueuedS: null })]);
   });
 
   it('fails only the job whose stored input is gone; its batch mate succeeds', async () => {

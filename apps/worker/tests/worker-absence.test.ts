@@ -67,7 +67,9 @@ describe('no worker serving a model', () => {
     expect(await unfinished(load.accepted)).toBe(load.accepted.length);
     expect((await readyz())).toMatchObject({ status: 'degraded', modelsWithoutWorker: ['cnn', 'mlp'] });
     const stats = (await stack.request('GET', '/v1/stats')).json;
-    expect(stats.queues.find((q: { model: string }) => q.model === 'mlp')).toMatchObject({ workers: 0 });
+    const mlpQueue = stats.queues.find((q: { model: string }) => q.model === 'mlp');
+    expect(mlpQueue).toMatchObject({ workers: 0 });
+    expect(mlpQueue.oldestQueuedS).toBeGreaterThan(0);
 
     const started = Date.now();
     const waited = await submitAndWait();

@@ -1,5 +1,5 @@
 import type { QueueDepth, Stats } from '@inferq/contracts';
-import { listLatestModels, readJobStats, type JobStatsPoint, type Pool } from '@inferq/db';
+import { listLatestModels, readJobBreakdown, readJobStats, readOldestQueuedAges, type JobBreakdown, type JobStatsPoint, type Pool } from '@inferq/db';
 import { listWorkerStatuses, readQueueDepth, type JobProducer, type Redis } from '@inferq/queue';
 
 /** Per-second rates are taken over the last minute: a live figure, not the window's average. */
@@ -16,6 +16,12 @@ function fillMinutes(points: JobStatsPoint[], windowMinutes: number, now: number
     const at = last - (windowMinutes - 1 - i) * MINUTE_MS;
     return byMinute.get(at) ?? emptyPoint(new Date(at));
   });
+}
+
+/** Throughput and error rate beside the breakdown's counts and percentiles. */
+function withRates<T extends JobBreakdown>(b: T, windowMinutes: number) {
+  const finished = b.completed + b.failed;
+  return { ...b, completedPerSec: b.completed / (windowMinutes * 60), errorRate: finished === 0 ? 0 : b.failed / finished };
 }
 
 /** Every model's queue right now, with the live workers consuming it, and how many workers are live. */
@@ -36,10 +42,14 @@ export async function readQueueOverview(deps: { pool: Pool; producer: JobProduce
 export function createStatsService(deps: { pool: Pool; producer: JobProducer; redis: Redis }) {
   return {
     async readStats(windowMinutes: number, ownerKeyId: string | null): Promise<Stats> {
-      const [jobs, { queues, workersOnline }] = await Promise.all([
+      const [jobs, breakdown, { queues, workersOnline }, oldest] = await Promise.all([
         readJobStats(deps.pool, { windowMinutes, rateSeconds: RATE_SECONDS, ownerKeyId }),
+        readJobBreakdown(deps.pool, { windowMinutes, ownerKeyId }),
         readQueueOverview(deps),
+        readOldestQueuedAges(deps.pool),
       ]);
+      const oldestByModel = new Map<string, number>();
+      for (const a of oldest) oldestByModel.set(a.model, Math.max(a.ageS, oldestByModel.get(a.model) ?? 0));
       const { recent, window } = jobs;
       const finished = window.completed + window.failed;
       return {
@@ -53,10 +63,14 @@ export function createStatsService(deps: { pool: Pool; producer: JobProducer; re
         avgBatchSize: window.avgBatchSize,
         queueMsP50: window.queueMsP50,
         queueMsP95: window.queueMsP95,
+        queueMsP99: window.queueMsP99,
         inferMsP50: window.inferMsP50,
         inferMsP95: window.inferMsP95,
+        inferMsP99: window.inferMsP99,
         workersOnline,
-        queues,
+        queues: queues.map((q) => ({ ...q, oldestQueuedS: oldestByModel.get(q.model) ?? null })),
+        models: breakdown.models.map((m) => withRates(m, windowMinutes)),
+        workers: breakdown.workers.map((w) => withRates(w, windowMinutes)),
         series: fillMinutes(jobs.series, windowMinutes, Date.now()).map((p) => ({ ...p, at: p.at.toISOString() })),
       };
     },

@@ -1,5 +1,6 @@
 import { useState } from 'react';
 import { useStats } from '../api/queries/stats.ts';
+import { ModelVersionTable } from '../components/overview/model-version-table.tsx';
 import { QueueDepthTable } from '../components/overview/queue-depth-table.tsx';
 import { StatsCharts } from '../components/overview/stats-charts.tsx';
 import { Field, Select } from '../components/ui/form-controls.tsx';
@@ -52,15 +53,21 @@ export function OverviewPage() {
             <StatTile label="Workers online" value={stats.data.workersOnline} />
             <StatTile label="Queued now" value={stats.data.queues.reduce((n, q) => n + q.high + q.normal + q.low, 0)} hint="waiting, all models" />
           </dl>
-          <dl className="grid grid-cols-2 gap-3 lg:grid-cols-4">
+          <dl className="grid grid-cols-2 gap-3 sm:grid-cols-3 lg:grid-cols-6">
             <StatTile label="Queue wait p50" value={formatMs(stats.data.queueMsP50)} />
             <StatTile label="Queue wait p95" value={formatMs(stats.data.queueMsP95)} />
+            <StatTile label="Queue wait p99" value={formatMs(stats.data.queueMsP99)} />
             <StatTile label="Inference p50" value={formatMs(stats.data.inferMsP50)} />
             <StatTile label="Inference p95" value={formatMs(stats.data.inferMsP95)} />
+            <StatTile label="Inference p99" value={formatMs(stats.data.inferMsP99)} />
           </dl>
           <section aria-labelledby="trends-heading" className="space-y-3">
             <h2 id="trends-heading" className="text-lg font-semibold">Per minute</h2>
             <StatsCharts points={stats.data.series} />
+          </section>
+          <section aria-labelledby="versions-heading" className="space-y-3">
+            <h2 id="versions-heading" className="text-lg font-semibold">Per model version</h2>
+            <ModelVersionTable models={stats.data.models} />
           </section>
           <section aria-labelledby="queues-heading" className="space-y-3">
             <h2 id="queues-heading" className="text-lg font-semibold">Queue depth</h2>

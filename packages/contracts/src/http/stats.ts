@@ -22,6 +22,32 @@ export const QueueDepthSchema = Type.Object({
 });
 export type QueueDepth = Static<typeof QueueDepthSchema>;
 
+/** A queue as the stats show it: its depth and the age of its oldest queued job. */
+export const QueueStatsSchema = Type.Composite([
+  QueueDepthSchema,
+  Type.Object({ oldestQueuedS: Nullable(Type.Number({ description: 'Seconds the oldest queued job (any priority) has waited; null when none is queued' })) }),
+]);
+export type QueueStats = Static<typeof QueueStatsSchema>;
+
+/** Finished jobs of one model version, or of one worker, over the window. */
+const BreakdownFields = {
+  completedPerSec: Type.Number({ description: 'Jobs that succeeded, per second over the window' }),
+  completed: Type.Integer(),
+  failed: Type.Integer(),
+  errorRate: Type.Number({ description: 'failed ÷ (completed + failed)' }),
+  queueMsP50: Ms,
+  queueMsP95: Ms,
+  queueMsP99: Ms,
+  inferMsP50: Ms,
+  inferMsP95: Ms,
+  inferMsP99: Ms,
+  avgBatchSize: Nullable(Type.Number()),
+};
+export const ModelVersionStatsSchema = Type.Object({ model: Type.String(), version: Type.Integer(), ...BreakdownFields });
+export type ModelVersionStats = Static<typeof ModelVersionStatsSchema>;
+export const WorkerStatsSchema = Type.Object({ workerId: Type.String(), ...BreakdownFields });
+export type WorkerStats = Static<typeof WorkerStatsSchema>;
+
 /** One minute of the window. */
 export const StatsPointSchema = Type.Object({
   at: Type.String({ format: 'date-time', description: 'Start of the minute' }),
@@ -48,10 +74,14 @@ export const StatsSchema = Type.Object(
     avgBatchSize: Nullable(Type.Number({ description: 'Mean batch size of the jobs that succeeded in the window' })),
     queueMsP50: Ms,
     queueMsP95: Ms,
+    queueMsP99: Ms,
     inferMsP50: Ms,
     inferMsP95: Ms,
+    inferMsP99: Ms,
     workersOnline: Type.Integer(),
-    queues: Type.Array(QueueDepthSchema),
+    queues: Type.Array(QueueStatsSchema),
+    models: Type.Array(ModelVersionStatsSchema, { description: 'Per model version, over the window: to judge a canary against the version it replaces' }),
+    workers: Type.Array(WorkerStatsSchema, { description: 'Per worker that finished jobs in the window' }),
     series: Type.Array(StatsPointSchema),
   },
   { $id: 'Stats' },

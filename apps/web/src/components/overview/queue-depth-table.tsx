@@ -1,10 +1,11 @@
-import type { QueueDepth } from '@inferq/contracts';
+import type { QueueStats } from '@inferq/contracts';
+import { formatMs } from '../../lib/format.ts';
 import { DataTable, type Column } from '../ui/data-table.tsx';
 import { EmptyState } from '../ui/states.tsx';
 
 const count = (n: number) => <span className={`tabular-nums ${n === 0 ? 'text-slate-400' : 'font-medium'}`}>{n}</span>;
 
-const COLUMNS: ReadonlyArray<Column<QueueDepth>> = [
+const COLUMNS: ReadonlyArray<Column<QueueStats>> = [
   { header: 'Model', cell: (q) => <span className="font-mono">{q.model}</span> },
   { header: 'High', cell: (q) => count(q.high), className: 'text-right' },
   { header: 'Normal', cell: (q) => count(q.normal), className: 'text-right' },
@@ -12,10 +13,11 @@ const COLUMNS: ReadonlyArray<Column<QueueDepth>> = [
   { header: 'Running', cell: (q) => count(q.active), className: 'text-right' },
   { header: 'Delayed', cell: (q) => count(q.delayed), className: 'text-right' },
   { header: 'Workers', cell: (q) => count(q.workers), className: 'text-right' },
+  { header: 'Oldest waiting', cell: (q) => <span className="tabular-nums">{q.oldestQueuedS === null ? '—' : formatMs(q.oldestQueuedS * 1000)}</span>, className: 'text-right' },
 ];
 
-/** Jobs waiting per model and priority right now, with those held by workers and backing off. */
-export function QueueDepthTable({ queues }: { queues: readonly QueueDepth[] }) {
+/** Jobs waiting per model and priority right now, with those held by workers and backing off, and how long the oldest has waited. */
+export function QueueDepthTable({ queues }: { queues: readonly QueueStats[] }) {
   if (queues.length === 0) return <EmptyState title="No queues yet">Queues appear when a model is registered.</EmptyState>;
   return <DataTable caption="Queue depth per model and priority" columns={COLUMNS} rows={queues} rowKey={(q) => q.model} />;
 }
