@@ -26,6 +26,10 @@ describe('model registry', () => {
     expect(list.json().items.map((m: { name: string; version: number }) => `${m.name}:${m.version}`)).toEqual(['transformer:2']);
     const one = await t.server.inject({ method: 'GET', url: '/v1/models/transformer', headers: t.auth() });
     expect(one.json().version).toBe(2);
+    const older = await t.server.inject({ method: 'GET', url: '/v1/models/transformer:1', headers: t.auth() });
+    expect(older.json().version).toBe(1);
+    const unknownVersion = await t.server.inject({ method: 'GET', url: '/v1/models/transformer:9', headers: t.auth() });
+    expect(unknownVersion.json().code).toBe('MODEL_NOT_FOUND');
     const none = await t.server.inject({ method: 'GET', url: '/v1/models/absent', headers: t.auth() });
     expect(none.json().code).toBe('MODEL_NOT_FOUND');
   });

@@ -53,7 +53,7 @@ export const modelsRoutes: FastifyPluginAsyncTypebox<{ models: ModelsService; up
     config: { scope: 'jobs:read' },
     schema: {
       tags: ['models'],
-      summary: 'Get the latest version of a model',
+      summary: 'Get the latest version of a model, or `name:version` for one version',
       params: ModelParamsSchema,
       response: { 200: ModelSchema, ...problemResponses(400, 401, 403, 404) },
     },

@@ -23,7 +23,8 @@ export const ModelSchema = Type.Object(
 export type Model = Static<typeof ModelSchema>;
 
 export const ModelListSchema = Type.Object({ items: Type.Array(ModelSchema) });
-export const ModelParamsSchema = Type.Object({ name: Type.String({ pattern: '^[a-z0-9][a-z0-9._-]{0,62}$' }) });
+/** `:name` of GET /v1/models/:name: a model name, or `name:version` for one version. */
+export const ModelParamsSchema = Type.Object({ name: Type.String({ pattern: '^[a-z0-9][a-z0-9._-]{0,62}(:[1-9][0-9]{0,8})?$' }) });
 
 /** Model names: lowercase, digits, `.`, `_`, `-`; they name queues and S3 keys. */
 export const MODEL_NAME_PATTERN = /^[a-z0-9][a-z0-9._-]{0,62}$/;
