@@ -1,0 +1,50 @@
+import type { ApiKey, CreateKeyBody, CreatedKeySchema, Principal, Stats, StatsQuery, WorkerStatus } from '@inferq/contracts';
+import { createHttpClient, type FetchLike } from './http.ts';
+import { createJobsApi, type JobsApi } from './jobs.ts';
+import { createModelsApi, type ModelsApi } from './models.ts';
+
+/** A new key with its secret, which the server shows only this once. */
+export type CreatedKey = (typeof CreatedKeySchema)['static'];
+
+export interface ClientOptions {
+  /** Where the API listens, e.g. `https://inferq.example.com` (no `/v1`). */
+  baseUrl: string;
+  apiKey: string;
+  /** Another fetch (a proxy, a test double); the global one by default. */
+  fetch?: FetchLike;
+}
+
+export interface KeysApi {
+  /** Admin only. */
+  create(body: CreateKeyBody): Promise<CreatedKey>;
+  list(): Promise<ApiKey[]>;
+  revoke(id: string): Promise<ApiKey>;
+}
+
+export interface InferqClient {
+  jobs: JobsApi;
+  models: ModelsApi;
+  keys: KeysApi;
+  /** Throughput, latency, queue depth and workers (the console's overview). */
+  stats(query?: StatsQuery): Promise<Stats>;
+  /** Live worker processes, from their heartbeats. */
+  workers(): Promise<WorkerStatus[]>;
+  /** The caller's key: id, scopes, admin. */
+  me(): Promise<Principal>;
+}
+
+export function createClient(options: ClientOptions): InferqClient {
+  const http = createHttpClient(options);
+  return {
+    jobs: createJobsApi(http),
+    models: createModelsApi(http),
+    keys: {
+      create: async (body) => (await http.json<CreatedKey>('/v1/keys', { method: 'POST', body })).body,
+      list: async () => (await http.json<{ items: ApiKey[] }>('/v1/keys')).body.items,
+      revoke: async (id) => (await http.json<ApiKey>(`/v1/keys/${encodeURIComponent(id)}/revoke`, { method: 'POST' })).body,
+    },
+    stats: async (query = {}) => (await http.json<Stats>('/v1/stats', { query })).body,
+    workers: async () => (await http.json<{ items: WorkerStatus[] }>('/v1/workers')).body.items,
+    me: async () => (await http.json<Principal>('/v1/me')).body,
+  };
+}

@@ -1,0 +1,50 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, expectTypeOf, it } from 'vitest';
+import type { ErrorCode, Job, JobAccepted, Model, SubmitJobBody } from '@inferq/contracts';
+import { createClient, InferqError, outputArray, tensor, type InferqErrorCode, type JobSummary, type SubmitResult } from './index.ts';
+
+// tsc checks these (the root typecheck covers packages/*/src); the calls sit in
+// functions that never run, so nothing reaches the network.
+const typesOnly = (_check: () => void): void => {};
+
+describe('public types', () => {
+  const client = createClient({ baseUrl: 'http://127.0.0.1:1', apiKey: 'k' });
+
+  it('submit takes the contract body and answers the accepted job, or with wait either form', () => {
+    expectTypeOf(client.jobs.submit).parameter(0).toEqualTypeOf<SubmitJobBody>();
+    typesOnly(() => {
+      expectTypeOf(client.jobs.submit({ model: 'mlp', inputs: [] })).resolves.toEqualTypeOf<JobAccepted>();
+      expectTypeOf(client.jobs.submit({ model: 'mlp', inputs: [] }, { wait: 5 })).resolves.toEqualTypeOf<SubmitResult>();
+    });
+    expectTypeOf<SubmitResult>().toEqualTypeOf<JobAccepted | Job>();
+    expectTypeOf(client.jobs.wait).returns.resolves.toEqualTypeOf<Job>();
+  });
+
+  it('list yields job summaries, without outputs', () => {
+    typesOnly(() => expectTypeOf(client.jobs.list({ status: 'failed' })).toEqualTypeOf<AsyncIterableIterator<JobSummary>>());
+    expectTypeOf<JobSummary>().not.toHaveProperty('outputs');
+    expectTypeOf<JobSummary['status']>().toEqualTypeOf<Job['status']>();
+    // @ts-expect-error an unknown status is refused at compile time
+    typesOnly(() => void client.jobs.list({ status: 'exploded' }));
+  });
+
+  it('models and tensors are typed by the contracts and the datatype', () => {
+    expectTypeOf(client.models.get).returns.resolves.toEqualTypeOf<Model>();
+    expectTypeOf(tensor).returns.toEqualTypeOf<SubmitJobBody['inputs'][number]>();
+    expectTypeOf(outputArray<'FP32'>).returns.toEqualTypeOf<Float32Array>();
+    expectTypeOf(outputArray<'INT64'>).returns.toEqualTypeOf<BigInt64Array>();
+  });
+
+  it('errors carry the problem, typed', () => {
+    expectTypeOf<InferqError['code']>().toEqualTypeOf<InferqErrorCode>();
+    expectTypeOf<ErrorCode>().toMatchTypeOf<InferqErrorCode>();
+    expectTypeOf<InferqError['retryAfter']>().toEqualTypeOf<number | undefined>();
+    expectTypeOf<InferqError['errors'][number]>().toEqualTypeOf<{ pointer: string; code: string; detail: string }>();
+  });
+
+  it('the browser entry imports nothing from node: (only src/cli does)', () => {
+    const files = readdirSync(import.meta.dirname).filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'));
+    for (const file of files) expect(readFileSync(join(import.meta.dirname, file), 'utf8'), file).not.toMatch(/from '(node:|cli-progress|p-retry)|\bprocess\./);
+  });
+});

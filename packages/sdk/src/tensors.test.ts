@@ -1,0 +1,52 @@
+import { describe, expect, it } from 'vitest';
+import { decodeTensorData } from '@inferq/contracts';
+import { outputArray, tensor, typedArrayFromBytes } from './tensors.ts';
+
+describe('tensor', () => {
+  it('takes the datatype from the array and sends small arrays as JSON', () => {
+    const t = tensor('x', new Int32Array([1, -2, 3, 4]), [2, 2]);
+    expect(t).toEqual({ name: 'x', datatype: 'INT32', shape: [2, 2], data: [1, -2, 3, 4] });
+  });
+
+  it('sends large arrays as base64 of the little-endian bytes, which the server decodes to the same values', () => {
+    const values = Float32Array.from({ length: 128 }, (_, i) => i / 7);
+    const t = tensor('features', values, [2, 64]);
+    expect(typeof t.data).toBe('string');
+    const decoded = decodeTensorData('FP32', t.shape, t.data);
+    expect(decoded.ok && new Float32Array(decoded.value.buffer, decoded.value.byteOffset, 128)).toEqual(values);
+  });
+
+  it('always sends 64-bit integers as base64, exactly', () => {
+    const t = tensor('ids', new BigInt64Array([2n ** 60n, -1n]), [2]);
+    expect(typeof t.data).toBe('string');
+    expect(outputArray({ name: 'ids', datatype: 'INT64', shape: [2], data: t.data, bytes: 16 }, 'INT64')).toEqual(new BigInt64Array([2n ** 60n, -1n]));
+  });
+
+  it('converts to another datatype through the codec (FP16 from Float32Array)', () => {
+    const t = tensor('h', new Float32Array([1.5, -2]), [2], { datatype: 'FP16', encoding: 'base64' });
+    expect(t.datatype).toBe('FP16');
+    expect(outputArray({ name: 'h', datatype: 'FP16', shape: [2], data: t.data, bytes: 4 }, 'FP16')).toEqual(new Float32Array([1.5, -2]));
+  });
+
+  it('refuses a shape that does not hold the array', () => {
+    expect(() => tensor('x', new Float32Array(6), [2, 2])).toThrow(RangeError);
+  });
+});
+
+describe('outputArray', () => {
+  it('reads JSON data, flat or nested, into the typed array of the datatype', () => {
+    expect(outputArray({ name: 'y', datatype: 'FP32', shape: [2, 2], data: [[1, 2], [3, 4.5]], bytes: 16 }, 'FP32')).toEqual(new Float32Array([1, 2, 3, 4.5]));
+    expect(outputArray({ name: 'b', datatype: 'BOOL', shape: [2], data: [true, false], bytes: 2 })).toEqual(new Uint8Array([1, 0]));
+  });
+
+  it('throws when the datatype is not the one expected, or the output is only a URL', () => {
+    expect(() => outputArray({ name: 'y', datatype: 'FP64', shape: [1], data: [1], bytes: 8 }, 'FP32')).toThrow(/FP64, not FP32/);
+    expect(() => outputArray({ name: 'y', datatype: 'FP32', shape: [1], url: 'http://s3/x', bytes: 4 })).toThrow(/readOutput/);
+  });
+
+  it('reads raw downloaded bytes, wherever they sit in their buffer', () => {
+    const raw = new Uint8Array(13);
+    raw.set(new Uint8Array(new Float32Array([7, 8, 9]).buffer), 1);
+    expect(typedArrayFromBytes('FP32', raw.subarray(1))).toEqual(new Float32Array([7, 8, 9]));
+  });
+});

@@ -1,0 +1,116 @@
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ADMIN_KEY, demoModel, mlpJob, startStack, type Stack } from '@inferq/test-utils';
+
+// The `inferq` CLI as a real process against the real API and a worker.
+
+const ROOT = resolve(import.meta.dirname, '../../..');
+let stack: Stack;
+let dir: string;
+
+interface CliRun { code: number | null; stdout: string; stderr: string }
+
+function inferq(...args: string[]): Promise<CliRun> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'packages/sdk/src/cli/main.ts', ...args], {
+    cwd: ROOT,
+    env: { ...process.env, INFERQ_URL: stack.baseUrl, INFERQ_API_KEY: ADMIN_KEY },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+  return new Promise((res, rej) => {
+    child.once('error', rej);
+    child.once('close', (code) => res({ code, stdout, stderr }));
+  });
+}
+
+async function inferqJson<T>(...args: string[]): Promise<T> {
+  const run = await inferq(...args, '--json');
+  expect(run.code, run.stderr).toBe(0);
+  return JSON.parse(run.stdout) as T;
+}
+
+beforeAll(async () => {
+  stack = await startStack();
+  dir = await mkdtemp(join(tmpdir(), 'inferq-cli-'));
+});
+afterAll(async () => {
+  await stack?.close();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+describe('inferq CLI', () => {
+  it('pushes a model and lists it', async () => {
+    const model = await inferqJson<{ name: string; version: number; batching: { maxBatchSize: number } }>(
+      'models', 'push', demoModel('mlp').path, '--name', 'mlp', '--max-batch-size', '8', '--max-batch-delay-ms', '2',
+    );
+    expect(model).toMatchObject({ name: 'mlp', version: 1, batching: { maxBatchSize: 8 } });
+    const list = await inferq('models', 'list');
+    expect(list.code).toBe(0);
+    expect(list.stdout).toMatch(/^mlp:1 .*features FP32\[\?,64\]/m);
+    await stack.startWorker();
+  });
+
+  it('submits a job from a file and waits for its result', async () => {
+    const input = join(dir, 'input.json');
+    await writeFile(input, JSON.stringify(mlpJob(1).inputs));
+    const job = await inferqJson<{ status: string; outputs: Array<{ name: string; data: number[] }> }>('jobs', 'submit', '--model', 'mlp', '--input', input, '--wait', '30');
+    expect(job.status).toBe('succeeded');
+    expect(job.outputs[0]).toMatchObject({ name: 'logits' });
+    expect(job.outputs[0]!.data).toHaveLength(16);
+  });
+
+  it('submits a JSONL file in bulk, counts what was refused, writes the ids, and watches a job to success', async () => {
+    const file = join(dir, 'jobs.jsonl');
+    const out = join(dir, 'results.jsonl');
+    const lines = [
+      ...Array.from({ length: 6 }, (_, i) => JSON.stringify(mlpJob(100 + i))),
+      JSON.stringify({ model: 'no-such-model', inputs: mlpJob(1).inputs }),
+      '{ not json',
+      '',
+    ];
+    await writeFile(file, lines.join('\n'));
+    const run = await inferq('jobs', 'bulk', '--file', file, '--concurrency', '3', '--out', out, '--json');
+    expect(run.code).toBe(1); // something was refused
+    const summary = JSON.parse(run.stdout) as { accepted: number; refused: number; ids: string[]; refusals: Array<{ line: number; code: string }> };
+    expect(summary).toMatchObject({ accepted: 6, refused: 2 });
+    expect(summary.ids).toHaveLength(6);
+    expect(summary.refusals).toEqual([expect.objectContaining({ line: 7, code: 'MODEL_NOT_FOUND' }), expect.objectContaining({ line: 8, code: 'MALFORMED_LINE' })]);
+    const written = (await readFile(out, 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as { line: number; id?: string });
+    expect(written.map((r) => r.line)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    expect(written.flatMap((r) => (r.id ? [r.id] : []))).toEqual(summary.ids);
+
+    const human = await inferq('jobs', 'bulk', '--file', file);
+    expect(human.stdout).toMatch(/^accepted 6 {2}refused 2/);
+
+    const watch = await inferq('jobs', 'watch', summary.ids[5]!);
+    expect(watch.code, watch.stderr).toBe(0);
+    expect(watch.stdout).toMatch(/Z {2}succeeded\n/);
+    expect(watch.stdout).toMatch(new RegExp(`^${summary.ids[5]} {2}succeeded {2}mlp:1`, 'm'));
+
+    const job = await inferqJson<{ id: string; status: string }>('jobs', 'get', summary.ids[0]!);
+    expect(job).toMatchObject({ id: summary.ids[0], status: expect.stringMatching(/queued|running|succeeded/) });
+  });
+
+  it('prints stats, and JSON that parses', async () => {
+    const stats = await inferqJson<{ workersOnline: number; queues: Array<{ model: string }> }>('stats');
+    expect(stats.workersOnline).toBeGreaterThanOrEqual(1);
+    const human = await inferq('stats');
+    expect(human.stdout).toMatch(/^workers \d+ {2}submitted/);
+  });
+
+  it('reports API errors with their code and exit status 1, and usage mistakes with 2', async () => {
+    const missing = await inferq('jobs', 'get', '00000000-0000-4000-8000-000000000000');
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/JOB_NOT_FOUND \(404\)/);
+    const usage = await inferq('jobs', 'submit', '--input', 'x.json');
+    expect(usage.code).toBe(2);
+    expect(usage.stderr).toMatch(/--model is required/);
+    expect((await inferq('jobs', 'explode')).code).toBe(2);
+  });
+});

@@ -1,0 +1,139 @@
+import { readFile } from 'node:fs/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ADMIN_KEY, demoModel, mlpRows, startStack, type Stack } from '@inferq/test-utils';
+import { createClient, InferqError, isFinishedJob, outputArray, tensor, type FetchLike, type InferqClient } from '../src/index.ts';
+
+// The SDK against the real API and a worker, as separate processes.
+
+let stack: Stack;
+let client: InferqClient;
+let requests = 0;
+
+beforeAll(async () => {
+  stack = await startStack();
+  await stack.registerModel('mlp', { maxBatchSize: '8', maxBatchDelayMs: '2' });
+  await stack.startWorker();
+  const counting: FetchLike = (input, init) => {
+    requests++;
+    return fetch(input, init);
+  };
+  client = createClient({ baseUrl: stack.baseUrl, apiKey: ADMIN_KEY, fetch: counting });
+});
+afterAll(async () => {
+  await stack?.close();
+});
+
+const features = (seed: number) => tensor('features', mlpRows(1, seed), [1, 64]);
+
+async function expectProblem(promise: Promise<unknown>, fields: Partial<InferqError>): Promise<InferqError> {
+  const err = await promise.then(() => undefined, (e: unknown) => e);
+  expect(err).toBeInstanceOf(InferqError);
+  expect(err).toMatchObject(fields);
+  return err as InferqError;
+}
+
+describe('jobs', () => {
+  it('submits a typed-array tensor, waits for it, and reads the output back as the Float32Array the API returns', async () => {
+    const input = features(1);
+    expect(typeof input.data).toBe('string'); // 256 bytes: the base64 fast path
+    const accepted = await client.jobs.submit({ model: 'mlp', inputs: [input] });
+    expect(accepted.status).toBe('queued');
+    const statuses: string[] = [];
+    const job = await client.jobs.wait(accepted.id, { timeoutMs: 30_000, onStatus: (j) => statuses.push(j.status) });
+    expect(job.status).toBe('succeeded');
+    expect(statuses.at(-1)).toBe('succeeded');
+
+    const logits = await client.jobs.readOutput(job, 'logits', 'FP32');
+    expect(logits).toBeInstanceOf(Float32Array);
+    expect(logits.length).toBe(16);
+    const raw = await stack.request('GET', `/v1/jobs/${job.id}`);
+    expect(Array.from(logits)).toEqual(raw.json.outputs[0].data);
+    // The same values through the base64 encoding and through the raw tensor download.
+    const b64 = await client.jobs.get(job.id, { encoding: 'base64' });
+    expect(outputArray(b64.outputs![0]!, 'FP32')).toEqual(logits);
+    const { data: _inline, ...urlOnly } = job.outputs![0]!;
+    expect(await client.jobs.readOutput({ ...job, outputs: [urlOnly] }, 'logits', 'FP32')).toEqual(logits);
+  });
+
+  it('with wait, answers the finished job in one call', async () => {
+    const result = await client.jobs.submit({ model: 'mlp', inputs: [features(2)] }, { wait: 20 });
+    expect(isFinishedJob(result)).toBe(true);
+    if (isFinishedJob(result)) expect(result.outputs?.[0]?.name).toBe('logits');
+  });
+
+  it('returns the same job for a repeated idempotency key, and refuses the key with another body', async () => {
+    const key = `sdk-${Date.now()}`;
+    const first = await client.jobs.submit({ model: 'mlp', inputs: [features(3)] }, { idempotencyKey: key });
+    const again = await client.jobs.submit({ model: 'mlp', inputs: [features(3)] }, { idempotencyKey: key });
+    expect(again.id).toBe(first.id);
+    await expectProblem(client.jobs.submit({ model: 'mlp', inputs: [features(4)] }, { idempotencyKey: key }), { status: 409, code: 'IDEMPOTENCY_CONFLICT' });
+  });
+
+  it('lists every job across pages with for await', async () => {
+    for (let i = 0; i < 3; i++) await client.jobs.submit({ model: 'mlp', inputs: [features(10 + i)] });
+    const everything = await client.jobs.page({ limit: 500 });
+    expect(everything.nextCursor).toBeNull();
+    const before = requests;
+    const ids: string[] = [];
+    for await (const job of client.jobs.list({ model: 'mlp', limit: 2 })) ids.push(job.id);
+    expect(ids).toEqual(everything.items.map((j) => j.id));
+    expect(ids.length).toBeGreaterThanOrEqual(5);
+    expect(requests - before).toBeGreaterThanOrEqual(Math.ceil(ids.length / 2));
+  });
+
+  it('throws InferqError with the problem for an invalid body', async () => {
+    const err = await expectProblem(client.jobs.submit({ model: 'mlp', inputs: [] }), { status: 400, code: 'VALIDATION_FAILED' });
+    expect(err.errors.length).toBeGreaterThan(0);
+    expect(err.errors[0]!.pointer).toMatch(/inputs/);
+    await expectProblem(client.jobs.submit({ model: 'mlp', inputs: [tensor('features', new Float32Array(10), [1, 10])] }), { status: 400, code: 'INPUT_SHAPE_MISMATCH' });
+    await expectProblem(client.jobs.get('00000000-0000-4000-8000-000000000000'), { status: 404, code: 'JOB_NOT_FOUND' });
+  });
+
+  it('cancels only queued jobs and retries a finished one as a new job', async () => {
+    const { id } = await client.jobs.submit({ model: 'mlp', inputs: [features(20)] }, { wait: 20 });
+    await expectProblem(client.jobs.cancel(id), { status: 409, code: 'JOB_NOT_CANCELABLE' });
+    const again = await client.jobs.retry(id);
+    expect(again.id).not.toBe(id);
+    expect((await client.jobs.wait(again.id, { timeoutMs: 30_000 })).status).toBe('succeeded');
+  });
+});
+
+describe('models', () => {
+  it('uploads bytes as the next version and gets the latest one', async () => {
+    const file = new Uint8Array(await readFile(demoModel('mlp').path));
+    const v1 = await client.models.upload({ name: 'sdk-mlp', file, maxBatchSize: 4, maxBatchDelayMs: 1 });
+    expect(v1).toMatchObject({ name: 'sdk-mlp', version: 1, batching: { maxBatchSize: 4, maxBatchDelayMs: 1 } });
+    const v2 = await client.models.upload({ name: 'sdk-mlp', file: new Blob([file]) });
+    expect(v2.version).toBe(2);
+    expect(await client.models.get('sdk-mlp')).toMatchObject({ version: 2, sha256: v1.sha256 });
+    expect((await client.models.list()).map((m) => m.name)).toEqual(expect.arrayContaining(['mlp', 'sdk-mlp']));
+    await expectProblem(client.models.get('no-such-model'), { status: 404, code: 'MODEL_NOT_FOUND' });
+    await expectProblem(client.models.upload({ name: 'broken', file: new Uint8Array([1, 2, 3]) }), { status: 422, code: 'MODEL_INVALID' });
+  });
+});
+
+describe('keys and system', () => {
+  it('creates a key that works until it is revoked', async () => {
+    const created = await client.keys.create({ name: 'sdk-test', scopes: ['jobs:read'] });
+    expect(created.secret).toMatch(/^iq_/);
+    const reader = createClient({ baseUrl: stack.baseUrl, apiKey: created.secret });
+    expect(await reader.me()).toMatchObject({ keyId: created.id, scopes: ['jobs:read'], admin: false });
+    await expectProblem(reader.jobs.submit({ model: 'mlp', inputs: [features(30)] }), { status: 403, code: 'FORBIDDEN' });
+    expect((await client.keys.list()).some((k) => k.id === created.id)).toBe(true);
+    const revoked = await client.keys.revoke(created.id);
+    expect(revoked.revokedAt).not.toBeNull();
+    await expectProblem(reader.me(), { status: 401, code: 'UNAUTHENTICATED' });
+  });
+
+  it('reads stats and workers', async () => {
+    expect((await client.workers()).length).toBeGreaterThanOrEqual(1);
+    const stats = await client.stats({ windowMinutes: 5 });
+    expect(stats).toMatchObject({ windowMinutes: 5, scope: 'all' });
+    expect(stats.workersOnline).toBeGreaterThanOrEqual(1);
+  });
+
+  it('reports an unreachable API as NETWORK_ERROR', async () => {
+    const nowhere = createClient({ baseUrl: 'http://127.0.0.1:1', apiKey: ADMIN_KEY });
+    await expectProblem(nowhere.models.list(), { status: 0, code: 'NETWORK_ERROR' });
+  });
+});
