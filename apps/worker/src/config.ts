@@ -19,6 +19,14 @@ export const workerConfig = {
   /** onnxruntime intra-op threads per session; 0 lets onnxruntime choose. */
   INTRA_OP_THREADS: Type.Integer({ default: 0, minimum: 0, maximum: 256 }),
   INTER_OP_THREADS: Type.Integer({ default: 0, minimum: 0, maximum: 256 }),
+  /** Run each model once on zero-filled inputs right after it loads, so the first real batch does not pay onnxruntime's first-run cost. */
+  MODEL_WARMUP: Type.Boolean({ default: true }),
+  /** Unload a model no batch has used for this long; 0: never. */
+  MODEL_IDLE_UNLOAD_S: Type.Integer({ default: 0, minimum: 0 }),
+  /** Estimated memory (artifact bytes × 2, see session-budget.ts) the loaded models may hold; least recently used idle ones are unloaded to stay under it. 0: no limit. */
+  MODEL_MEMORY_BUDGET_MB: Type.Integer({ default: 0, minimum: 0 }),
+  /** Models loaded and warmed at start, before the worker takes jobs: `name` (latest version) or `name:version`, comma-separated. */
+  WORKER_PRELOAD_MODELS: Type.String({ default: '', pattern: '^([a-z0-9][a-z0-9._-]{0,62}(:[1-9][0-9]*)?(,[a-z0-9][a-z0-9._-]{0,62}(:[1-9][0-9]*)?)*)?$' }),
   /** How long a worker holds a queue job before another may take it over. */
   WORKER_LOCK_DURATION_MS: Type.Integer({ default: 30_000, minimum: 1_000 }),
   WORKER_STALLED_INTERVAL_MS: Type.Integer({ default: 30_000, minimum: 500 }),

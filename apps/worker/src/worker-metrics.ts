@@ -10,7 +10,7 @@ const SECONDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5
 /**
  * A worker process's Prometheus metrics, served on their own port: jobs
  * finished, batch sizes, inference, queue wait and end-to-end times, model
- * load times, and the GPU's utilisation and memory where nvidia-smi answers.
+ * load and warm-up times, and the GPU's utilisation and memory where nvidia-smi answers.
  */
 export function createWorkerMetrics(o: { device: string; readGpu: () => Promise<GpuStatus | null> }) {
   const registry = new Registry();
@@ -24,6 +24,7 @@ export function createWorkerMetrics(o: { device: string; readGpu: () => Promise<
   const queueWait = new Histogram({ name: 'inferq_queue_wait_seconds', help: 'Submit to batch start, per job', labelNames: ['model', 'priority'], buckets: SECONDS, registers });
   const endToEnd = new Histogram({ name: 'inferq_job_end_to_end_seconds', help: 'Submit to result stored, per job', labelNames: ['model', 'priority'], buckets: SECONDS, registers });
   const modelLoad = new Histogram({ name: 'inferq_model_load_seconds', help: 'Model download, check and session start', labelNames: ['model'], buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120], registers });
+  const modelWarmup = new Histogram({ name: 'inferq_model_warmup_seconds', help: 'Warm-up run on zero-filled inputs after a model loads', labelNames: ['model'], buckets: SECONDS, registers });
   const gpuGauge = (name: string, help: string, pick: (g: GpuStatus) => number) => new Gauge({
     name, help, registers,
     async collect() {
@@ -54,6 +55,9 @@ export function createWorkerMetrics(o: { device: string; readGpu: () => Promise<
     },
     modelLoaded(model: string, seconds: number): void {
       modelLoad.observe({ model }, seconds);
+    },
+    modelWarmed(model: string, seconds: number): void {
+      modelWarmup.observe({ model }, seconds);
     },
     /** Serves GET /metrics, and GET /healthz for liveness probes, on host:port (port 0: any free one); resolves with the port. */
     async serve(host: string, port: number, logger: Logger): Promise<{ port: number; close(): Promise<void> }> {

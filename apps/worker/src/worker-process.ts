@@ -8,6 +8,7 @@ import { createBatchRunner } from './batch-runner.ts';
 import type { workerConfig } from './config.ts';
 import { createGpuProbe } from './gpu-probe.ts';
 import { createModelCache } from './model-cache.ts';
+import { parsePreloadList, preloadModels } from './model-preload.ts';
 import { createModelSessions } from './model-sessions.ts';
 import { createModelWorker, type ModelWorker } from './model-worker.ts';
 import { createReconciler } from './reconciler.ts';
@@ -32,11 +33,13 @@ export async function startWorkerProcess(config: WorkerConfig, baseLogger: Logge
   });
   const readGpu = createGpuProbe(config.WORKER_DEVICE);
   const metrics = createWorkerMetrics({ device: config.WORKER_DEVICE, readGpu });
+  const status = createWorkerStatus({ workerId, device: config.WORKER_DEVICE });
   const sessions = createModelSessions({
     pool, logger, metrics, cache: createModelCache({ storage, dir: config.MODEL_CACHE_DIR }),
     settings: { device: config.WORKER_DEVICE, providers: config.EXECUTION_PROVIDERS?.split(','), intraOpNumThreads: config.INTRA_OP_THREADS, interOpNumThreads: config.INTER_OP_THREADS },
+    lifecycle: { warmup: config.MODEL_WARMUP, idleUnloadMs: config.MODEL_IDLE_UNLOAD_S * 1000, memoryBudgetBytes: config.MODEL_MEMORY_BUDGET_MB * 2 ** 20 },
+    onEvent: (event) => status.modelEvent(event),
   });
-  const status = createWorkerStatus({ workerId, device: config.WORKER_DEVICE });
   // Ends the batches' waits on a Postgres or S3 outage when the worker stops: their jobs go back to the queue.
   const stopping = new AbortController();
   const runner = createBatchRunner({
@@ -69,13 +72,26 @@ export async function startWorkerProcess(config: WorkerConfig, baseLogger: Logge
     publishWorkerStatus(producerRedis, config.QUEUE_PREFIX, status.snapshot(sessions.loaded(), await readGpu()), config.HEARTBEAT_INTERVAL_MS * 3);
 
   const metricsServer = await metrics.serve(config.METRICS_HOST, config.METRICS_PORT, logger);
+  const beat = () => heartbeat().catch((err) => logger.warn({ err: (err as Error).message }, 'heartbeat failed'));
+  const preload = parsePreloadList(config.WORKER_PRELOAD_MODELS);
+  const timers: NodeJS.Timeout[] = [];
+  if (preload.length > 0) {
+    // Beating while it preloads: the loads show in GET /v1/workers, though it consumes no queue yet.
+    await beat();
+    timers.push(every(config.HEARTBEAT_INTERVAL_MS, heartbeat, 'heartbeat'));
+    await preloadModels(sessions, preload, logger);
+  }
   await refreshModels();
-  await heartbeat().catch((err) => logger.warn({ err: (err as Error).message }, 'heartbeat failed'));
-  const timers = [
+  await beat();
+  if (preload.length === 0) timers.push(every(config.HEARTBEAT_INTERVAL_MS, heartbeat, 'heartbeat'));
+  timers.push(
     every(config.MODEL_REFRESH_INTERVAL_MS, refreshModels, 'model refresh'),
     every(config.RECONCILE_INTERVAL_MS, () => reconciler.reconcileOnce(), 'reconcile'),
-    every(config.HEARTBEAT_INTERVAL_MS, heartbeat, 'heartbeat'),
-  ];
+  );
+  if (config.MODEL_IDLE_UNLOAD_S > 0) {
+    // A quarter of the idle time between sweeps: a model outlives its idle time by at most that much.
+    timers.push(every(Math.min(config.MODEL_IDLE_UNLOAD_S * 250, 30_000), () => sessions.unloadIdle(), 'idle model unload'));
+  }
   logger.info({ models: [...workers.keys()] }, 'worker started');
 
   return {

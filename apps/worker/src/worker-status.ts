@@ -1,19 +1,24 @@
 import { hostname } from 'node:os';
-import type { WorkerStatus } from '@inferq/contracts';
+import type { ModelEvent, WorkerStatus } from '@inferq/contracts';
 import type { BatchStats } from './batch-runner.ts';
 
 type LoadedModel = WorkerStatus['modelsLoaded'][number];
 type CurrentBatch = NonNullable<WorkerStatus['currentBatch']>;
 
+/** Model events a heartbeat carries: enough to see a load/unload cycle, small enough to send every beat. */
+export const MODEL_EVENTS_KEPT = 20;
+
 /**
  * What this worker process reports in its heartbeat: counters fed by the batch
- * runner, the batches in flight, the models it serves and has loaded.
+ * runner, the batches in flight, the models it serves and has loaded, and
+ * its last model loads, warm-ups and unloads.
  */
 export function createWorkerStatus(init: { workerId: string; device: string }) {
   const startedAt = new Date().toISOString();
   const counters = { jobsSucceeded: 0, jobsFailed: 0, batches: 0 };
   const running = new Map<string, CurrentBatch>();
   let modelsServed: string[] = [];
+  const modelEvents: ModelEvent[] = [];
 
   return {
     batchStarted(batchId: string, model: string, size: number): void {
@@ -29,11 +34,15 @@ export function createWorkerStatus(init: { workerId: string; device: string }) {
     setModelsServed(models: string[]): void {
       modelsServed = models;
     },
+    modelEvent(event: ModelEvent): void {
+      modelEvents.push(event);
+      if (modelEvents.length > MODEL_EVENTS_KEPT) modelEvents.splice(0, modelEvents.length - MODEL_EVENTS_KEPT);
+    },
     snapshot(modelsLoaded: LoadedModel[], gpu: WorkerStatus['gpu']): WorkerStatus {
       return {
         workerId: init.workerId, hostname: hostname(), device: init.device, pid: process.pid, startedAt,
         lastHeartbeatAt: new Date().toISOString(),
-        modelsServed, modelsLoaded,
+        modelsServed, modelsLoaded, modelEvents: [...modelEvents],
         currentBatch: running.values().next().value ?? null,
         ...counters, gpu,
       };

@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { StringEnum } from '../string-enum.ts';
 
 const DateTime = Type.String({ format: 'date-time' });
 
@@ -8,7 +9,25 @@ export const LoadedModelSchema = Type.Object({
   /** The execution provider the session ended on after any fallback. */
   provider: Type.String(),
   loadedAt: DateTime,
+  /** When a batch last ran on it (or it loaded, if none has); absent from older workers. */
+  lastUsedAt: Type.Optional(DateTime),
 });
+
+export const MODEL_EVENT_KINDS = ['loaded', 'warmed', 'unloaded'] as const;
+export const MODEL_UNLOAD_REASONS = ['idle', 'memory', 'thread-failed'] as const;
+
+/** A model load, warm-up or unload on a worker. */
+export const ModelEventSchema = Type.Object({
+  model: Type.String(),
+  version: Type.Integer(),
+  event: StringEnum(MODEL_EVENT_KINDS),
+  /** Why it was unloaded: no batch for the idle time, room for another model, or its session thread died. */
+  reason: Type.Optional(StringEnum(MODEL_UNLOAD_REASONS)),
+  at: DateTime,
+  /** How long the load (download, check, session start) or the warm-up run took. */
+  ms: Type.Optional(Type.Number()),
+});
+export type ModelEvent = Static<typeof ModelEventSchema>;
 
 export const GpuStatusSchema = Type.Object({
   name: Type.String(),
@@ -28,6 +47,8 @@ export const WorkerSchema = Type.Object(
     lastHeartbeatAt: DateTime,
     modelsServed: Type.Array(Type.String(), { description: 'Models whose queues it consumes' }),
     modelsLoaded: Type.Array(LoadedModelSchema),
+    /** The worker's last model loads, warm-ups and unloads, oldest first (at most 20); absent from older workers. */
+    modelEvents: Type.Optional(Type.Array(ModelEventSchema, { maxItems: 20 })),
     currentBatch: Type.Union([Type.Object({ model: Type.String(), size: Type.Integer(), startedAt: DateTime }), Type.Null()]),
     jobsSucceeded: Type.Integer(),
     jobsFailed: Type.Integer(),

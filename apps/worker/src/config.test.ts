@@ -1,0 +1,23 @@
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '@inferq/core';
+import { workerConfig } from './config.ts';
+
+const base = { DATABASE_URL: 'postgres://x', REDIS_URL: 'redis://x' };
+
+describe('worker config: warm models', () => {
+  it('defaults to warm-up on, no idle unload, no budget, no preload', () => {
+    expect(loadConfig(workerConfig, base)).toMatchObject({ MODEL_WARMUP: true, MODEL_IDLE_UNLOAD_S: 0, MODEL_MEMORY_BUDGET_MB: 0, WORKER_PRELOAD_MODELS: '' });
+  });
+
+  it('reads the settings', () => {
+    expect(loadConfig(workerConfig, { ...base, MODEL_WARMUP: 'false', MODEL_IDLE_UNLOAD_S: '300', MODEL_MEMORY_BUDGET_MB: '4096', WORKER_PRELOAD_MODELS: 'mlp,resnet-50:3' }))
+      .toMatchObject({ MODEL_WARMUP: false, MODEL_IDLE_UNLOAD_S: 300, MODEL_MEMORY_BUDGET_MB: 4096, WORKER_PRELOAD_MODELS: 'mlp,resnet-50:3' });
+  });
+
+  it('rejects bad values', () => {
+    expect(() => loadConfig(workerConfig, { ...base, MODEL_IDLE_UNLOAD_S: '-1' })).toThrow(/MODEL_IDLE_UNLOAD_S/);
+    expect(() => loadConfig(workerConfig, { ...base, MODEL_MEMORY_BUDGET_MB: 'lots' })).toThrow(/MODEL_MEMORY_BUDGET_MB/);
+    expect(() => loadConfig(workerConfig, { ...base, WORKER_PRELOAD_MODELS: 'mlp:latest' })).toThrow(/WORKER_PRELOAD_MODELS/);
+    expect(() => loadConfig(workerConfig, { ...base, WORKER_PRELOAD_MODELS: 'mlp,,x' })).toThrow(/WORKER_PRELOAD_MODELS/);
+  });
+});
