@@ -16,6 +16,7 @@ import { registerTracing } from './plugins/tracing.ts';
 import { apiKeysRoutes } from './routes/api-keys.ts';
 import { auditRoutes } from './routes/audit.ts';
 import { healthRoutes } from './routes/health.ts';
+import { jobEventsRoutes } from './routes/job-events.ts';
 import { jobsRoutes } from './routes/jobs.ts';
 import { kserveV2Routes } from './routes/kserve-v2.ts';
 import { metricsRoutes } from './routes/metrics.ts';
@@ -25,6 +26,7 @@ import { webhooksRoutes } from './routes/webhooks.ts';
 import { createApiKeysService, type ApiKeysService } from './services/api-keys-service.ts';
 import { createAuditService } from './services/audit-service.ts';
 import { createJobsService } from './services/jobs-service.ts';
+import { createJobEventStream } from './services/job-event-stream.ts';
 import { createJobWaiter } from './services/job-waiter.ts';
 import { createModelsService } from './services/models-service.ts';
 import { createStatsService } from './services/stats-service.ts';
@@ -137,6 +139,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     resolveModelName: async (ref) => (await models.resolveModel(ref)).name,
   });
   await server.register(jobsRoutes, { jobs, waiter, metrics, storage: deps.storage, outputUrlTtlS: settings.outputUrlTtlS, waitMaxS: settings.waitMaxS ?? 60 });
+  await server.register(jobEventsRoutes, { jobs, streamJobEvents: createJobEventStream({ events, getJob: jobs.getJob }) });
   await server.register(modelsRoutes, { models, uploadLimitBytes: settings.modelUploadLimitBytes });
   await server.register(kserveV2Routes, { jobs, models, waiter, metrics, pool: deps.pool, redis: deps.redis, queuePrefix: deps.producer.prefix, version: '0.1.0', waitMaxS: settings.waitMaxS ?? 60 });
   await server.register(apiKeysRoutes, { keys });

@@ -2,37 +2,56 @@ import { QueueEvents } from 'bullmq';
 import type { Redis } from './connection.ts';
 import { queueNameFor } from './names.ts';
 
+/**
+ * BullMQ queue events a watch can be woken by. `completed` and `failed` end an
+ * attempt; `active` is a fetch (the row turns `running` a little later, when the
+ * batch is claimed); `waiting` and `delayed` follow a retry that requeued the
+ * job; `removed` follows a cancel or an expiry; `stalled` a lost worker.
+ */
+export const QUEUE_JOB_EVENTS = ['active', 'completed', 'failed', 'waiting', 'delayed', 'removed', 'stalled'] as const;
+export type QueueJobEvent = (typeof QUEUE_JOB_EVENTS)[number];
+
+/** What `Prefer: wait` needs: the ends of an attempt. */
+const END_EVENTS: readonly QueueJobEvent[] = ['completed', 'failed'];
+
 export interface JobEvents {
   /** Subscribes to a model queue's events (once); resolve before submitting a job whose end you will wait for. */
   listen(model: string): Promise<void>;
   /**
    * Watches a job of a model already listened to. Start watching before
    * reading the job's row, so an end between the read and the wait is not missed.
+   * `events`: what wakes the watch, the ends of an attempt unless told.
    */
-  watch(jobId: string): JobWatch;
+  watch(jobId: string, options?: { events?: readonly QueueJobEvent[] }): JobWatch;
+  /** Watches open now (a stream that ends must leave none behind). */
+  watchCount(): number;
   close(): Promise<void>;
 }
 
 export interface JobWatch {
   /**
-   * Resolves when the queue has reported the job completed, or an attempt of
-   * it failed (it may be retried: read its row), since the last wait; or
-   * after `timeoutMs`.
+   * Resolves when the queue has reported one of the watched events for the
+   * job since the last wait (with the latest such event), or with undefined
+   * after `timeoutMs` or once `signal` aborts. An attempt that failed may be
+   * retried: read the job's row.
    */
-  wait(timeoutMs: number): Promise<void>;
+  wait(timeoutMs: number, signal?: AbortSignal): Promise<QueueJobEvent | undefined>;
   stop(): void;
 }
 
+type Notify = (event: QueueJobEvent) => void;
+
 /**
- * Job ends as BullMQ reports them on its event stream, for callers that wait
- * for a job (`Prefer: wait`). One blocking connection per model queue, made
- * only when somebody waits on that model.
+ * Job events as BullMQ reports them on its event stream, for callers that
+ * wait for a job (`Prefer: wait`) or follow it (the job's SSE stream). One
+ * blocking connection per model queue, made only when somebody watches that
+ * model.
  */
 export function createJobEvents(options: { connection: Redis; prefix: string }): JobEvents {
   const listeners = new Map<string, { events: QueueEvents; connection: Redis; ready: Promise<unknown> }>();
-  const watches = new Map<string, Set<() => void>>();
-  const wake = ({ jobId }: { jobId: string }) => {
-    for (const notify of watches.get(jobId) ?? []) notify();
+  const watches = new Map<string, Set<{ events: readonly QueueJobEvent[]; notify: Notify }>>();
+  const wakerFor = (event: QueueJobEvent) => ({ jobId }: { jobId: string }) => {
+    for (const w of watches.get(jobId) ?? []) if (w.events.includes(event)) w.notify(event);
   };
 
   async function listen(model: string): Promise<void> {
@@ -41,8 +60,7 @@ export function createJobEvents(options: { connection: Redis; prefix: string }):
       // QueueEvents blocks on its connection: it needs one of its own that waits for Redis.
       const connection = options.connection.duplicate({ maxRetriesPerRequest: null, enableOfflineQueue: true });
       const events = new QueueEvents(queueNameFor(model), { connection, prefix: options.prefix, skipVersionCheck: true });
-      events.on('completed', wake);
-      events.on('failed', wake);
+      for (const event of QUEUE_JOB_EVENTS) events.on(event, wakerFor(event) as never);
       events.on('error', () => {}); // reconnects by itself; waiters fall back to their timeout
       listener = { events, connection, ready: events.waitUntilReady() };
       listeners.set(model, listener);
@@ -52,36 +70,46 @@ export function createJobEvents(options: { connection: Redis; prefix: string }):
 
   return {
     listen,
-    watch(jobId) {
-      let woken = false;
+    watch(jobId, { events = END_EVENTS } = {}) {
+      let woken: QueueJobEvent | undefined;
       let resolveWait: (() => void) | undefined;
-      const notify = () => {
-        woken = true;
-        resolveWait?.();
+      const entry = {
+        events,
+        notify: (event: QueueJobEvent) => {
+          woken = event;
+          resolveWait?.();
+        },
       };
       const set = watches.get(jobId) ?? new Set();
-      set.add(notify);
+      set.add(entry);
       watches.set(jobId, set);
       return {
-        async wait(timeoutMs) {
-          if (!woken) {
+        async wait(timeoutMs, signal) {
+          if (woken === undefined && !signal?.aborted) {
             await new Promise<void>((resolve) => {
-              const timer = setTimeout(resolve, timeoutMs);
-              resolveWait = () => {
+              const done = () => {
                 clearTimeout(timer);
+                signal?.removeEventListener('abort', done);
                 resolve();
               };
+              const timer = setTimeout(done, timeoutMs);
+              signal?.addEventListener('abort', done, { once: true });
+              resolveWait = done;
             });
             resolveWait = undefined;
           }
-          woken = false;
+          const event = woken;
+          woken = undefined;
+          return event;
         },
         stop() {
-          set.delete(notify);
-          if (set.size === 0) watches.delete(jobId);
+          set.delete(entry);
+          if (set.size === 0 && watches.get(jobId) === set) watches.delete(jobId);
+          resolveWait?.();
         },
       };
     },
+    watchCount: () => [...watches.values()].reduce((n, s) => n + s.size, 0),
     async close() {
       const all = [...listeners.values()];
       listeners.clear();

@@ -154,6 +154,17 @@ const byId = (method: string, suffix: string, extra: fc.Arbitrary<{ qs: string; 
     expect: id.own && !q.refused && body.ok ? 'any' : 'reject', as: 'fuzzer', label: id.own ? 'own job' : 'not own job',
   }));
 
+/**
+ * GET /v1/jobs/:id/events streams until the job ends, and no worker runs while fuzzing: only requests
+ * answered at once are made (ids that are not the fuzzer's, or its own with a Last-Event-ID that is no event id).
+ */
+const jobEvents: Gen = (w) => fc.oneof(
+  jobId(w).filter((id) => !id.own).map((id) => get(`/v1/jobs/${id.segment}/events`, 'reject', 'not own job')),
+  fc.tuple(fc.constantFrom(...w.ownJobIds), fc.oneof(headerValue, fc.constantFrom('-1', '1.5', '1e3', '0x1', '1234567890', 'NaN', '')))
+    .filter(([, v]) => !/^[0-9]{1,9}$/.test(v.trim()))
+    .map(([id, v]): FuzzCase => ({ method: 'GET', url: `/v1/jobs/${id}/events`, headers: { 'last-event-id': v }, expect: 'reject', as: 'fuzzer', label: 'bad Last-Event-ID' })),
+);
+
 /** Own jobs have one input, so only index 0 of `inputs` (however Ajv reads it) may succeed. */
 const tensorRoute = (kind: 'inputs' | 'outputs'): Gen => (w) => fc.tuple(jobId(w), fc.oneof(fc.constantFrom('0', '1', '63', '-1', '64', '1.5', '1e3', '0x1', '01', ' ', 'NaN', 'Infinity', '-Infinity', '1e999'), hostileString, badNumber.map(String)))
   .map(([id, index]): FuzzCase => ({
@@ -224,6 +235,7 @@ export const ROUTE_FUZZERS: Record<string, Gen> = {
   'GET /v1/jobs/:id/inputs/:index': tensorRoute('inputs'),
   'GET /v1/jobs/:id/outputs/:index': tensorRoute('outputs'),
   'GET /v1/jobs/:id/webhook-deliveries': byId('GET', '/webhook-deliveries'),
+  'GET /v1/jobs/:id/events': jobEvents,
   'POST /v1/models': (w) => modelUpload(w.modelBytes, fc.constantFrom('fuzz-model', 'fuzz.model_2', w.otherModelName)).map((u): FuzzCase => ({
     method: 'POST', url: '/v1/models', headers: { 'content-type': u.contentType }, payload: u.payload, expect: u.expect, as: 'fuzzer', label: u.label,
   })),

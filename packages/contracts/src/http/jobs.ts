@@ -115,3 +115,20 @@ export const JobListSchema = Type.Object({
   nextCursor: Type.Union([Type.String(), Type.Null()]),
 });
 export type JobList = Static<typeof JobListSchema>;
+
+/** `GET /v1/jobs/:id/events`: `Last-Event-ID` is the id of the last event the client saw (EventSource sends it on reconnect). */
+export const JobEventsHeadersSchema = Type.Object({
+  'last-event-id': Type.Optional(Type.String({ pattern: '^[0-9]{1,9}$', description: 'Resume after this event: only later statuses are sent' })),
+});
+
+/** The `data` of an `event: status` on a job's event stream. */
+export const JobStatusEventSchema = Type.Object(
+  {
+    id: Uuid,
+    status: StatusSchema,
+    attempts: Type.Integer({ description: 'Attempts started so far' }),
+    error: Type.Optional(Type.Object(JobErrorSchema.properties, { description: 'The last error: on a failed job, or one queued again after a failed attempt' })),
+  },
+  { description: 'The `data` of an `event: status`' },
+);
+export type JobStatusEvent = Static<typeof JobStatusEventSchema>;
