@@ -24,6 +24,7 @@ COPY packages/dev-stack/package.json packages/dev-stack/
 COPY packages/inference/package.json packages/inference/
 COPY packages/onnx-model/package.json packages/onnx-model/
 COPY packages/queue/package.json packages/queue/
+COPY packages/sdk/package.json packages/sdk/
 COPY packages/storage/package.json packages/storage/
 COPY packages/test-utils/package.json packages/test-utils/
 COPY scripts/install-runtime-deps.sh scripts/
