@@ -3,6 +3,7 @@ export * from './migrate.ts';
 export * from './api-keys.ts';
 export * from './audit-log.ts';
 export * from './models.ts';
+export * from './model-routes.ts';
 export * from './jobs.ts';
 export * from './job-runs.ts';
 export * from './job-stats.ts';

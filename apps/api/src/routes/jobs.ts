@@ -39,7 +39,7 @@ export const jobsRoutes: FastifyPluginAsyncTypebox<JobsRoutesOptions> = async (a
     if (waitS !== undefined) await waiter.prepare(model);
     const accepted = await jobs.submitJob({
       principal: request.principal, model, inputs, priority, metadata, deadline, webhookUrl: webhook?.url, idempotencyKey: request.headers['idempotency-key'],
-      traceContext: traceContextOf(request),
+      routingKey: request.headers['x-routing-key'], traceContext: traceContextOf(request),
     });
     request.log.debug({ jobId: accepted.id, model }, 'job accepted');
     metrics.jobSubmitted(model.split(':')[0]!, priority);

@@ -1,5 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { ModelListSchema, ModelParamsSchema, ModelSchema, ModelUploadFieldsSchema, problemResponses } from '@inferq/contracts';
+import {
+  ModelListSchema, ModelParamsSchema, ModelRoutingBodySchema, ModelRoutingParamsSchema, ModelRoutingSchema, ModelSchema, ModelUploadFieldsSchema, problemResponses,
+} from '@inferq/contracts';
 import { AppError } from '@inferq/core';
 import type { ModelRecord } from '@inferq/db';
 import { auditActor } from '../plugins/auth.ts';
@@ -57,5 +59,32 @@ export const modelsRoutes: FastifyPluginAsyncTypebox<{ models: ModelsService; up
       params: ModelParamsSchema,
       response: { 200: ModelSchema, ...problemResponses(400, 401, 403, 404) },
     },
-  }, async (request) => toModel(await models.resolveModel(request.params.name)));
+  }, async (request) => toModel(await models.describeModel(request.params.name)));
+
+  app.get('/v1/models/:name/routing', {
+    config: { scope: 'jobs:read' },
+    schema: {
+      tags: ['models'],
+      summary: "Get a model's routing table (traffic split between versions)",
+      description: 'Empty `versions`: no routing, so jobs naming the model without a version run on its latest version.',
+      params: ModelRoutingParamsSchema,
+      response: { 200: ModelRoutingSchema, ...problemResponses(400, 401, 403, 404) },
+    },
+  }, async (request) => models.getRouting(request.params.name));
+
+  app.put('/v1/models/:name/routing', {
+    config: { scope: 'models:write' },
+    schema: {
+      tags: ['models'],
+      summary: "Replace a model's routing table",
+      description: 'Jobs naming the model without a version are sent to a version with probability weight / sum of weights (or by `X-Routing-Key`, stickily); `name:version` is never routed. Versions must be registered and distinct, weights non-negative integers with at least one above 0. `[]` removes routing: the latest version serves. Promote: `[{version: N, weight: 100}]`; roll back: put the old table again (the audit log keeps it). Audited as `model:routed`.',
+      params: ModelRoutingParamsSchema,
+      body: ModelRoutingBodySchema,
+      response: { 200: ModelRoutingSchema, ...problemResponses(400, 401, 403, 404, 415) },
+    },
+  }, async (request) => {
+    const routing = await models.setRouting(request.params.name, request.body.versions, auditActor(request));
+    request.log.info({ model: routing.name, routing: routing.versions }, 'model routing set');
+    return routing;
+  });
 };

@@ -23,6 +23,8 @@ export interface SubmitJobInput {
   priority: Priority;
   metadata: Record<string, string>;
   idempotencyKey: string | undefined;
+  /** X-Routing-Key: sends a routed model's jobs with the same key to the same version. */
+  routingKey?: string;
   /** ISO 8601; the job expires if still queued past it. */
   deadline?: string;
   webhookUrl?: string;
@@ -127,7 +129,7 @@ export function createJobsService(deps: JobsServiceDeps): JobsService {
       if (earlier) return earlier;
       const deadlineAt = parseDeadline(input.deadline);
       if (input.webhookUrl !== undefined) await checkWebhookUrl(input.webhookUrl, deps.webhookAllowPrivate);
-      const model = await deps.models.resolveModel(input.model);
+      const model = await deps.models.routeModel(input.model, { routingKey: input.routingKey });
       await backlog.admit(model.name);
       const tensors = decodeInputs(input.inputs, model.signature, deps.limits.inputMaxBytes);
       const id = newJobId();

@@ -1,7 +1,10 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { AuditAction, MODEL_NAME_PATTERN, type Batching } from '@inferq/contracts';
+import { AuditAction, MODEL_NAME_PATTERN, type Batching, type ModelRoute, type ModelRouting } from '@inferq/contracts';
 import { AppError } from '@inferq/core';
-import { findModel, insertAuditEntries, insertModelVersion, listLatestModels, listModelVersions, type ModelRecord, type Pool } from '@inferq/db';
+import {
+  deleteModelRoutes, findModel, insertAuditEntries, insertModelVersion, listLatestModels, listModelRoutes, listModelVersions, upsertModelRoutes, withTransaction,
+  type ModelRecord, type ModelRouteRecord, type Pool,
+} from '@inferq/db';
 import { OnnxModelError, readOnnxSignature } from '@inferq/onnx-model';
 import { modelArtifactKey, type Storage } from '@inferq/storage';
 import { auditEntry, type AuditActor } from './audit-service.ts';
@@ -18,6 +21,18 @@ export interface ModelsService {
   registerModel(input: RegisterModelInput): Promise<ModelRecord>;
   /** Resolves `name` (latest version) or `name:version`, cached briefly for the submit path. */
   resolveModel(ref: string): Promise<ModelRecord>;
+  /**
+   * The version a job for `ref` runs on: `name:version` as is; `name` by its
+   * routing table's weights when it has one (the same `routingKey` always
+   * lands on the same version while the table is unchanged), else the latest.
+   */
+  routeModel(ref: string, options?: { routingKey?: string }): Promise<ModelRecord>;
+  /** `ref` resolved, with its name's routing table. */
+  describeModel(ref: string): Promise<ModelRecord>;
+  getRouting(name: string): Promise<ModelRouting>;
+  /** Replaces the routing table (empty: no routing) and audits the change with the table it replaced. */
+  setRouting(name: string, versions: ModelRoute[], actor: AuditActor): Promise<ModelRouting>;
+  /** The latest version of each model, with its routing table. */
   listModels(): Promise<ModelRecord[]>;
   listVersions(name: string): Promise<ModelRecord[]>;
 }
@@ -25,9 +40,47 @@ export interface ModelsService {
 const DEFAULT_MAX_BATCH_SIZE = 32;
 const DEFAULT_MAX_BATCH_DELAY_MS = 5;
 
+const toRoutes = (rows: ModelRouteRecord[]): ModelRoute[] => rows.map(({ version, weight }) => ({ version, weight }));
+const toRouting = (name: string, rows: ModelRouteRecord[]): ModelRouting =>
+  ({ name, versions: toRoutes(rows), updatedAt: rows.reduce<string | null>((at, r) => (at === null || r.updatedAt > at ? r.updatedAt : at), null) });
+
+/** Where a sticky key falls in [0, 1): a stable hash, so every API process sends it to the same version. */
+function stickyPoint(name: string, routingKey: string): number {
+  return createHash('sha256').update(name).update('\0').update(routingKey).digest().readUInt32BE(0) / 2 ** 32;
+}
+
+/**
+ * Weights are laid out in version order over [0, total); the point is scaled
+ * to the total, so a weight change moves only the keys in the shifted range.
+ */
+export function pickRoutedVersion(routes: ModelRoute[], point: number): number {
+  const total = routes.reduce((sum, r) => sum + r.weight, 0);
+  const at = point * total;
+  let edge = 0;
+  for (const r of routes) {
+    edge += r.weight;
+    if (at < edge) return r.version;
+  }
+  return routes.findLast((r) => r.weight > 0)!.version;
+}
+
+function invalidRouting(pointer: string, detail: string): AppError {
+  return new AppError('VALIDATION_FAILED', `routing table: ${detail}`, { errors: [{ pointer: `/body/versions${pointer}`, code: 'VALIDATION_FAILED', detail }] });
+}
+
 export function createModelsService(deps: { pool: Pool; storage: Storage; cacheTtlMs: number }): ModelsService {
   const cache = new Map<string, { model: ModelRecord; expiresAtMs: number }>();
-  return {
+  // The table, not a chosen version, is cached: weights apply per job. An empty table is cached too.
+  const routesCache = new Map<string, { routes: ModelRoute[]; expiresAtMs: number }>();
+  async function routesOf(name: string): Promise<ModelRoute[]> {
+    const cached = routesCache.get(name);
+    if (cached && cached.expiresAtMs > Date.now()) return cached.routes;
+    const routes = toRoutes(await listModelRoutes(deps.pool, [name]));
+    if (routesCache.size > 1_000) routesCache.clear();
+    routesCache.set(name, { routes, expiresAtMs: Date.now() + deps.cacheTtlMs });
+    return routes;
+  }
+  const service: ModelsService = {
     async registerModel({ name, bytes, batching, actor }) {
       let signature;
       try {
@@ -64,7 +117,49 @@ export function createModelsService(deps: { pool: Pool; storage: Storage; cacheT
       cache.set(ref, { model, expiresAtMs: Date.now() + deps.cacheTtlMs });
       return model;
     },
-    listModels: () => listLatestModels(deps.pool),
+    async routeModel(ref, { routingKey } = {}) {
+      if (!MODEL_NAME_PATTERN.test(ref)) return service.resolveModel(ref);
+      const routes = await routesOf(ref);
+      if (routes.length === 0) return service.resolveModel(ref);
+      const version = pickRoutedVersion(routes, routingKey === undefined ? Math.random() : stickyPoint(ref, routingKey));
+      return service.resolveModel(`${ref}:${version}`);
+    },
+    async describeModel(ref) {
+      const model = await service.resolveModel(ref);
+      return { ...model, routing: toRoutes(await listModelRoutes(deps.pool, [model.name])) };
+    },
+    async getRouting(name) {
+      await service.resolveModel(name);
+      return toRouting(name, await listModelRoutes(deps.pool, [name]));
+    },
+    async setRouting(name, versions, actor) {
+      const registered = new Set((await listModelVersions(deps.pool, name)).map((m) => m.version));
+      if (registered.size === 0) throw new AppError('MODEL_NOT_FOUND', `model "${name}" is not registered`);
+      const seen = new Set<number>();
+      versions.forEach(({ version }, i) => {
+        if (seen.has(version)) throw invalidRouting(`/${i}/version`, `version ${version} is listed twice`);
+        if (!registered.has(version)) throw invalidRouting(`/${i}/version`, `${name}:${version} is not registered`);
+        seen.add(version);
+      });
+      if (versions.length > 0 && versions.every((r) => r.weight === 0)) throw invalidRouting('', 'at least one weight must be above 0');
+      const rows = await withTransaction(deps.pool, async (client) => {
+        const previous = await listModelRoutes(client, [name]);
+        await upsertModelRoutes(client, versions.map((r) => ({ modelName: name, version: r.version, weight: r.weight, updatedBy: actor.keyId })));
+        await deleteModelRoutes(client, name, versions.map((r) => r.version));
+        await insertAuditEntries(client, [auditEntry(actor, AuditAction.ModelRouted, `models/${name}`, { versions, previous: toRoutes(previous) })]);
+        return listModelRoutes(client, [name]);
+      });
+      // Other API processes pick the new table up within their cache TTL.
+      routesCache.delete(name);
+      return toRouting(name, rows);
+    },
+    async listModels() {
+      const models = await listLatestModels(deps.pool);
+      const byName = new Map<string, ModelRoute[]>();
+      for (const r of await listModelRoutes(deps.pool, models.map((m) => m.name))) byName.set(r.modelName, [...(byName.get(r.modelName) ?? []), { version: r.version, weight: r.weight }]);
+      return models.map((m) => ({ ...m, routing: byName.get(m.name) ?? [] }));
+    },
     listVersions: (name) => listModelVersions(deps.pool, name),
   };
+  return service;
 }

@@ -127,11 +127,16 @@ const submitJob: Gen = (w) => {
     fc.constantFrom('k1', 'k2', w.otherIdempotencyKey).map((value) => ({ value, valid: true })),
     headerValue.map((value) => ({ value, valid: value.length >= 1 && value.length <= 200 })),
   ), { nil: undefined, freq: 2 });
+  const routingKey = fc.option(fc.oneof(
+    fc.constantFrom('customer-1', 'customer-2').map((value) => ({ value, valid: true })),
+    headerValue.map((value) => ({ value, valid: value.length >= 1 && value.length <= 200 })),
+  ), { nil: undefined, freq: 3 });
   const prefer = fc.option(fc.oneof(fc.constantFrom('wait=0', 'wait=1', 'wait="1"', 'wait=abc', 'wait=-1', 'wait=999999', 'wait=9999999', 'respond-async, wait=1', 'return=minimal'), headerValue), { nil: undefined, freq: 2 });
   // With neither header a valid body must be accepted; a reused Idempotency-Key may meet a different body (409).
-  const headers = fc.record({ idempotencyKey, prefer }).map(({ idempotencyKey: k, prefer: p }) => ({
-    headers: { ...JSON_TYPE, ...(k && { 'idempotency-key': k.value }), ...(p !== undefined && { prefer: p }) },
-    expect: !(k?.valid ?? true) || (p !== undefined && p.length > 200) ? 'reject' as const : k || p !== undefined ? 'any' as const : 'accept' as const,
+  // A valid X-Routing-Key changes nothing about acceptance.
+  const headers = fc.record({ idempotencyKey, prefer, routingKey }).map(({ idempotencyKey: k, prefer: p, routingKey: r }) => ({
+    headers: { ...JSON_TYPE, ...(k && { 'idempotency-key': k.value }), ...(p !== undefined && { prefer: p }), ...(r && { 'x-routing-key': r.value }) },
+    expect: !(k?.valid ?? true) || !(r?.valid ?? true) || (p !== undefined && p.length > 200) ? 'reject' as const : k || p !== undefined ? 'any' as const : 'accept' as const,
     waits: preferredWaitSeconds(p) !== undefined,
   }));
   const plainText = validJobBody.map(({ model, inputs }) => JSON.stringify({ model, inputs }));
@@ -222,6 +227,41 @@ const v2Infer = (versioned: boolean): Gen => (w) => {
   );
 };
 
+/**
+ * PUT /v1/models/:name/routing. Only version 1 of mlp, transformer and the
+ * other tenant's model is sure to exist, so valid tables route to it (jobs for
+ * those names keep running on a registered version while the fuzzing goes on).
+ */
+const putRouting: Gen = (w) => {
+  const put = (name: string, payload: string | Buffer | undefined, expect: FuzzCase['expect'], label: string, headers: Record<string, string> = JSON_TYPE): FuzzCase =>
+    ({ method: 'PUT', url: `/v1/models/${name}/routing`, headers, payload, expect, as: 'fuzzer', label });
+  const known = fc.constantFrom('mlp', 'transformer', w.otherModelName);
+  const weight = fc.integer({ min: 1, max: 1_000_000 });
+  const badTable = fc.oneof(
+    fc.constant({ what: 'all weights zero', versions: [{ version: 1, weight: 0 }] as unknown }),
+    weight.map((wt) => ({ what: 'duplicate version', versions: [{ version: 1, weight: wt }, { version: 1, weight: wt }] })),
+    fc.integer({ min: 50, max: 999_999_999 }).map((version) => ({ what: 'unknown version', versions: [{ version, weight: 1 }] })),
+    fc.constantFrom(-1, 1.5, 1_000_001, 1e999, 'abc', [], {}).map((bad) => ({ what: `weight ${String(bad)}`, versions: [{ version: 1, weight: bad }] })),
+    fc.constantFrom(0, -1, 1.5, 1_000_000_000, 'abc', [], {}).map((bad) => ({ what: `version ${String(bad)}`, versions: [{ version: bad, weight: 1 }] })),
+    fc.constant({ what: 'extra field', versions: [{ version: 1, weight: 1, canary: true }] }),
+    fc.constant({ what: 'missing weight', versions: [{ version: 1 }] }),
+    fc.constant({ what: 'too many rows', versions: Array.from({ length: 33 }, (_, i) => ({ version: i + 1, weight: 1 })) }),
+    fc.constantFrom<unknown>(null, 1, 'x', { version: 1, weight: 1 }).map((versions) => ({ what: 'versions not a list', versions })),
+  );
+  return fc.oneof(
+    { arbitrary: fc.tuple(known, fc.option(weight, { nil: undefined })).map(([name, wt]) => put(name, JSON.stringify({ versions: wt === undefined ? [] : [{ version: 1, weight: wt }] }), 'accept', 'valid table')), weight: 5 },
+    { arbitrary: fc.tuple(known, badTable).map(([name, { what, versions }]) => put(name, toJsonText({ versions }), 'reject', what)), weight: 10 },
+    { arbitrary: known.map((name) => put(name, JSON.stringify({ versions: [], note: 'x' }), 'reject', 'unknown body field')), weight: 1 },
+    { arbitrary: fc.tuple(fc.oneof(fc.constantFrom('nope', 'mlp:1', 'MLP'), pathSegment(hostileString)), weight).map(([name, wt]) => put(name, JSON.stringify({ versions: [{ version: 1, weight: wt }] }), 'reject', 'unknown or hostile model')), weight: 3 },
+    // Coerced types (true → 1, null → 0) may pass: the server decides, but never with a 5xx.
+    { arbitrary: fc.tuple(known, fc.jsonValue({ maxDepth: 3 })).map(([name, body]) => put(name, JSON.stringify(body) ?? 'null', 'any', 'any JSON')), weight: 3 },
+    { arbitrary: fc.tuple(known, fc.constantFrom('', '{', '{"versions":', '{"versions":[{"version":1,"weight":1}', "{'versions':[]}", '{"versions":[]}x', '{"versions":[{"version":01,"weight":1}]}'))
+      .map(([name, payload]) => put(name, payload, 'reject', 'broken JSON')), weight: 2 },
+    { arbitrary: fc.tuple(known, fc.constantFrom('text/plain', 'application/xml', 'multipart/form-data; boundary=x'))
+      .map(([name, type]) => put(name, '{"versions":[]}', 'reject', `content type ${type}`, { 'content-type': type })), weight: 1 },
+  );
+};
+
 /** The generator of each route, keyed `METHOD url` as Fastify registers it; HEAD routes reuse their GET's. */
 export const ROUTE_FUZZERS: Record<string, Gen> = {
   'POST /v1/jobs': submitJob,
@@ -244,6 +284,11 @@ export const ROUTE_FUZZERS: Record<string, Gen> = {
     fc.constantFrom('mlp', 'transformer', w.otherModelName).map((name) => get(`/v1/models/${name}`, 'accept', 'registered model')),
     pathSegment(hostileString).map((name) => get(`/v1/models/${name}`, 'reject', 'hostile name')),
   ),
+  'GET /v1/models/:name/routing': (w) => fc.oneof(
+    fc.constantFrom('mlp', 'transformer', w.otherModelName).map((name) => get(`/v1/models/${name}/routing`, 'accept', 'registered model')),
+    fc.oneof(fc.constantFrom('nope', 'mlp:1'), pathSegment(hostileString)).map((name) => get(`/v1/models/${name}/routing`, 'reject', 'unknown or hostile name')),
+  ),
+  'PUT /v1/models/:name/routing': putRouting,
   'POST /v1/keys': adminOnly(() => keyBody.map(({ payload, ok }) => ({ method: 'POST', url: '/v1/keys', headers: JSON_TYPE, payload, expect: ok ? 'accept' : 'reject', label: 'create key' }))),
   'GET /v1/keys': adminOnly(noInput('/v1/keys')),
   'POST /v1/keys/:id/revoke': adminOnly(() => fc.tuple(pathSegment(fakeId), strayBody).map(([id, body]) => ({ method: 'POST', url: `/v1/keys/${id}/revoke`, headers: body.headers, payload: body.payload, expect: 'reject' as const, label: 'revoke unknown key' }))),

@@ -7,6 +7,7 @@ export const AuditAction = {
   KeyCreated: 'key:created',
   KeyRevoked: 'key:revoked',
   ModelUploaded: 'model:uploaded',
+  ModelRouted: 'model:routed',
 } as const;
 export type AuditAction = (typeof AuditAction)[keyof typeof AuditAction];
 export const AUDIT_ACTIONS = Object.values(AuditAction);
@@ -15,7 +16,7 @@ export const AuditEntrySchema = Type.Object({
   id: Type.Integer(),
   actorKeyId: Type.Union([Type.String({ format: 'uuid' }), Type.Null()], { description: 'The key that acted; null for the server itself' }),
   action: StringEnum(AUDIT_ACTIONS),
-  resource: Type.String({ description: 'What was acted on: `keys/<id>` or `models/<name>:<version>`', examples: ['models/mlp:2'] }),
+  resource: Type.String({ description: 'What was acted on: `keys/<id>`, `models/<name>:<version>` or `models/<name>` (routing)', examples: ['models/mlp:2'] }),
   details: Type.Record(Type.String(), Type.Unknown(), { description: 'The request id and what changed' }),
   createdAt: Type.String({ format: 'date-time' }),
 });

@@ -8,6 +8,13 @@ export const BatchingSchema = Type.Object({
 });
 export type Batching = Static<typeof BatchingSchema>;
 
+/** One version's share of a model's unversioned traffic: it takes weight / (sum of weights). */
+export const ModelRouteSchema = Type.Object({
+  version: Type.Integer(),
+  weight: Type.Integer({ description: 'Relative weight; 0 keeps the version in the table but sends it nothing' }),
+});
+export type ModelRoute = Static<typeof ModelRouteSchema>;
+
 export const ModelSchema = Type.Object(
   {
     name: Type.String(),
@@ -17,6 +24,7 @@ export const ModelSchema = Type.Object(
     signature: ModelSignatureSchema,
     batching: BatchingSchema,
     createdAt: Type.String({ format: 'date-time' }),
+    routing: Type.Optional(Type.Array(ModelRouteSchema, { description: "The model's routing table (GET /v1/models/:name/routing); empty when unversioned jobs go to the latest version" })),
   },
   { $id: 'Model' },
 );
@@ -39,3 +47,28 @@ export const ModelUploadFieldsSchema = Type.Object(
   { additionalProperties: false },
 );
 export type ModelUploadFields = Static<typeof ModelUploadFieldsSchema>;
+
+/** `:name` of the routing routes: a model name, never a version. */
+export const ModelRoutingParamsSchema = Type.Object({ name: Type.String({ pattern: MODEL_NAME_PATTERN.source }) });
+
+export const ModelRouteInputSchema = Type.Object(
+  {
+    version: FiniteInteger({ minimum: 1, maximum: 999_999_999 }),
+    weight: FiniteInteger({ minimum: 0, maximum: 1_000_000, description: 'Relative weight; 0 keeps the version in the table but sends it nothing' }),
+  },
+  { additionalProperties: false },
+);
+
+/** PUT /v1/models/:name/routing: the whole new table. An empty list removes routing (jobs go to the latest version). */
+export const ModelRoutingBodySchema = Type.Object(
+  { versions: Type.Array(ModelRouteInputSchema, { maxItems: 32, description: 'Distinct registered versions, weights summing to more than 0; [] for no routing' }) },
+  { additionalProperties: false },
+);
+export type ModelRoutingBody = Static<typeof ModelRoutingBodySchema>;
+
+export const ModelRoutingSchema = Type.Object({
+  name: Type.String(),
+  versions: Type.Array(ModelRouteSchema, { description: 'By version; empty when there is no routing' }),
+  updatedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'When the table was last set; null when it is empty' }),
+});
+export type ModelRouting = Static<typeof ModelRoutingSchema>;
