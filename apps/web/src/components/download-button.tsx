@@ -1,6 +1,6 @@
 import { useMutation } from '@tanstack/react-query';
-import { apiFetchBlob } from '../api/client.ts';
 import { errorSummary } from '../api/api-error.ts';
+import { downloadTensor } from '../api/tensor-download.ts';
 import { saveBlob } from '../lib/download.ts';
 import { Button } from './ui/button.tsx';
 
@@ -15,7 +15,7 @@ interface DownloadButtonProps {
 /** Fetches authenticated bytes and saves them; a plain link could not send the API key. */
 export function DownloadButton({ path, filename, label }: DownloadButtonProps) {
   const download = useMutation({
-    mutationFn: () => apiFetchBlob(path),
+    mutationFn: () => downloadTensor(path),
     onSuccess: (blob) => saveBlob(blob, filename),
   });
   return (

@@ -1,4 +1,4 @@
-import { JOB_STATUSES, PRIORITIES, type JobStatus, type Priority } from '@inferq/contracts';
+import { JOB_STATUSES, PRIORITIES, type JobStatus, type ListJobsQuery, type Priority } from '@inferq/contracts';
 
 export const TIME_RANGES = {
   any: { label: 'Any time', ms: null },
@@ -57,8 +57,8 @@ const localToIso = (local: string | undefined): string | undefined => {
 };
 
 /** The `GET /v1/jobs` query for filters; relative ranges are measured back from `nowMs`. */
-export function toListJobsQuery(filters: JobFilters, nowMs: number): Record<string, string> {
-  const query: Record<string, string> = {};
+export function toListJobsQuery(filters: JobFilters, nowMs: number): ListJobsQuery {
+  const query: ListJobsQuery = {};
   if (filters.status) query.status = filters.status;
   if (filters.model) query.model = filters.model;
   if (filters.priority) query.priority = filters.priority;

@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import type { CreatedKey } from '../api/mutations/keys.ts';
+import type { CreatedKey } from '@inferq/sdk';
 import { useApiKeys } from '../api/queries/keys.ts';
 import { useMe } from '../api/queries/me.ts';
 import { CreateKeyForm } from '../components/keys/create-key-form.tsx';

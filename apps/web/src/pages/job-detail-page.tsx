@@ -1,6 +1,6 @@
 import { Link, useParams } from 'react-router';
 import type { Job } from '@inferq/contracts';
-import { isApiError } from '../api/api-error.ts';
+import { isInferqError } from '@inferq/sdk';
 import { useJob } from '../api/queries/jobs.ts';
 import { useMe } from '../api/queries/me.ts';
 import { hasScope } from '../auth/permissions.ts';
@@ -23,7 +23,7 @@ export function JobDetailPage() {
 
   if (job.isPending) return <><PageHeader title="Job details" actions={backLink} /><LoadingState label="Loading job…" /></>;
   if (job.isError && !job.data) {
-    const notFound = isApiError(job.error) && (job.error.status === 404 || job.error.status === 400);
+    const notFound = isInferqError(job.error) && (job.error.status === 404 || job.error.status === 400);
     return (
       <>
         <PageHeader title="Job details" actions={backLink} />

@@ -1,7 +1,7 @@
 import { useState, type FormEvent } from 'react';
 import { Link, useSearchParams } from 'react-router';
 import { PRIORITIES, type Priority, type SubmitJobBody } from '@inferq/contracts';
-import { isApiError } from '../api/api-error.ts';
+import { isInferqError } from '@inferq/sdk';
 import { useSubmitJob } from '../api/mutations/jobs.ts';
 import { useModels } from '../api/queries/models.ts';
 import { JobWatch } from '../components/playground/job-watch.tsx';
@@ -55,7 +55,7 @@ export function PlaygroundPage() {
     const body = buildBody();
     if (!body) return;
     submit.mutate(body, {
-      onError: (err) => isApiError(err) && inputs.replaceAll(applyServerErrors(inputs.drafts, err.problem.errors ?? [])),
+      onError: (err) => isInferqError(err) && inputs.replaceAll(applyServerErrors(inputs.drafts, err.errors)),
     });
   };
   const submitMany = () => {

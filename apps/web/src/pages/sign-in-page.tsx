@@ -2,7 +2,7 @@ import { useState, type FormEvent } from 'react';
 import { Navigate, useLocation, useNavigate } from 'react-router';
 import { useMutation } from '@tanstack/react-query';
 import { isUnauthenticated } from '../api/api-error.ts';
-import { fetchMe } from '../api/queries/me.ts';
+import { fetchMeWithKey } from '../api/queries/me.ts';
 import { getSignOutReason } from '../auth/key-storage.ts';
 import { useApiKey, useSignIn } from '../auth/use-auth.ts';
 import { Button } from '../components/ui/button.tsx';
@@ -24,7 +24,7 @@ export function SignInPage() {
   const signIn = useSignIn();
   const [key, setKey] = useState('');
   const check = useMutation({
-    mutationFn: (candidate: string) => fetchMe(candidate),
+    mutationFn: (candidate: string) => fetchMeWithKey(candidate),
     onSuccess: (principal, candidate) => {
       signIn(candidate, principal);
       void navigate(returnPath(location.state), { replace: true });

@@ -1,11 +1,9 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import type { Job, JobAccepted, SubmitJobBody } from '@inferq/contracts';
-import { apiFetch } from '../client.ts';
+import type { JobAccepted, SubmitJobBody } from '@inferq/sdk';
 import { queryKeys } from '../query-keys.ts';
+import { inferq } from '../sdk-client.ts';
 
-export const submitJob = (body: SubmitJobBody): Promise<JobAccepted> => apiFetch<JobAccepted>('/v1/jobs', { method: 'POST', body });
-
-const jobPath = (id: string, action: 'cancel' | 'retry') => `/v1/jobs/${encodeURIComponent(id)}/${action}`;
+export const submitJob = (body: SubmitJobBody): Promise<JobAccepted> => inferq().jobs.submit(body);
 
 export function useSubmitJob() {
   const queryClient = useQueryClient();
@@ -19,7 +17,7 @@ export function useSubmitJob() {
 export function useCancelJob() {
   const queryClient = useQueryClient();
   return useMutation({
-    mutationFn: (id: string) => apiFetch<Job>(jobPath(id, 'cancel'), { method: 'POST' }),
+    mutationFn: (id: string) => inferq().jobs.cancel(id),
     onSuccess: () => queryClient.invalidateQueries({ queryKey: queryKeys.jobs.all }),
   });
 }
@@ -28,7 +26,7 @@ export function useCancelJob() {
 export function useRetryJob() {
   const queryClient = useQueryClient();
   return useMutation({
-    mutationFn: (id: string) => apiFetch<JobAccepted>(jobPath(id, 'retry'), { method: 'POST' }),
+    mutationFn: (id: string) => inferq().jobs.retry(id),
     onSuccess: () => queryClient.invalidateQueries({ queryKey: queryKeys.jobs.all }),
   });
 }

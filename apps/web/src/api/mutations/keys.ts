@@ -1,14 +1,12 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import type { ApiKey, CreateKeyBody } from '@inferq/contracts';
-import { apiFetch } from '../client.ts';
+import type { CreateKeyBody } from '@inferq/sdk';
 import { queryKeys } from '../query-keys.ts';
-
-export type CreatedKey = ApiKey & { secret: string };
+import { inferq } from '../sdk-client.ts';
 
 export function useCreateKey() {
   const queryClient = useQueryClient();
   return useMutation({
-    mutationFn: (body: CreateKeyBody) => apiFetch<CreatedKey>('/v1/keys', { method: 'POST', body }),
+    mutationFn: (body: CreateKeyBody) => inferq().keys.create(body),
     onSuccess: () => queryClient.invalidateQueries({ queryKey: queryKeys.keys.all }),
   });
 }
@@ -16,7 +14,7 @@ export function useCreateKey() {
 export function useRevokeKey() {
   const queryClient = useQueryClient();
   return useMutation({
-    mutationFn: (id: string) => apiFetch<ApiKey>(`/v1/keys/${encodeURIComponent(id)}/revoke`, { method: 'POST' }),
+    mutationFn: (id: string) => inferq().keys.revoke(id),
     onSuccess: () => queryClient.invalidateQueries({ queryKey: queryKeys.keys.all }),
   });
 }

@@ -1,10 +1,8 @@
 import { keepPreviousData, queryOptions, useQuery } from '@tanstack/react-query';
-import { isTerminalStatus, type Job, type JobList } from '@inferq/contracts';
+import { isTerminalStatus, type JobSummary } from '@inferq/sdk';
 import { toListJobsQuery, type JobFilters } from '../../lib/job-filters.ts';
-import { apiFetch } from '../client.ts';
 import { queryKeys } from '../query-keys.ts';
-
-export type JobSummary = JobList['items'][number];
+import { inferq } from '../sdk-client.ts';
 
 export const JOBS_PAGE_SIZE = 25;
 /** How often an unfinished job is polled. */
@@ -14,8 +12,7 @@ const jobListOptions = (filters: JobFilters, cursor: string | undefined) =>
   queryOptions({
     queryKey: queryKeys.jobs.list(filters, cursor),
     // Relative ranges ("last hour") are measured at fetch time, so each refetch slides the window.
-    queryFn: ({ signal }) =>
-      apiFetch<JobList>('/v1/jobs', { query: { ...toListJobsQuery(filters, Date.now()), limit: JOBS_PAGE_SIZE, cursor }, signal }),
+    queryFn: () => inferq().jobs.page({ ...toListJobsQuery(filters, Date.now()), limit: JOBS_PAGE_SIZE, cursor }),
     placeholderData: keepPreviousData,
     refetchInterval: 5000,
   });
@@ -23,7 +20,7 @@ const jobListOptions = (filters: JobFilters, cursor: string | undefined) =>
 const jobDetailOptions = (id: string) =>
   queryOptions({
     queryKey: queryKeys.jobs.detail(id),
-    queryFn: ({ signal }) => apiFetch<Job>(`/v1/jobs/${encodeURIComponent(id)}`, { signal }),
+    queryFn: ({ signal }) => inferq().jobs.get(id, { signal }),
     refetchInterval: (query) => (query.state.data && isTerminalStatus(query.state.data.status) ? false : JOB_POLL_MS),
   });
 
@@ -34,12 +31,12 @@ const RUN_MAX_PAGES = 4;
  * The current state of a set of jobs of one model (a "Submit 100" run), read
  * from the newest pages of the job list rather than one request per job.
  */
-async function fetchRunJobs(model: string, ids: readonly string[], signal: AbortSignal): Promise<JobSummary[]> {
+async function fetchRunJobs(model: string, ids: readonly string[]): Promise<JobSummary[]> {
   const wanted = new Set(ids);
   const found: JobSummary[] = [];
   let cursor: string | undefined;
   for (let page = 0; page < RUN_MAX_PAGES && found.length < wanted.size; page++) {
-    const list = await apiFetch<JobList>('/v1/jobs', { query: { model, limit: RUN_PAGE_SIZE, cursor }, signal });
+    const list = await inferq().jobs.page({ model, limit: RUN_PAGE_SIZE, cursor });
     found.push(...list.items.filter((job) => wanted.has(job.id)));
     if (!list.nextCursor) break;
     cursor = list.nextCursor;
@@ -50,7 +47,7 @@ async function fetchRunJobs(model: string, ids: readonly string[], signal: Abort
 const jobRunOptions = (model: string, ids: readonly string[]) =>
   queryOptions({
     queryKey: queryKeys.jobs.run(model, ids),
-    queryFn: ({ signal }) => fetchRunJobs(model, ids, signal),
+    queryFn: () => fetchRunJobs(model, ids),
     enabled: ids.length > 0,
     placeholderData: keepPreviousData,
     refetchInterval: (query) => {

@@ -1,13 +1,7 @@
 import { queryOptions, useQuery } from '@tanstack/react-query';
-import type { ApiKey } from '@inferq/contracts';
-import { apiFetch } from '../client.ts';
 import { queryKeys } from '../query-keys.ts';
+import { inferq } from '../sdk-client.ts';
 
-const keysOptions = () =>
-  queryOptions({
-    queryKey: queryKeys.keys.all,
-    queryFn: ({ signal }) => apiFetch<{ items: ApiKey[] }>('/v1/keys', { signal }),
-    select: (data) => data.items,
-  });
+const keysOptions = () => queryOptions({ queryKey: queryKeys.keys.all, queryFn: () => inferq().keys.list() });
 
 export const useApiKeys = () => useQuery(keysOptions());

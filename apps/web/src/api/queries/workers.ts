@@ -1,14 +1,7 @@
 import { queryOptions, useQuery } from '@tanstack/react-query';
-import type { WorkerStatus } from '@inferq/contracts';
-import { apiFetch } from '../client.ts';
 import { queryKeys } from '../query-keys.ts';
+import { inferq } from '../sdk-client.ts';
 
-const workersOptions = () =>
-  queryOptions({
-    queryKey: queryKeys.workers,
-    queryFn: ({ signal }) => apiFetch<{ items: WorkerStatus[] }>('/v1/workers', { signal }),
-    select: (data) => data.items,
-    refetchInterval: 2000,
-  });
+const workersOptions = () => queryOptions({ queryKey: queryKeys.workers, queryFn: () => inferq().workers(), refetchInterval: 2000 });
 
 export const useWorkers = () => useQuery(workersOptions());

@@ -1,5 +1,5 @@
 import { Link } from 'react-router';
-import type { JobSummary } from '../../api/queries/jobs.ts';
+import type { JobSummary } from '@inferq/sdk';
 import { formatMs, shortId } from '../../lib/format.ts';
 import { JobStatusBadge } from '../job-status-badge.tsx';
 import { DataTable, type Column } from '../ui/data-table.tsx';

@@ -1,7 +1,8 @@
 import { useState, type FormEvent } from 'react';
 import { SCOPES, type Scope } from '@inferq/contracts';
+import type { CreatedKey } from '@inferq/sdk';
 import { fieldErrors } from '../../api/api-error.ts';
-import { useCreateKey, type CreatedKey } from '../../api/mutations/keys.ts';
+import { useCreateKey } from '../../api/mutations/keys.ts';
 import { Button } from '../ui/button.tsx';
 import { Card } from '../ui/card.tsx';
 import { Field, Input } from '../ui/form-controls.tsx';

@@ -1,4 +1,4 @@
-import type { CreatedKey } from '../../api/mutations/keys.ts';
+import type { CreatedKey } from '@inferq/sdk';
 import { Button } from '../ui/button.tsx';
 import { CopyButton } from '../ui/copy-button.tsx';
 

@@ -1,5 +1,6 @@
 import { useState, type FormEvent } from 'react';
-import { fieldErrors, isApiError } from '../../api/api-error.ts';
+import { isInferqError } from '@inferq/sdk';
+import { fieldErrors } from '../../api/api-error.ts';
 import { useUploadModel } from '../../api/mutations/models.ts';
 import { modelNameFromFile, validateUpload, type UploadField, type UploadFields } from '../../lib/model-upload.ts';
 import { Button } from '../ui/button.tsx';
@@ -38,7 +39,7 @@ export function UploadModelForm() {
       },
       onError: (err) => {
         const server: Partial<Record<UploadField, string>> = fieldErrors(err, '/body');
-        if (isApiError(err) && FILE_PROBLEMS.has(err.problem.code)) server.file ??= err.problem.detail ?? err.problem.title;
+        if (isInferqError(err) && FILE_PROBLEMS.has(err.code)) server.file ??= err.detail ?? err.title;
         setErrors(server);
       },
     });
