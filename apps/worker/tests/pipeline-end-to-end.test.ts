@@ -77,6 +77,8 @@ describe('the job pipeline over HTTP', () => {
   });
 
   it('fails only the job whose stored input is gone; its batch mate succeeds', async () => {
+    // A model of its own with a long batch delay: the two jobs share a batch however busy the box is.
+    await stack.registerModel('mlp-pair', { maxBatchSize: '2', maxBatchDelayMs: '1000' }, 'mlp');
     const { rows: [owner] } = await stack.ctx.pool.query('SELECT id FROM api_keys LIMIT 1');
     const head = { name: 'features', datatype: 'FP32', shape: [1, 64], bytes: 256 };
     const jobs = [
@@ -86,7 +88,7 @@ describe('the job pipeline over HTTP', () => {
     // Rows only, as after a crash before the enqueue: the reconciler queues both, with one batch key.
     for (const j of jobs) {
       await stack.ctx.pool.query(
-        "INSERT INTO jobs (id, owner_key_id, model_name, model_version, priority, status, inputs) VALUES ($1, $2, 'mlp', 1, 'normal', 'queued', $3)",
+        "INSERT INTO jobs (id, owner_key_id, model_name, model_version, priority, status, inputs) VALUES ($1, $2, 'mlp-pair', 1, 'normal', 'queued', $3)",
         [j.id, owner.id, JSON.stringify(j.inputs)]);
     }
     const finished = await waitFor(async () => {
