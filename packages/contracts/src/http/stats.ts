@@ -29,18 +29,23 @@ export const QueueStatsSchema = Type.Composite([
 ]);
 export type QueueStats = Static<typeof QueueStatsSchema>;
 
-/** Finished jobs of one model version, or of one worker, over the window. */
-const BreakdownFields = {
-  completedPerSec: Type.Number({ description: 'Jobs that succeeded, per second over the window' }),
-  completed: Type.Integer(),
-  failed: Type.Integer(),
-  errorRate: Type.Number({ description: 'failed ÷ (completed + failed)' }),
+/** Queue wait and inference time percentiles over the window. */
+const LatencyFields = {
   queueMsP50: Ms,
   queueMsP95: Ms,
   queueMsP99: Ms,
   inferMsP50: Ms,
   inferMsP95: Ms,
   inferMsP99: Ms,
+};
+
+/** Finished jobs of one model version, or of one worker, over the window. */
+const BreakdownFields = {
+  completedPerSec: Type.Number({ description: 'Jobs that succeeded, per second over the window' }),
+  completed: Type.Integer(),
+  failed: Type.Integer(),
+  errorRate: Type.Number({ description: 'failed ÷ (completed + failed)' }),
+  ...LatencyFields,
   avgBatchSize: Nullable(Type.Number()),
 };
 export const ModelVersionStatsSchema = Type.Object({ model: Type.String(), version: Type.Integer(), ...BreakdownFields });
@@ -72,12 +77,7 @@ export const StatsSchema = Type.Object(
     failedPerSec: Type.Number({ description: 'Over the last 60 s' }),
     errorRate: Type.Number({ description: 'failed ÷ (completed + failed) over the window' }),
     avgBatchSize: Nullable(Type.Number({ description: 'Mean batch size of the jobs that succeeded in the window' })),
-    queueMsP50: Ms,
-    queueMsP95: Ms,
-    queueMsP99: Ms,
-    inferMsP50: Ms,
-    inferMsP95: Ms,
-    inferMsP99: Ms,
+    ...LatencyFields,
     workersOnline: Type.Integer(),
     queues: Type.Array(QueueStatsSchema),
     models: Type.Array(ModelVersionStatsSchema, { description: 'Per model version, over the window: to judge a canary against the version it replaces' }),
