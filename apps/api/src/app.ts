@@ -63,6 +63,9 @@ export interface AppDeps {
   };
 }
 
+/** What the OpenAPI document and the Open Inference Protocol's server metadata report. */
+const API_VERSION = '0.1.0';
+
 /** A route the app serves and the scope it needs (none: public). */
 export interface RouteSummary {
   method: string;
@@ -111,7 +114,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await server.register(swagger, {
     openapi: {
       openapi: '3.1.0',
-      info: { title: 'inferq', version: '0.1.0', description: 'Asynchronous inference for ONNX models: submit jobs, poll for results.' },
+      info: { title: 'inferq', version: API_VERSION, description: 'Asynchronous inference for ONNX models: submit jobs, poll for results.' },
       components: { securitySchemes: { apiKey: { type: 'http', scheme: 'bearer', description: 'An inferq API key: `Authorization: Bearer iq_…`' } } },
       security: [{ apiKey: [] }],
     },
@@ -141,7 +144,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await server.register(jobsRoutes, { jobs, waiter, metrics, storage: deps.storage, outputUrlTtlS: settings.outputUrlTtlS, waitMaxS: settings.waitMaxS ?? 60 });
   await server.register(jobEventsRoutes, { jobs, streamJobEvents: createJobEventStream({ events, getJob: jobs.getJob }) });
   await server.register(modelsRoutes, { models, uploadLimitBytes: settings.modelUploadLimitBytes });
-  await server.register(kserveV2Routes, { jobs, models, waiter, metrics, pool: deps.pool, redis: deps.redis, queuePrefix: deps.producer.prefix, version: '0.1.0', waitMaxS: settings.waitMaxS ?? 60 });
+  await server.register(kserveV2Routes, { jobs, models, waiter, metrics, pool: deps.pool, redis: deps.redis, version: API_VERSION, waitMaxS: settings.waitMaxS ?? 60 });
   await server.register(apiKeysRoutes, { keys });
   await server.register(auditRoutes, { audit: createAuditService(deps.pool) });
   await server.register(webhooksRoutes, { webhooks: createWebhooksService({ pool: deps.pool, signingSecret: settings.webhooks.signingSecret }) });

@@ -5,7 +5,7 @@ import {
 } from '@inferq/contracts';
 import { AppError } from '@inferq/core';
 import type { Pool } from '@inferq/db';
-import { listServedModels, type Redis } from '@inferq/queue';
+import type { Redis } from '@inferq/queue';
 import type { FastifyRequest } from 'fastify';
 import type { ApiMetrics } from '../metrics/api-metrics.ts';
 import { traceContextOf } from '../plugins/tracing.ts';
@@ -22,8 +22,6 @@ export interface KserveV2RoutesOptions {
   metrics: ApiMetrics;
   pool: Pool;
   redis: Redis;
-  /** The queue prefix, for the worker registry (not `prefix`: Fastify reads that as a route prefix). */
-  queuePrefix: string;
   /** The server version `GET /v2` reports. */
   version: string;
   /** How long an infer request waits for its job (WAIT_MAX_S). */
@@ -73,11 +71,7 @@ export const kserveV2Routes: FastifyPluginAsyncTypebox<KserveV2RoutesOptions> = 
     async (request) => metadata(request.params.name, request.params.version));
 
   async function ready(name: string, version?: string) {
-    const model = await o.models.resolveModel(modelRef(name, version));
-    const served = await listServedModels(o.redis, o.queuePrefix).catch((err: unknown) => {
-      throw new AppError('QUEUE_UNAVAILABLE', 'the queue cannot be reached; retry shortly', { cause: err, headers: { 'retry-after': '2' } });
-    });
-    if (!served.has(model.name)) throw new AppError('MODEL_UNAVAILABLE', `no live worker serves model "${model.name}"`, { headers: { 'retry-after': '5' } });
+    await o.waiter.requireServed(modelRef(name, version));
     return { ready: true };
   }
   const readySchema = {

@@ -7,6 +7,8 @@ import { listServedModels, type JobEvents, type Redis } from '@inferq/queue';
 const SERVED_TTL_MS = 500;
 
 export interface JobWaiter {
+  /** The model's name, when a live worker serves it; else MODEL_UNAVAILABLE (`consequence` is added to its detail). */
+  requireServed(modelRef: string, consequence?: string): Promise<string>;
   /**
    * Fails fast with MODEL_UNAVAILABLE when no live worker serves the model
    * (nothing would end the wait), else subscribes to the model's job ends.
@@ -38,13 +40,18 @@ export function createJobWaiter(deps: JobWaiterDeps): JobWaiter {
     return served.models.has(model);
   }
 
+  async function requireServed(ref: string, consequence = ''): Promise<string> {
+    const model = await deps.resolveModelName(ref);
+    if (!(await isServed(model))) {
+      throw new AppError('MODEL_UNAVAILABLE', `no live worker serves model "${model}"${consequence}`, { headers: { 'retry-after': '5' } });
+    }
+    return model;
+  }
+
   return {
+    requireServed,
     async prepare(ref) {
-      const model = await deps.resolveModelName(ref);
-      if (!(await isServed(model))) {
-        throw new AppError('MODEL_UNAVAILABLE', `no live worker serves model "${model}"; the job was not submitted`, { headers: { 'retry-after': '5' } });
-      }
-      await deps.events.listen(model);
+      await deps.events.listen(await requireServed(ref, '; the job was not submitted'));
     },
     async waitForJob(id, ownerKeyId, timeoutMs) {
       const until = Date.now() + timeoutMs;
