@@ -128,6 +128,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const models = createModelsService({ pool: deps.pool, storage: deps.storage, cacheTtlMs: settings.cacheTtlMs });
   const jobs = createJobsService({
     pool: deps.pool, producer: deps.producer, storage: deps.storage, models, webhookAllowPrivate: settings.webhooks.allowPrivate,
+    onCacheLookup: metrics.cacheLookup,
     limits: { inputMaxBytes: settings.inputMaxBytes, inlineTensorMaxBytes: settings.inlineTensorMaxBytes, submitGroupMax: settings.submitGroupMax ?? 256, queueMaxDepth: settings.queueMaxDepth ?? 0 },
   });
   registerAuth(server, keys);

@@ -26,10 +26,15 @@ export interface JobRecord {
   deadlineAt: Date | null;
   webhookUrl: string | null;
   metadata: Record<string, string>;
+  /** sha256 of the input tensors, on jobs of versions with the response cache on. */
+  inputSha256: string | null;
+  /** A cache hit: the job whose stored result this one reused. */
+  cachedFrom: string | null;
 }
 
 const COLUMNS = `id, owner_key_id, model_name, model_version, priority, status, idempotency_key, request_hash, inputs, outputs,
-  error_code, error_message, attempts, worker_id, batch_id, batch_size, created_at, started_at, finished_at, queue_ms, infer_ms, deadline_at, webhook_url, metadata`;
+  error_code, error_message, attempts, worker_id, batch_id, batch_size, created_at, started_at, finished_at, queue_ms, infer_ms, deadline_at, webhook_url, metadata,
+  input_sha256, cached_from`;
 /** Columns for lists: everything but the tensors. */
 const SUMMARY_COLUMNS = COLUMNS.replace('inputs, outputs,', "'[]'::jsonb AS inputs, NULL::jsonb AS outputs,");
 
@@ -59,6 +64,8 @@ const toRecord = (r: JobRow): JobRecord => ({
   deadlineAt: r.deadline_at as Date | null,
   webhookUrl: r.webhook_url as string | null,
   metadata: r.metadata as Record<string, string>,
+  inputSha256: r.input_sha256 as string | null,
+  cachedFrom: r.cached_from as string | null,
 });
 
 export interface NewJob {
@@ -73,6 +80,7 @@ export interface NewJob {
   metadata: Record<string, string>;
   deadlineAt: Date | null;
   webhookUrl: string | null;
+  inputSha256: string | null;
 }
 
 /**
@@ -81,16 +89,16 @@ export interface NewJob {
  */
 export async function insertJobs(pool: Pool, jobs: NewJob[]): Promise<Set<string>> {
   const { rows } = await pool.query<{ id: string }>(
-    `INSERT INTO jobs (id, owner_key_id, model_name, model_version, priority, status, idempotency_key, request_hash, inputs, metadata, deadline_at, webhook_url)
-     SELECT j.id, j.owner_key_id, j.model_name, j.model_version, j.priority, 'queued', j.idempotency_key, j.request_hash, j.inputs, j.metadata, j.deadline_at, j.webhook_url
+    `INSERT INTO jobs (id, owner_key_id, model_name, model_version, priority, status, idempotency_key, request_hash, inputs, metadata, deadline_at, webhook_url, input_sha256)
+     SELECT j.id, j.owner_key_id, j.model_name, j.model_version, j.priority, 'queued', j.idempotency_key, j.request_hash, j.inputs, j.metadata, j.deadline_at, j.webhook_url, j.input_sha256
        FROM jsonb_to_recordset($1::jsonb) AS j(id uuid, owner_key_id uuid, model_name text, model_version int, priority text,
-            idempotency_key text, request_hash text, inputs jsonb, metadata jsonb, deadline_at timestamptz, webhook_url text)
+            idempotency_key text, request_hash text, inputs jsonb, metadata jsonb, deadline_at timestamptz, webhook_url text, input_sha256 text)
      ON CONFLICT (owner_key_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
      RETURNING id`,
     [JSON.stringify(jobs.map((j) => ({
       id: j.id, owner_key_id: j.ownerKeyId, model_name: j.modelName, model_version: j.modelVersion, priority: j.priority,
       idempotency_key: j.idempotencyKey, request_hash: j.requestHash, inputs: j.inputs, metadata: j.metadata,
-      deadline_at: j.deadlineAt, webhook_url: j.webhookUrl,
+      deadline_at: j.deadlineAt, webhook_url: j.webhookUrl, input_sha256: j.inputSha256,
     })))],
   );
   return new Set(rows.map((r) => r.id));

@@ -18,6 +18,7 @@ interface ModelRow {
   batchable: boolean;
   max_batch_size: number;
   max_batch_delay_ms: number;
+  response_cache: boolean;
   created_at: Date;
 }
 
@@ -30,6 +31,7 @@ const toRecord = (r: ModelRow): ModelRecord => ({
   sizeBytes: r.size_bytes,
   signature: { inputs: r.inputs, outputs: r.outputs, batchable: r.batchable },
   batching: { maxBatchSize: r.max_batch_size, maxBatchDelayMs: r.max_batch_delay_ms },
+  responseCache: r.response_cache,
   createdAt: r.created_at.toISOString(),
 });
 
@@ -46,9 +48,9 @@ export async function insertModelVersion(pool: Pool, m: NewModel): Promise<Model
     const version = next!.v;
     try {
       const { rows } = await pool.query<ModelRow>(
-        `INSERT INTO models (id, name, version, artifact_key, sha256, size_bytes, inputs, outputs, batchable, max_batch_size, max_batch_delay_ms, created_by)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING *`,
-        [m.id, m.name, version, m.artifactKey, m.sha256, m.sizeBytes, JSON.stringify(m.signature.inputs), JSON.stringify(m.signature.outputs), m.signature.batchable, m.batching.maxBatchSize, m.batching.maxBatchDelayMs, m.createdBy],
+        `INSERT INTO models (id, name, version, artifact_key, sha256, size_bytes, inputs, outputs, batchable, max_batch_size, max_batch_delay_ms, response_cache, created_by)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING *`,
+        [m.id, m.name, version, m.artifactKey, m.sha256, m.sizeBytes, JSON.stringify(m.signature.inputs), JSON.stringify(m.signature.outputs), m.signature.batchable, m.batching.maxBatchSize, m.batching.maxBatchDelayMs, m.responseCache, m.createdBy],
       );
       return toRecord(rows[0]!);
     } catch (err) {

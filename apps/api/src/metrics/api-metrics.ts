@@ -9,7 +9,7 @@ const SCRAPE_REUSE_MS = 1_000;
 
 /**
  * The API's Prometheus metrics: HTTP latency by route and status, jobs
- * submitted, and, read at scrape time, every model queue's depth, its
+ * submitted, response-cache hits and misses, and, read at scrape time, every model queue's depth, its
  * backlog (what KEDA scales workers on), its live workers and the age of its
  * oldest queued job.
  */
@@ -22,6 +22,10 @@ export function createApiMetrics(deps: { pool: Pool; producer: JobProducer; redi
     labelNames: ['method', 'route', 'status_code'], buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10], registers: [registry],
   });
   const submitted = new Counter({ name: 'inferq_jobs_submitted_total', help: 'Jobs accepted (202) by model and priority', labelNames: ['model', 'priority'], registers: [registry] });
+  const cacheLookups = new Counter({
+    name: 'inferq_response_cache_lookups_total', help: 'Submissions to models with the response cache on, by result: hit (answered from a stored result) or miss (queued)',
+    labelNames: ['model', 'result'], registers: [registry],
+  });
 
   let depths: { at: number; read: Promise<QueueDepth[]> } | undefined;
   const readDepths = (): Promise<QueueDepth[]> => {
@@ -71,6 +75,9 @@ export function createApiMetrics(deps: { pool: Pool; producer: JobProducer; redi
     },
     jobSubmitted(model: string, priority: string): void {
       submitted.inc({ model, priority });
+    },
+    cacheLookup(model: string, hit: boolean): void {
+      cacheLookups.inc({ model, result: hit ? 'hit' : 'miss' });
     },
   };
 }

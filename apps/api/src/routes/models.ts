@@ -16,7 +16,7 @@ export const modelsRoutes: FastifyPluginAsyncTypebox<{ models: ModelsService; up
     schema: {
       tags: ['models'],
       summary: 'Register an ONNX model (multipart upload)',
-      description: 'multipart/form-data with a `file` part (the .onnx file) and text fields `name`, optional `maxBatchSize` and `maxBatchDelayMs`. Uploading under an existing name creates the next version. The signature is read from the ONNX protobuf.',
+      description: 'multipart/form-data with a `file` part (the .onnx file) and text fields `name`, optional `maxBatchSize`, `maxBatchDelayMs` and `responseCache` (`true`: jobs whose input tensors equal an earlier succeeded job of this version get its stored result, marked `cacheHit`, without running the model; for deterministic models). Uploading under an existing name creates the next version. The signature is read from the ONNX protobuf.',
       consumes: ['multipart/form-data'],
       response: { 201: ModelSchema, ...problemResponses(400, 401, 403, 413, 415, 422) },
     },
@@ -40,8 +40,8 @@ export const modelsRoutes: FastifyPluginAsyncTypebox<{ models: ModelsService; up
     // The route's Ajv coerces the text fields as it does query strings; TypeBox's Value.Convert would truncate "1.5" and "1e3" to 1.
     const validate = request.compileValidationSchema(ModelUploadFieldsSchema, 'body');
     if (!validate(fields)) throw validationError(validate.errors ?? [], 'body');
-    const { name, maxBatchSize, maxBatchDelayMs } = fields as unknown as typeof ModelUploadFieldsSchema.static;
-    const model = await models.registerModel({ name, bytes, batching: { maxBatchSize, maxBatchDelayMs }, actor: auditActor(request) });
+    const { name, maxBatchSize, maxBatchDelayMs, responseCache = false } = fields as unknown as typeof ModelUploadFieldsSchema.static;
+    const model = await models.registerModel({ name, bytes, batching: { maxBatchSize, maxBatchDelayMs }, responseCache, actor: auditActor(request) });
     request.log.info({ model: model.name, modelVersion: model.version, sizeBytes: model.sizeBytes }, 'model registered');
     return reply.status(201).send(toModel(model));
   });

@@ -19,6 +19,7 @@ export function toJobSummary(r: JobRecord): Omit<Job, 'outputs'> {
     inferMs: r.inferMs,
     batchSize: r.batchSize,
     attempts: r.attempts,
+    cacheHit: r.cachedFrom !== null,
     error: r.errorCode ? { code: r.errorCode, message: r.errorMessage ?? '' } : null,
     metadata: r.metadata,
     deadline: r.deadlineAt?.toISOString() ?? null,

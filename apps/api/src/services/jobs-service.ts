@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { v7 as uuidv7 } from 'uuid';
 import { decodeBase64, encodeTensorBase64, type InputTensor, type JobAccepted, type ListJobsQuery, type Priority, type StoredTensor } from '@inferq/contracts';
 import { AppError } from '@inferq/core';
-import { cancelQueuedJob, findJob, findJobByIdempotencyKey, listJobs, type JobRecord, type NewJob, type Pool } from '@inferq/db';
+import { cancelQueuedJob, findJob, findJobByIdempotencyKey, insertCachedJob, listJobs, type JobRecord, type NewJob, type Pool } from '@inferq/db';
 import type { JobProducer } from '@inferq/queue';
 import { jobInputKey, type Storage } from '@inferq/storage';
 import { ownerFilter, type Principal } from './api-keys-service.ts';
@@ -12,6 +12,7 @@ import { createJobIntake } from './job-intake.ts';
 import { decodeInputs, type DecodedInput } from './tensor-intake.ts';
 import { checkWebhookUrl } from '../webhooks/url-policy.ts';
 import { createBacklogGuard } from './backlog-guard.ts';
+import { hashInputs } from './input-hash.ts';
 
 /** How stale a model's backlog count may be when a submission is admitted against its limit. */
 const BACKLOG_REFRESH_MS = 250;
@@ -52,6 +53,8 @@ export interface JobsServiceDeps {
   limits: { inputMaxBytes: number; inlineTensorMaxBytes: number; submitGroupMax: number; queueMaxDepth: number };
   /** Accept webhook URLs on loopback, private and link-local addresses (WEBHOOK_ALLOW_PRIVATE). */
   webhookAllowPrivate: boolean;
+  /** Told of each response-cache lookup (models with the cache on). */
+  onCacheLookup?(model: string, hit: boolean): void;
 }
 
 /** Time-ordered ids: the (created_at, id) keyset order is submission order even within a millisecond. */
@@ -130,14 +133,21 @@ export function createJobsService(deps: JobsServiceDeps): JobsService {
       const deadlineAt = parseDeadline(input.deadline);
       if (input.webhookUrl !== undefined) await checkWebhookUrl(input.webhookUrl, deps.webhookAllowPrivate);
       const model = await deps.models.routeModel(input.model, { routingKey: input.routingKey });
-      await backlog.admit(model.name);
       const tensors = decodeInputs(input.inputs, model.signature, deps.limits.inputMaxBytes);
       const id = newJobId();
-      const accepted = await accept({
+      const job = {
         id, ownerKeyId: input.principal.keyId, modelName: model.name, modelVersion: model.version, priority: input.priority,
-        idempotencyKey: input.idempotencyKey ?? null, requestHash: hash, inputs: await storeInputs(id, tensors), metadata: input.metadata,
-        deadlineAt, webhookUrl: input.webhookUrl ?? null,
-      }, input.traceContext);
+        idempotencyKey: input.idempotencyKey ?? null, requestHash: hash, metadata: input.metadata, deadlineAt, webhookUrl: input.webhookUrl ?? null,
+        inputSha256: model.responseCache ? hashInputs(tensors) : null,
+      };
+      if (job.inputSha256 !== null) {
+        // A hit queues nothing, so it is answered even when the backlog is full.
+        const hit = await insertCachedJob(deps.pool, { ...job, inputSha256: job.inputSha256 });
+        deps.onCacheLookup?.(model.name, hit);
+        if (hit) return { id, status: 'succeeded', links: jobLinks(id) };
+      }
+      await backlog.admit(model.name);
+      const accepted = await accept({ ...job, inputs: await storeInputs(id, tensors) }, input.traceContext);
       // Lost a race with a concurrent request carrying the same key: answer with the winner.
       return accepted ?? (await findIdempotent(input, hash))!;
     },
@@ -156,6 +166,8 @@ export function createJobsService(deps: JobsServiceDeps): JobsService {
       return (await accept({
         id: newId, ownerKeyId: principal.keyId, modelName: job.modelName, modelVersion: job.modelVersion, priority: job.priority,
         idempotencyKey: null, requestHash: null, inputs, metadata: job.metadata, deadlineAt: null, webhookUrl: job.webhookUrl,
+        // Run again, not answered from the cache (a retry asks for a fresh run), but it may answer later jobs.
+        inputSha256: job.inputSha256,
       }))!;
     },
     async readTensor(id, ownerKeyId, kind, index) {

@@ -13,6 +13,8 @@ export interface RegisterModelInput {
   name: string;
   bytes: Uint8Array;
   batching: Partial<Batching>;
+  /** Answer repeated inputs from stored results (see ModelSchema.responseCache). */
+  responseCache: boolean;
   /** The uploader: recorded as the model's creator and in the audit log. */
   actor: AuditActor;
 }
@@ -81,7 +83,7 @@ export function createModelsService(deps: { pool: Pool; storage: Storage; cacheT
     return routes;
   }
   const service: ModelsService = {
-    async registerModel({ name, bytes, batching, actor }) {
+    async registerModel({ name, bytes, batching, responseCache, actor }) {
       let signature;
       try {
         signature = readOnnxSignature(bytes);
@@ -95,7 +97,7 @@ export function createModelsService(deps: { pool: Pool; storage: Storage; cacheT
       // A model without a dynamic leading dim cannot stack jobs: it runs them one at a time.
       const maxBatchSize = signature.batchable ? (batching.maxBatchSize ?? DEFAULT_MAX_BATCH_SIZE) : 1;
       const model = await insertModelVersion(deps.pool, {
-        id: randomUUID(), name, artifactKey, sha256, sizeBytes: bytes.byteLength, signature, createdBy: actor.keyId,
+        id: randomUUID(), name, artifactKey, sha256, sizeBytes: bytes.byteLength, signature, responseCache, createdBy: actor.keyId,
         batching: { maxBatchSize, maxBatchDelayMs: batching.maxBatchDelayMs ?? DEFAULT_MAX_BATCH_DELAY_MS },
       });
       // Not in the insert's transaction: insertModelVersion retries on a version race, which a transaction would abort.

@@ -83,6 +83,7 @@ export const JobSchema = Type.Object(
     inferMs: Type.Union([Type.Number(), Type.Null()], { description: 'Inference time of the batch the job ran in' }),
     batchSize: Type.Union([Type.Integer(), Type.Null()], { description: 'Number of jobs in that batch' }),
     attempts: Type.Integer(),
+    cacheHit: Type.Boolean({ description: "Answered from the model version's response cache: the stored result of an earlier job with the same inputs; the model did not run" }),
     error: Type.Union([JobErrorSchema, Type.Null()]),
     inputs: Type.Optional(Type.Array(TensorSummarySchema, { description: 'Input headers; the bytes are at links.inputs + /:index' })),
     outputs: Type.Optional(Type.Array(OutputTensorSchema)),

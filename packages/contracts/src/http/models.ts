@@ -23,6 +23,7 @@ export const ModelSchema = Type.Object(
     sizeBytes: Type.Integer(),
     signature: ModelSignatureSchema,
     batching: BatchingSchema,
+    responseCache: Type.Boolean({ description: 'Jobs with the same input tensors as an earlier succeeded job of this version get its result without running the model' }),
     createdAt: Type.String({ format: 'date-time' }),
     routing: Type.Optional(Type.Array(ModelRouteSchema, { description: "The model's routing table (GET /v1/models/:name/routing); empty when unversioned jobs go to the latest version" })),
   },
@@ -43,6 +44,7 @@ export const ModelUploadFieldsSchema = Type.Object(
     name: Type.String({ pattern: MODEL_NAME_PATTERN.source }),
     maxBatchSize: Type.Optional(FiniteInteger({ minimum: 1, maximum: 4096 })),
     maxBatchDelayMs: Type.Optional(FiniteInteger({ minimum: 0, maximum: 60_000 })),
+    responseCache: Type.Optional(Type.Boolean({ default: false, description: 'Answer jobs whose inputs equal an earlier succeeded job\'s with its stored result (deterministic models only)' })),
   },
   { additionalProperties: false },
 );
