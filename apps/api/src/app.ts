@@ -20,12 +20,15 @@ import { jobEventsRoutes } from './routes/job-events.ts';
 import { jobsRoutes } from './routes/jobs.ts';
 import { kserveV2Routes } from './routes/kserve-v2.ts';
 import { metricsRoutes } from './routes/metrics.ts';
+import { openAiEmbeddingsRoutes } from './routes/openai-embeddings.ts';
 import { modelsRoutes } from './routes/models.ts';
 import { systemRoutes } from './routes/system.ts';
 import { webhooksRoutes } from './routes/webhooks.ts';
 import { createApiKeysService, type ApiKeysService } from './services/api-keys-service.ts';
 import { createAuditService } from './services/audit-service.ts';
 import { createJobsService } from './services/jobs-service.ts';
+import { createEmbeddingsService } from './services/embeddings-service.ts';
+import { createTokenizerCache } from './services/tokenizers.ts';
 import { createJobEventStream } from './services/job-event-stream.ts';
 import { createJobWaiter } from './services/job-waiter.ts';
 import { createModelsService } from './services/models-service.ts';
@@ -146,6 +149,12 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await server.register(jobEventsRoutes, { jobs, streamJobEvents: createJobEventStream({ events, getJob: jobs.getJob }) });
   await server.register(modelsRoutes, { models, uploadLimitBytes: settings.modelUploadLimitBytes });
   await server.register(kserveV2Routes, { jobs, models, waiter, metrics, pool: deps.pool, redis: deps.redis, version: API_VERSION, waitMaxS: settings.waitMaxS ?? 60 });
+  await server.register(openAiEmbeddingsRoutes, {
+    embeddings: createEmbeddingsService({
+      models, jobs, waiter, tokenizers: createTokenizerCache(deps.storage), waitMaxS: settings.waitMaxS ?? 60,
+      onJobSubmitted: (model) => metrics.jobSubmitted(model, 'normal'),
+    }),
+  });
   await server.register(apiKeysRoutes, { keys });
   await server.register(auditRoutes, { audit: createAuditService(deps.pool) });
   await server.register(webhooksRoutes, { webhooks: createWebhooksService({ pool: deps.pool, signingSecret: settings.webhooks.signingSecret }) });

@@ -13,6 +13,8 @@ export const ErrorCatalogue = {
   INPUT_DATA_INVALID: { status: 400, title: 'Input data does not match its datatype and shape', retryable: false },
   INPUT_BATCH_MISMATCH: { status: 400, title: 'Inputs disagree on the batch dimension', retryable: false },
   DATATYPE_UNSUPPORTED: { status: 400, title: 'The datatype is not supported', retryable: false },
+  INPUT_TOO_LONG: { status: 400, title: 'A text has more tokens than the model takes', retryable: false },
+  MODEL_NOT_EMBEDDING: { status: 400, title: 'The model is not registered for embeddings (it has no tokenizer)', retryable: false },
   WEBHOOK_URL_REFUSED: { status: 400, title: 'The webhook URL is not allowed', retryable: false },
   INPUT_TOO_LARGE: { status: 413, title: 'The inputs exceed the size limit', retryable: false },
   PAYLOAD_TOO_LARGE: { status: 413, title: 'The request body exceeds the size limit', retryable: false },

@@ -15,3 +15,5 @@ export * from './http/workers.ts';
 export * from './http/webhooks.ts';
 export * from './string-enum.ts';
 export * from './http/v2.ts';
+export * from './http/embeddings.ts';
+export * from './float16.ts';

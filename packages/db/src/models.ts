@@ -1,9 +1,11 @@
-import type { Model, TensorSpec } from '@inferq/contracts';
+import type { EmbeddingSettings, Model, TensorSpec } from '@inferq/contracts';
 import type { Pool } from './pool.ts';
 
 export interface ModelRecord extends Model {
   id: string;
   artifactKey: string;
+  /** The tokenizer.json of an embedding model. */
+  tokenizerKey: string | null;
 }
 
 interface ModelRow {
@@ -19,6 +21,8 @@ interface ModelRow {
   max_batch_size: number;
   max_batch_delay_ms: number;
   response_cache: boolean;
+  tokenizer_key: string | null;
+  embedding: EmbeddingSettings | null;
   created_at: Date;
 }
 
@@ -27,11 +31,13 @@ const toRecord = (r: ModelRow): ModelRecord => ({
   name: r.name,
   version: r.version,
   artifactKey: r.artifact_key,
+  tokenizerKey: r.tokenizer_key,
   sha256: r.sha256,
   sizeBytes: r.size_bytes,
   signature: { inputs: r.inputs, outputs: r.outputs, batchable: r.batchable },
   batching: { maxBatchSize: r.max_batch_size, maxBatchDelayMs: r.max_batch_delay_ms },
   responseCache: r.response_cache,
+  embedding: r.embedding ?? undefined,
   createdAt: r.created_at.toISOString(),
 });
 
@@ -48,9 +54,9 @@ export async function insertModelVersion(pool: Pool, m: NewModel): Promise<Model
     const version = next!.v;
     try {
       const { rows } = await pool.query<ModelRow>(
-        `INSERT INTO models (id, name, version, artifact_key, sha256, size_bytes, inputs, outputs, batchable, max_batch_size, max_batch_delay_ms, response_cache, created_by)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING *`,
-        [m.id, m.name, version, m.artifactKey, m.sha256, m.sizeBytes, JSON.stringify(m.signature.inputs), JSON.stringify(m.signature.outputs), m.signature.batchable, m.batching.maxBatchSize, m.batching.maxBatchDelayMs, m.responseCache, m.createdBy],
+        `INSERT INTO models (id, name, version, artifact_key, sha256, size_bytes, inputs, outputs, batchable, max_batch_size, max_batch_delay_ms, response_cache, tokenizer_key, embedding, created_by)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING *`,
+        [m.id, m.name, version, m.artifactKey, m.sha256, m.sizeBytes, JSON.stringify(m.signature.inputs), JSON.stringify(m.signature.outputs), m.signature.batchable, m.batching.maxBatchSize, m.batching.maxBatchDelayMs, m.responseCache, m.tokenizerKey, m.embedding ? JSON.stringify(m.embedding) : null, m.createdBy],
       );
       return toRecord(rows[0]!);
     } catch (err) {

@@ -65,6 +65,8 @@ for (const m of await writeDemoModels(resolve(ROOT, '.inferq/models'))) {
   form.set('name', m.name);
   form.set('maxBatchSize', String(m.maxBatchSize));
   form.set('maxBatchDelayMs', String(m.maxBatchDelayMs));
+  // The encoder comes with its tokenizer, so the demo serves /v1/embeddings too.
+  if (m.tokenizerPath) form.set('tokenizer', new Blob([await readFile(m.tokenizerPath)]), 'tokenizer.json');
   form.set('file', new Blob([await readFile(m.path)]), `${m.name}.onnx`);
   const res = await fetch(`${baseUrl}/v1/models`, { method: 'POST', body: form, headers: auth });
   log(`registered model ${m.name}: HTTP ${res.status}`);

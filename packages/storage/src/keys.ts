@@ -6,6 +6,11 @@ export function modelArtifactKey(name: string, sha256: string): string {
   return `models/${name}/${sha256}.onnx`;
 }
 
+/** An embedding model's tokenizer.json, content-addressed like the artifact. */
+export function modelTokenizerKey(name: string, sha256: string): string {
+  return `models/${name}/${sha256}.tokenizer.json`;
+}
+
 export function jobInputKey(jobId: string, index: number): string {
   return `jobs/${jobId}/inputs/${index}.bin`;
 }

@@ -39,7 +39,8 @@ export interface Stack {
   baseUrl: string;
   request(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; json: any }>;
   /** Uploads demo model `file` (default: the one called `name`) as `name`. */
-  registerModel(name: string, fields?: Record<string, string>, file?: string): Promise<void>;
+  /** Registers demo model `file` as `name` with these text fields; with `tokenizerPath`, as an embedding model. */
+  registerModel(name: string, fields?: Record<string, string>, file?: string, tokenizerPath?: string): Promise<void>;
   /** Another API process over the same schema, prefix and bucket (horizontal scale). */
   startApi(): Promise<{ process: TestProcess; baseUrl: string }>;
   /** `nodeArgs` e.g. `--cpu-prof`. */
@@ -92,12 +93,14 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   };
   return {
     ctx, api, baseUrl, request, startApi,
-    async registerModel(name, fields = {}, file = name) {
+    async registerModel(name, fields = {}, file = name, tokenizerPath) {
       const m = demoModel(file);
       const form = new FormData();
       form.set('name', name);
       form.set('maxBatchSize', fields.maxBatchSize ?? String(m.maxBatchSize));
       form.set('maxBatchDelayMs', fields.maxBatchDelayMs ?? String(m.maxBatchDelayMs));
+      for (const [field, value] of Object.entries(fields)) if (!form.has(field)) form.set(field, value);
+      if (tokenizerPath) form.set('tokenizer', new Blob([await readFile(tokenizerPath)]), 'tokenizer.json');
       form.set('file', new Blob([await readFile(m.path)]), `${name}.onnx`);
       const res = await fetch(`${baseUrl}/v1/models`, { method: 'POST', body: form, headers: { authorization: `Bearer ${ADMIN_KEY}` } });
       if (res.status !== 201) throw new Error(`model upload failed: ${res.status} ${await res.text()}`);

@@ -6,6 +6,7 @@ export interface DemoModelFile {
   path: string;
   maxBatchSize: number;
   maxBatchDelayMs: number;
+  tokenizerPath?: string;
 }
 
 const DEMO_MODELS_VAR = 'INFERQ_DEMO_MODELS';

@@ -8,7 +8,7 @@ import { auditActor } from '../plugins/auth.ts';
 import { validationError } from '../plugins/error-handler.ts';
 import type { ModelsService } from '../services/models-service.ts';
 
-const toModel = ({ id: _id, artifactKey: _key, ...model }: ModelRecord) => model;
+const toModel = ({ id: _id, artifactKey: _key, tokenizerKey: _tokenizer, ...model }: ModelRecord) => model;
 
 export const modelsRoutes: FastifyPluginAsyncTypebox<{ models: ModelsService; uploadLimitBytes: number }> = async (app, { models, uploadLimitBytes }) => {
   app.post('/v1/models', {
@@ -16,19 +16,19 @@ export const modelsRoutes: FastifyPluginAsyncTypebox<{ models: ModelsService; up
     schema: {
       tags: ['models'],
       summary: 'Register an ONNX model (multipart upload)',
-      description: 'multipart/form-data with a `file` part (the .onnx file) and text fields `name`, optional `maxBatchSize`, `maxBatchDelayMs` and `responseCache` (`true`: jobs whose input tensors equal an earlier succeeded job of this version get its stored result, marked `cacheHit`, without running the model; for deterministic models). Uploading under an existing name creates the next version. The signature is read from the ONNX protobuf.',
+      description: 'multipart/form-data with a `file` part (the .onnx file) and text fields `name`, optional `maxBatchSize`, `maxBatchDelayMs` and `responseCache` (`true`: jobs whose input tensors equal an earlier succeeded job of this version get its stored result, marked `cacheHit`, without running the model; for deterministic models). An encoder uploaded with a `tokenizer` part (a Hugging Face tokenizer.json) serves `POST /v1/embeddings`; its fields `pooling` (`mean`, `cls`, `none`), `normalize`, `embeddingOutput` and `maxTokens` are checked against the signature (MODEL_UNSUPPORTED when its inputs are not token tensors). Uploading under an existing name creates the next version. The signature is read from the ONNX protobuf.',
       consumes: ['multipart/form-data'],
       response: { 201: ModelSchema, ...problemResponses(400, 401, 403, 413, 415, 422) },
     },
   }, async (request, reply) => {
     if (!request.isMultipart()) throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'send the model as multipart/form-data');
     const fields: Record<string, string> = {};
-    let bytes: Buffer | undefined;
+    const files: { file?: Buffer; tokenizer?: Buffer } = {};
     try {
-      for await (const part of request.parts({ limits: { fileSize: uploadLimitBytes, files: 1, fields: 10 } })) {
+      for await (const part of request.parts({ limits: { fileSize: uploadLimitBytes, files: 2, fields: 10 } })) {
         if (part.type === 'file') {
-          if (part.fieldname !== 'file') throw new AppError('VALIDATION_FAILED', `unexpected file field "${part.fieldname}"; use "file"`);
-          bytes = await part.toBuffer();
+          if (part.fieldname !== 'file' && part.fieldname !== 'tokenizer') throw new AppError('VALIDATION_FAILED', `unexpected file field "${part.fieldname}"; use "file" (and "tokenizer")`);
+          files[part.fieldname] = await part.toBuffer();
         } else fields[part.fieldname] = String(part.value);
       }
     } catch (err) {
@@ -36,12 +36,17 @@ export const modelsRoutes: FastifyPluginAsyncTypebox<{ models: ModelsService; up
       if (err instanceof Error && !('code' in err)) throw new AppError('MALFORMED_BODY', `the multipart body cannot be read: ${err.message}`);
       throw err;
     }
-    if (!bytes) throw new AppError('VALIDATION_FAILED', 'the "file" part with the .onnx model is missing', { errors: [{ pointer: '/body/file', code: 'VALIDATION_FAILED', detail: 'required' }] });
+    if (!files.file) throw new AppError('VALIDATION_FAILED', 'the "file" part with the .onnx model is missing', { errors: [{ pointer: '/body/file', code: 'VALIDATION_FAILED', detail: 'required' }] });
     // The route's Ajv coerces the text fields as it does query strings; TypeBox's Value.Convert would truncate "1.5" and "1e3" to 1.
     const validate = request.compileValidationSchema(ModelUploadFieldsSchema, 'body');
     if (!validate(fields)) throw validationError(validate.errors ?? [], 'body');
-    const { name, maxBatchSize, maxBatchDelayMs, responseCache = false } = fields as unknown as typeof ModelUploadFieldsSchema.static;
-    const model = await models.registerModel({ name, bytes, batching: { maxBatchSize, maxBatchDelayMs }, responseCache, actor: auditActor(request) });
+    const { name, maxBatchSize, maxBatchDelayMs, responseCache = false, ...embedding } = fields as unknown as typeof ModelUploadFieldsSchema.static;
+    const stray = Object.keys(embedding)[0];
+    if (!files.tokenizer && stray) throw new AppError('VALIDATION_FAILED', `"${stray}" applies to embedding models: send their "tokenizer" part too`, { errors: [{ pointer: `/body/${stray}`, code: 'VALIDATION_FAILED', detail: 'needs a tokenizer' }] });
+    const model = await models.registerModel({
+      name, bytes: files.file, batching: { maxBatchSize, maxBatchDelayMs }, responseCache, actor: auditActor(request),
+      embedding: files.tokenizer && { ...embedding, tokenizer: files.tokenizer },
+    });
     request.log.info({ model: model.name, modelVersion: model.version, sizeBytes: model.sizeBytes }, 'model registered');
     return reply.status(201).send(toModel(model));
   });

@@ -6,8 +6,10 @@ import {
   type ModelRecord, type ModelRouteRecord, type Pool,
 } from '@inferq/db';
 import { OnnxModelError, readOnnxSignature } from '@inferq/onnx-model';
-import { modelArtifactKey, type Storage } from '@inferq/storage';
+import { modelArtifactKey, modelTokenizerKey, type Storage } from '@inferq/storage';
 import { auditEntry, type AuditActor } from './audit-service.ts';
+import { embeddingSettingsFor, type EmbeddingUpload } from './embedding-settings.ts';
+import { parseTokenizer } from './tokenizers.ts';
 
 export interface RegisterModelInput {
   name: string;
@@ -15,6 +17,8 @@ export interface RegisterModelInput {
   batching: Partial<Batching>;
   /** Answer repeated inputs from stored results (see ModelSchema.responseCache). */
   responseCache: boolean;
+  /** An encoder's tokenizer.json and embedding settings: the model serves /v1/embeddings. */
+  embedding?: EmbeddingUpload & { tokenizer: Uint8Array };
   /** The uploader: recorded as the model's creator and in the audit log. */
   actor: AuditActor;
 }
@@ -83,7 +87,7 @@ export function createModelsService(deps: { pool: Pool; storage: Storage; cacheT
     return routes;
   }
   const service: ModelsService = {
-    async registerModel({ name, bytes, batching, responseCache, actor }) {
+    async registerModel({ name, bytes, batching, responseCache, embedding: embeddingUpload, actor }) {
       let signature;
       try {
         signature = readOnnxSignature(bytes);
@@ -91,13 +95,21 @@ export function createModelsService(deps: { pool: Pool; storage: Storage; cacheT
         if (err instanceof OnnxModelError) throw new AppError(err.code, err.message);
         throw err;
       }
+      let embedding;
+      let tokenizerKey = null;
+      if (embeddingUpload) {
+        const tokenizerSha256 = createHash('sha256').update(embeddingUpload.tokenizer).digest('hex');
+        embedding = embeddingSettingsFor(signature, embeddingUpload, { json: parseTokenizer(embeddingUpload.tokenizer).json, sha256: tokenizerSha256 });
+        tokenizerKey = modelTokenizerKey(name, tokenizerSha256);
+        await deps.storage.putObject(tokenizerKey, embeddingUpload.tokenizer, { contentType: 'application/json' });
+      }
       const sha256 = createHash('sha256').update(bytes).digest('hex');
       const artifactKey = modelArtifactKey(name, sha256);
       await deps.storage.putObject(artifactKey, bytes, { contentType: 'application/octet-stream' });
       // A model without a dynamic leading dim cannot stack jobs: it runs them one at a time.
       const maxBatchSize = signature.batchable ? (batching.maxBatchSize ?? DEFAULT_MAX_BATCH_SIZE) : 1;
       const model = await insertModelVersion(deps.pool, {
-        id: randomUUID(), name, artifactKey, sha256, sizeBytes: bytes.byteLength, signature, responseCache, createdBy: actor.keyId,
+        id: randomUUID(), name, artifactKey, sha256, sizeBytes: bytes.byteLength, signature, responseCache, embedding, tokenizerKey, createdBy: actor.keyId,
         batching: { maxBatchSize, maxBatchDelayMs: batching.maxBatchDelayMs ?? DEFAULT_MAX_BATCH_DELAY_MS },
       });
       // Not in the insert's transaction: insertModelVersion retries on a version race, which a transaction would abort.

@@ -25,13 +25,15 @@ export const SubmitJobBodySchema = Type.Object(
 );
 export type SubmitJobBody = Static<typeof SubmitJobBodySchema>;
 
+export const RoutingKeyHeaderSchema = Type.String({
+  minLength: 1,
+  maxLength: 200,
+  description: 'Sticky routing: a model named without a version that has a routing table sends every job with the same key to the same version while the table is unchanged. Ignored for `name:version`.',
+});
+
 export const SubmitJobHeadersSchema = Type.Object({
   'idempotency-key': Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-  'x-routing-key': Type.Optional(Type.String({
-    minLength: 1,
-    maxLength: 200,
-    description: 'Sticky routing: a model named without a version that has a routing table sends every job with the same key to the same version while the table is unchanged. Ignored for `name:version`.',
-  })),
+  'x-routing-key': Type.Optional(RoutingKeyHeaderSchema),
   prefer: Type.Optional(Type.String({
     maxLength: 200,
     description: '`wait=N` (RFC 7240): hold the reply up to N seconds for the result; 200 with the finished job, or 202 if it is still running. Answers 503 `MODEL_UNAVAILABLE` at once, submitting nothing, when no worker serves the model.',

@@ -1,6 +1,8 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { ModelSignatureSchema } from '../signature.ts';
+import { StringEnum } from '../string-enum.ts';
 import { FiniteInteger } from './request-values.ts';
+import { EmbeddingSettingsSchema, POOLINGS } from './embeddings.ts';
 
 export const BatchingSchema = Type.Object({
   maxBatchSize: Type.Integer({ minimum: 1, maximum: 4096 }),
@@ -24,6 +26,7 @@ export const ModelSchema = Type.Object(
     signature: ModelSignatureSchema,
     batching: BatchingSchema,
     responseCache: Type.Boolean({ description: 'Jobs with the same input tensors as an earlier succeeded job of this version get its result without running the model' }),
+    embedding: Type.Optional(Type.Object(EmbeddingSettingsSchema.properties, { description: 'Present on encoder models registered with a tokenizer: they serve POST /v1/embeddings' })),
     createdAt: Type.String({ format: 'date-time' }),
     routing: Type.Optional(Type.Array(ModelRouteSchema, { description: "The model's routing table (GET /v1/models/:name/routing); empty when unversioned jobs go to the latest version" })),
   },
@@ -45,6 +48,11 @@ export const ModelUploadFieldsSchema = Type.Object(
     maxBatchSize: Type.Optional(FiniteInteger({ minimum: 1, maximum: 4096 })),
     maxBatchDelayMs: Type.Optional(FiniteInteger({ minimum: 0, maximum: 60_000 })),
     responseCache: Type.Optional(Type.Boolean({ default: false, description: 'Answer jobs whose inputs equal an earlier succeeded job\'s with its stored result (deterministic models only)' })),
+    // With a `tokenizer` file part (tokenizer.json): the model serves POST /v1/embeddings.
+    pooling: Type.Optional(StringEnum(POOLINGS, { description: 'Embedding models: default `mean` for a [batch, seq, dim] output, `none` for [batch, dim]' })),
+    normalize: Type.Optional(Type.Boolean({ description: 'Embedding models: scale to unit length (default true)' })),
+    embeddingOutput: Type.Optional(Type.String({ maxLength: 256, description: 'Embedding models: the output to read (default `last_hidden_state` when present, else the first)' })),
+    maxTokens: Type.Optional(FiniteInteger({ minimum: 1, maximum: 1_000_000, description: "Embedding models: the longest text in tokens (default: the tokenizer's truncation length, else the model's fixed sequence length, else 512)" })),
   },
   { additionalProperties: false },
 );

@@ -1,0 +1,134 @@
+import type { Tokenizer } from '@huggingface/tokenizers';
+import { encodeBase64, type EmbeddingSettings, type EmbeddingsBody, type EmbeddingsResponse, type InputTensor, type TensorSpec } from '@inferq/contracts';
+import { AppError } from '@inferq/core';
+import type { JobRecord, ModelRecord } from '@inferq/db';
+import { ownerFilter, type Principal } from './api-keys-service.ts';
+import type { JobWaiter } from './job-waiter.ts';
+import type { JobsService } from './jobs-service.ts';
+import type { ModelsService } from './models-service.ts';
+import { floatValues, poolEmbedding } from './pooling.ts';
+import type { TokenizerCache } from './tokenizers.ts';
+import { jobFailure } from './v2-inference.ts';
+
+/** Shortest padded length: texts of 1 to 8 tokens share one batch shape. */
+const MIN_PADDED_TOKENS = 8;
+
+export interface EmbedRequest {
+  principal: Principal;
+  body: EmbeddingsBody;
+  routingKey?: string;
+  traceContext?: Record<string, string>;
+}
+
+export interface EmbeddingsService {
+  /** Tokenises each text, runs each as one job on the model's queue (batched with others), waits for all and pools their outputs. */
+  embed(request: EmbedRequest): Promise<EmbeddingsResponse>;
+}
+
+export interface EmbeddingsServiceDeps {
+  models: ModelsService;
+  jobs: JobsService;
+  waiter: JobWaiter;
+  tokenizers: TokenizerCache;
+  /** How long the request waits for its jobs (WAIT_MAX_S). */
+  waitMaxS: number;
+  onJobSubmitted(model: string): void;
+}
+
+const tooLong = (index: number, tokens: number, max: number): AppError =>
+  new AppError('INPUT_TOO_LONG', `input ${index} has ${tokens} tokens; the model takes at most ${max}`, { errors: [{ pointer: `/body/input/${index}`, code: 'INPUT_TOO_LONG', detail: `${tokens} tokens > ${max}` }] });
+
+const tooManyDimensions = (dimensions: number, width: number): AppError =>
+  new AppError('VALIDATION_FAILED', `dimensions ${dimensions} is more than the model's ${width}`, { errors: [{ pointer: '/body/dimensions', code: 'VALIDATION_FAILED', detail: `at most ${width}` }] });
+
+/** The token ids of each input: texts through the tokenizer (special tokens added), token arrays as they are. */
+function tokenize(input: EmbeddingsBody['input'], tokenizer: Tokenizer, settings: EmbeddingSettings): number[][] {
+  const items: Array<string | number[]> = typeof input === 'string' ? [input] : typeof input[0] === 'number' ? [input as number[]] : (input as Array<string | number[]>);
+  const vocabSize = items.some((i) => typeof i !== 'string') ? tokenizer.get_vocab(true).size : 0;
+  return items.map((item, index) => {
+    const ids = typeof item === 'string' ? tokenizer.encode(item).ids : item;
+    if (ids.length > settings.maxTokens) throw tooLong(index, ids.length, settings.maxTokens);
+    const unknown = typeof item === 'string' ? undefined : ids.find((id: number) => id >= vocabSize);
+    if (unknown !== undefined) {
+      throw new AppError('VALIDATION_FAILED', `input ${index} has token id ${unknown}; the tokenizer's vocabulary has ${vocabSize}`, { errors: [{ pointer: `/body/input/${index}`, code: 'VALIDATION_FAILED', detail: `token id ${unknown} is out of range` }] });
+    }
+    return ids;
+  });
+}
+
+/**
+ * The job inputs for one text. Where the model takes an attention mask the
+ * ids are padded (mask 0) to the next power of two, so texts of similar
+ * length share a batch shape; a fixed sequence length is always filled.
+ */
+function tokenTensors(ids: number[], inputs: readonly TensorSpec[], settings: EmbeddingSettings, padId: number): InputTensor[] {
+  const fixed = inputs.find((t) => t.name === 'input_ids')!.shape[1]!;
+  const masked = inputs.some((t) => t.name === 'attention_mask');
+  const length = fixed > 0 ? fixed : masked ? Math.min(settings.maxTokens, 2 ** Math.ceil(Math.log2(Math.max(ids.length, MIN_PADDED_TOKENS)))) : ids.length;
+  const padded = (real: (i: number) => number, pad: number) => Array.from({ length }, (_, i) => (i < ids.length ? real(i) : pad));
+  const values: Record<string, number[]> = {
+    input_ids: padded((i) => ids[i]!, padId),
+    attention_mask: padded(() => 1, 0),
+    token_type_ids: padded(() => 0, 0),
+  };
+  return inputs.map((t) => ({ name: t.name, datatype: t.datatype, shape: [1, length], data: values[t.name]! }));
+}
+
+export function createEmbeddingsService(deps: EmbeddingsServiceDeps): EmbeddingsService {
+  async function readEmbedding(job: JobRecord, owner: string | null, settings: EmbeddingSettings, tokens: number, dimensions?: number): Promise<Float64Array> {
+    const index = (job.outputs ?? []).findIndex((t) => t.name === settings.output);
+    if (index < 0) throw new AppError('INFERENCE_FAILED', `job ${job.id} has no output "${settings.output}"`);
+    const { tensor, bytes } = await deps.jobs.readTensor(job.id, owner, 'outputs', index);
+    const width = tensor.shape[tensor.shape.length - 1]!;
+    // A dynamic width is known only now.
+    if (dimensions !== undefined && dimensions > width) throw tooManyDimensions(dimensions, width);
+    return poolEmbedding(floatValues(tensor.datatype, bytes), tensor.shape, tokens, settings, dimensions);
+  }
+
+  async function waitForAll(ids: string[], owner: string | null): Promise<JobRecord[]> {
+    const jobs = await Promise.all(ids.map((id) => deps.waiter.waitForJob(id, owner, deps.waitMaxS * 1000)));
+    const unfinished = jobs.find((j) => j.status === 'queued' || j.status === 'running');
+    if (unfinished) {
+      throw new AppError('INFERENCE_TIMEOUT', `job ${unfinished.id} (of ${jobs.length}) is still ${unfinished.status} after ${deps.waitMaxS} s; poll /v1/jobs/${unfinished.id} for its result`, { headers: { location: `/v1/jobs/${unfinished.id}` } });
+    }
+    const failed = jobs.find((j) => j.status !== 'succeeded');
+    if (failed) throw jobFailure(failed);
+    return jobs;
+  }
+
+  return {
+    async embed({ principal, body, routingKey, traceContext }) {
+      // Routed once: every text of a request is embedded by the same version.
+      const model: ModelRecord = await deps.models.routeModel(body.model, { routingKey });
+      const settings = model.embedding;
+      if (!settings) throw new AppError('MODEL_NOT_EMBEDDING', `model ${model.name}:${model.version} was registered without a tokenizer; it does not serve embeddings`);
+      const width = model.signature.outputs.find((o) => o.name === settings.output)?.shape.at(-1) ?? -1;
+      if (body.dimensions !== undefined && width > 0 && body.dimensions > width) throw tooManyDimensions(body.dimensions, width);
+      const tokenizer = await deps.tokenizers.forModel(model);
+      const texts = tokenize(body.input, tokenizer, settings);
+      const ref = `${model.name}:${model.version}`;
+      await deps.waiter.prepare(ref);
+      const padId = tokenizer.token_to_id('[PAD]') ?? tokenizer.token_to_id('<pad>') ?? 0;
+      const accepted = await Promise.all(texts.map(async (ids) => {
+        const job = await deps.jobs.submitJob({
+          principal, model: ref, inputs: tokenTensors(ids, model.signature.inputs, settings, padId), priority: 'normal', metadata: {}, idempotencyKey: undefined, traceContext,
+        });
+        deps.onJobSubmitted(model.name);
+        return job;
+      }));
+      const owner = ownerFilter(principal);
+      const jobs = await waitForAll(accepted.map((a) => a.id), owner);
+      const embeddings = await Promise.all(jobs.map((job, i) => readEmbedding(job, owner, settings, texts[i]!.length, body.dimensions)));
+      const tokens = texts.reduce((sum, ids) => sum + ids.length, 0);
+      return {
+        object: 'list',
+        data: embeddings.map((values, index) => ({
+          object: 'embedding', index,
+          embedding: body.encoding_format === 'base64' ? encodeBase64(new Uint8Array(Float32Array.from(values).buffer)) : Array.from(values),
+        })),
+        model: ref,
+        usage: { prompt_tokens: tokens, total_tokens: tokens },
+      };
+    },
+  };
+}
