@@ -137,4 +137,23 @@ describe('the web console', () => {
     await page.getByText(/^iq_[A-Za-z0-9]{12}_/).first().waitFor();
     await screenshot(page, 'api-keys');
   });
+
+  it('opens a model page and splits its traffic 50/50 between two versions', async () => {
+    await stack.registerModel('mlp'); // v2, the canary
+    await openPage('Models');
+    await page.getByRole('link', { name: 'mlp', exact: true }).click();
+    await heading('mlp').waitFor();
+    await page.getByRole('table', { name: 'Registered versions' }).getByRole('cell', { name: /^v2/ }).waitFor();
+    // The burst above, as this model's per-version figures.
+    await page.getByRole('table', { name: 'Finished jobs per model version' }).getByRole('cell', { name: 'mlp:1' }).waitFor();
+    await page.getByRole('table', { name: 'Workers with mlp loaded' }).getByRole('cell', { name: 'v1', exact: true }).waitFor();
+
+    await page.getByLabel('Weight of v1').fill('50');
+    await page.getByLabel('Weight of v2').fill('50');
+    await page.getByRole('button', { name: 'Save routing' }).click();
+    await page.getByRole('status').filter({ hasText: 'Routing saved' }).waitFor();
+    expect(await page.getByLabel('Share of v2').textContent()).toBe('50.0%');
+    expect((await stack.request('GET', '/v1/models/mlp/routing')).json.versions).toEqual([{ version: 1, weight: 50 }, { version: 2, weight: 50 }]);
+    await screenshot(page, 'model-detail');
+  });
 });

@@ -4,6 +4,7 @@ import { RequireScope } from './auth/require-scope.tsx';
 import { ApiKeysPage } from './pages/api-keys-page.tsx';
 import { JobDetailPage } from './pages/job-detail-page.tsx';
 import { JobsPage } from './pages/jobs-page.tsx';
+import { ModelDetailPage } from './pages/model-detail-page.tsx';
 import { ModelsPage } from './pages/models-page.tsx';
 import { NotFoundPage } from './pages/not-found-page.tsx';
 import { OverviewPage } from './pages/overview-page.tsx';
@@ -22,6 +23,7 @@ export function App() {
         <Route path="jobs/:id" element={<RequireScope scope="jobs:read"><JobDetailPage /></RequireScope>} />
         <Route path="playground" element={<RequireScope scope="jobs:write"><PlaygroundPage /></RequireScope>} />
         <Route path="models" element={<RequireScope scope="jobs:read"><ModelsPage /></RequireScope>} />
+        <Route path="models/:name" element={<RequireScope scope="jobs:read"><ModelDetailPage /></RequireScope>} />
         <Route path="workers" element={<RequireScope scope="jobs:read"><WorkersPage /></RequireScope>} />
         <Route path="keys" element={<RequireScope scope="admin"><ApiKeysPage /></RequireScope>} />
         <Route path="*" element={<NotFoundPage />} />

@@ -5,7 +5,7 @@ export type FetchLike = (input: string, init?: RequestInit) => Promise<Response>
 export type QueryValue = string | number | boolean | undefined;
 
 export interface HttpRequest {
-  method?: 'GET' | 'POST';
+  method?: 'GET' | 'POST' | 'PUT';
   query?: Readonly<Record<string, QueryValue>>;
   /** Sent as JSON, or as multipart when it is FormData. */
   body?: unknown;

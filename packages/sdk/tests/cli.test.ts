@@ -53,6 +53,9 @@ describe('inferq CLI', () => {
     const list = await inferq('models', 'list');
     expect(list.code).toBe(0);
     expect(list.stdout).toMatch(/^mlp:1 .*features FP32\[\?,64\]/m);
+    const cached = await inferqJson<{ responseCache: boolean }>('models', 'push', demoModel('mlp').path, '--name', 'mlp-cached', '--response-cache');
+    expect(cached.responseCache).toBe(true);
+    expect((await inferq('models', 'list')).stdout).toMatch(/^mlp-cached:1 .* cached /m);
     await stack.startWorker();
   });
 

@@ -106,9 +106,26 @@ describe('models', () => {
     const v2 = await client.models.upload({ name: 'sdk-mlp', file: new Blob([file]) });
     expect(v2.version).toBe(2);
     expect(await client.models.get('sdk-mlp')).toMatchObject({ version: 2, sha256: v1.sha256 });
+    expect((await client.models.versions('sdk-mlp')).map((m) => m.version)).toEqual([2, 1]);
+    await expectProblem(client.models.versions('no-such-model'), { status: 404, code: 'MODEL_NOT_FOUND' });
     expect((await client.models.list()).map((m) => m.name)).toEqual(expect.arrayContaining(['mlp', 'sdk-mlp']));
     await expectProblem(client.models.get('no-such-model'), { status: 404, code: 'MODEL_NOT_FOUND' });
     await expectProblem(client.models.upload({ name: 'broken', file: new Uint8Array([1, 2, 3]) }), { status: 422, code: 'MODEL_INVALID' });
+  });
+
+  it('splits traffic between versions, promotes one and removes routing', async () => {
+    const file = new Uint8Array(await readFile(demoModel('mlp').path));
+    await client.models.upload({ name: 'sdk-routed', file });
+    await client.models.upload({ name: 'sdk-routed', file });
+    expect(await client.models.getRouting('sdk-routed')).toMatchObject({ versions: [], updatedAt: null });
+    const split = await client.models.setRouting('sdk-routed', [{ version: 1, weight: 50 }, { version: 2, weight: 50 }]);
+    expect(split.versions).toEqual([{ version: 1, weight: 50 }, { version: 2, weight: 50 }]);
+    expect(await client.models.getRouting('sdk-routed')).toEqual(split);
+    expect((await client.models.get('sdk-routed')).routing).toEqual(split.versions);
+    expect((await client.models.setRouting('sdk-routed', [{ version: 2, weight: 100 }])).versions).toEqual([{ version: 2, weight: 100 }]);
+    expect(await client.models.setRouting('sdk-routed', [])).toMatchObject({ versions: [], updatedAt: null });
+    const err = await expectProblem(client.models.setRouting('sdk-routed', [{ version: 3, weight: 1 }]), { status: 400, code: 'VALIDATION_FAILED' });
+    expect(err.errors[0]?.pointer).toBe('/body/versions/0/version');
   });
 });
 

@@ -66,6 +66,20 @@ export const modelsRoutes: FastifyPluginAsyncTypebox<{ models: ModelsService; up
     },
   }, async (request) => toModel(await models.describeModel(request.params.name)));
 
+  app.get('/v1/models/:name/versions', {
+    config: { scope: 'jobs:read' },
+    schema: {
+      tags: ['models'],
+      summary: 'List every version of a model, newest first',
+      params: ModelRoutingParamsSchema,
+      response: { 200: ModelListSchema, ...problemResponses(400, 401, 403, 404) },
+    },
+  }, async (request) => {
+    const versions = await models.listVersions(request.params.name);
+    if (versions.length === 0) throw new AppError('MODEL_NOT_FOUND', `model "${request.params.name}" is not registered`);
+    return { items: versions.map(toModel) };
+  });
+
   app.get('/v1/models/:name/routing', {
     config: { scope: 'jobs:read' },
     schema: {

@@ -9,6 +9,8 @@ export const queryKeys = {
     all: ['models'] as const,
     list: () => ['models', 'list'] as const,
     detail: (ref: string) => ['models', 'detail', ref] as const,
+    routing: (name: string) => ['models', 'routing', name] as const,
+    versions: (name: string, latest: number) => ['models', 'versions', name, latest] as const,
   },
   jobs: {
     all: ['jobs'] as const,

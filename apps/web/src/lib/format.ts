@@ -49,3 +49,7 @@ export function formatRelativeTime(iso: string, nowMs: number): string {
 
 /** First and last characters of an id: job ids are time-ordered (UUIDv7), so their starts repeat within a minute. */
 export const shortId = (id: string): string => `${id.slice(0, 8)}…${id.slice(-4)}`;
+
+/** How the worker batches a model version's jobs. */
+export const formatBatching = (batchable: boolean, batching: { maxBatchSize: number; maxBatchDelayMs: number }): string =>
+  batchable ? `up to ${batching.maxBatchSize} jobs, waits ${batching.maxBatchDelayMs} ms` : 'not batchable (one job per run)';

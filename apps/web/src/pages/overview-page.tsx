@@ -3,35 +3,17 @@ import { useStats } from '../api/queries/stats.ts';
 import { ModelVersionTable } from '../components/overview/model-version-table.tsx';
 import { QueueDepthTable } from '../components/overview/queue-depth-table.tsx';
 import { StatsCharts } from '../components/overview/stats-charts.tsx';
-import { Field, Select } from '../components/ui/form-controls.tsx';
+import { DEFAULT_STATS_WINDOW_MINUTES, StatsWindowSelect } from '../components/overview/stats-window-select.tsx';
 import { PageHeader } from '../components/ui/page-header.tsx';
 import { RelativeTime } from '../components/ui/relative-time.tsx';
 import { StatTile } from '../components/ui/stat-tile.tsx';
 import { ErrorAlert, LoadingState } from '../components/ui/states.tsx';
 import { formatMs, formatNumber, formatPercent, formatRate } from '../lib/format.ts';
 
-const WINDOWS = [
-  [15, 'Last 15 minutes'],
-  [60, 'Last hour'],
-  [360, 'Last 6 hours'],
-] as const;
-
 export function OverviewPage() {
-  const [windowMinutes, setWindowMinutes] = useState<number>(15);
+  const [windowMinutes, setWindowMinutes] = useState<number>(DEFAULT_STATS_WINDOW_MINUTES);
   const stats = useStats(windowMinutes);
-  const windowPicker = (
-    <Field label="Window">
-      {(control) => (
-        <Select {...control} value={windowMinutes} onChange={(e) => setWindowMinutes(Number(e.target.value))}>
-          {WINDOWS.map(([minutes, label]) => (
-            <option key={minutes} value={minutes}>
-              {label}
-            </option>
-          ))}
-        </Select>
-      )}
-    </Field>
-  );
+  const windowPicker = <StatsWindowSelect windowMinutes={windowMinutes} onChange={setWindowMinutes} />;
 
   return (
     <>

@@ -5,7 +5,7 @@ const kib = (bytes: number) => (bytes < 10_240 ? `${bytes} B` : `${Math.round(by
 const shapeOf = (t: { datatype: string; shape: number[] }) => `${t.datatype}[${t.shape.join(',')}]`;
 
 export const formatModel = (m: Model): string =>
-  `${m.name}:${m.version}  ${m.signature.inputs.map((t) => `${t.name} ${t.datatype}[${t.shape.map((d) => (d === -1 ? '?' : d)).join(',')}]`).join(', ')}  batch ${m.batching.maxBatchSize}/${m.batching.maxBatchDelayMs} ms  ${kib(m.sizeBytes)}`;
+  `${m.name}:${m.version}  ${m.signature.inputs.map((t) => `${t.name} ${t.datatype}[${t.shape.map((d) => (d === -1 ? '?' : d)).join(',')}]`).join(', ')}  batch ${m.batching.maxBatchSize}/${m.batching.maxBatchDelayMs} ms${m.responseCache ? '  cached' : ''}  ${kib(m.sizeBytes)}`;
 
 export function formatJob(job: Job | JobAccepted): string[] {
   if (!('model' in job)) return [`${job.id}  ${job.status}`];

@@ -1,5 +1,5 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import type { ModelUpload } from '@inferq/sdk';
+import type { ModelRoute, ModelUpload } from '@inferq/sdk';
 import { queryKeys } from '../query-keys.ts';
 import { inferq } from '../sdk-client.ts';
 
@@ -9,5 +9,18 @@ export function useUploadModel() {
   return useMutation({
     mutationFn: (upload: ModelUpload) => inferq().models.upload(upload),
     onSuccess: () => queryClient.invalidateQueries({ queryKey: queryKeys.models.all }),
+  });
+}
+
+/** Replaces `name`'s routing table; `[]` removes routing. */
+export function useSetModelRouting(name: string) {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: (routes: ModelRoute[]) => inferq().models.setRouting(name, routes),
+    onSuccess: (routing) => {
+      queryClient.setQueryData(queryKeys.models.routing(name), routing);
+      // The model views carry the table too.
+      return queryClient.invalidateQueries({ queryKey: queryKeys.models.all });
+    },
   });
 }

@@ -9,7 +9,16 @@ const modelsOptions = () =>
 const modelOptions = (ref: string) =>
   queryOptions({ queryKey: queryKeys.models.detail(ref), queryFn: () => inferq().models.get(ref), staleTime: Infinity });
 
+const modelRoutingOptions = (name: string) =>
+  queryOptions({ queryKey: queryKeys.models.routing(name), queryFn: () => inferq().models.getRouting(name), staleTime: 10_000 });
+
 /** The latest version of every model. */
 export const useModels = () => useQuery(modelsOptions());
 
 export const useModel = (ref: string, enabled = true) => useQuery({ ...modelOptions(ref), enabled });
+
+/** Every version of `name`, newest first; fetched again when the latest version changes (an upload). */
+export const useModelVersions = (name: string, latestVersion: number) =>
+  useQuery({ queryKey: queryKeys.models.versions(name, latestVersion), queryFn: () => inferq().models.versions(name), staleTime: Infinity });
+
+export const useModelRouting = (name: string) => useQuery(modelRoutingOptions(name));

@@ -2,7 +2,8 @@ import { useState } from 'react';
 import { Link } from 'react-router';
 import type { Model, WorkerStatus } from '@inferq/contracts';
 import { useModel } from '../../api/queries/models.ts';
-import { formatBytes, formatDateTime } from '../../lib/format.ts';
+import { formatBatching, formatBytes, formatDateTime } from '../../lib/format.ts';
+import { findModelLoads } from '../../lib/model-workers.ts';
 import { Badge } from '../ui/badge.tsx';
 import { buttonStyles } from '../ui/button.tsx';
 import { Card } from '../ui/card.tsx';
@@ -21,12 +22,12 @@ export function ModelCard({ latest, workers, canSubmit }: ModelCardProps) {
   const [version, setVersion] = useState(latest.version);
   const older = useModel(`${latest.name}:${version}`, version !== latest.version);
   const model = version === latest.version ? latest : older.data;
-  const loadedOn = (workers ?? []).flatMap((w) => w.modelsLoaded.filter((l) => l.model === latest.name).map((l) => ({ worker: w, loaded: l })));
+  const loadedOn = findModelLoads(workers ?? [], latest.name);
   const versions = Array.from({ length: latest.version }, (_, i) => latest.version - i);
 
   return (
     <Card
-      title={<span className="font-mono">{latest.name}</span>}
+      title={<Link to={`/models/${latest.name}`} className="font-mono text-brand underline-offset-2 hover:underline">{latest.name}</Link>}
       actions={
         <div className="flex items-center gap-2">
           <label className="flex items-center gap-2 text-sm text-slate-600">
@@ -48,7 +49,7 @@ export function ModelCard({ latest, workers, canSubmit }: ModelCardProps) {
             <div><dt className="text-xs text-slate-500">Registered</dt><dd>{formatDateTime(model.createdAt)}</dd></div>
             <div>
               <dt className="text-xs text-slate-500">Batching</dt>
-              <dd>{model.signature.batchable ? `up to ${model.batching.maxBatchSize} jobs, waits ${model.batching.maxBatchDelayMs} ms` : 'not batchable (one job per run)'}</dd>
+              <dd>{formatBatching(model.signature.batchable, model.batching)}</dd>
             </div>
             <div><dt className="text-xs text-slate-500">sha256</dt><dd className="truncate font-mono text-xs" title={model.sha256}>{model.sha256.slice(0, 16)}…</dd></div>
           </dl>

@@ -8,10 +8,15 @@ const num = (text: string) => <span className="tabular-nums">{text}</span>;
 const COLUMNS: ReadonlyArray<Column<ModelVersionStats>> = [
   { header: 'Model', cell: (m) => <span className="font-mono">{m.model}:{m.version}</span> },
   { header: 'Jobs/s (window)', cell: (m) => num(formatRate(m.completedPerSec)), className: 'text-right' },
+  // Counts next to the rate: a canary's error rate over a handful of jobs means little.
+  { header: 'Completed', cell: (m) => num(m.completed.toLocaleString()), className: 'text-right' },
+  { header: 'Failed', cell: (m) => num(m.failed.toLocaleString()), className: 'text-right' },
   { header: 'Error rate', cell: (m) => num(formatPercent(m.errorRate)), className: 'text-right' },
   { header: 'Queue p50', cell: (m) => num(formatMs(m.queueMsP50)), className: 'text-right' },
+  { header: 'Queue p95', cell: (m) => num(formatMs(m.queueMsP95)), className: 'text-right' },
   { header: 'Queue p99', cell: (m) => num(formatMs(m.queueMsP99)), className: 'text-right' },
   { header: 'Inference p50', cell: (m) => num(formatMs(m.inferMsP50)), className: 'text-right' },
+  { header: 'Inference p95', cell: (m) => num(formatMs(m.inferMsP95)), className: 'text-right' },
   { header: 'Inference p99', cell: (m) => num(formatMs(m.inferMsP99)), className: 'text-right' },
   { header: 'Avg batch', cell: (m) => num(formatNumber(m.avgBatchSize)), className: 'text-right' },
 ];

@@ -1,0 +1,26 @@
+import type { Model } from '@inferq/contracts';
+import { formatBatching, formatBytes, formatDateTime } from '../../lib/format.ts';
+import { Badge } from '../ui/badge.tsx';
+import { DataTable, type Column } from '../ui/data-table.tsx';
+
+const SHA_SHOWN_CHARS = 12;
+
+export const ResponseCacheBadge = ({ on }: { on: boolean }) => <Badge tone={on ? 'info' : 'muted'}>response cache {on ? 'on' : 'off'}</Badge>;
+
+const columns = (latestVersion: number): ReadonlyArray<Column<Model>> => [
+  {
+    header: 'Version',
+    cell: (m) => <span className="inline-flex items-center gap-2 font-mono">v{m.version}{m.version === latestVersion && <Badge tone="neutral">latest</Badge>}</span>,
+  },
+  { header: 'sha256', cell: (m) => <span className="font-mono text-xs" title={m.sha256}>{m.sha256.slice(0, SHA_SHOWN_CHARS)}…</span> },
+  { header: 'Size', cell: (m) => formatBytes(m.sizeBytes), className: 'text-right' },
+  { header: 'Registered', cell: (m) => formatDateTime(m.createdAt) },
+  { header: 'Batching', cell: (m) => formatBatching(m.signature.batchable, m.batching) },
+  { header: 'Response cache', cell: (m) => <ResponseCacheBadge on={m.responseCache} /> },
+];
+
+/** Every registered version of one model, newest first. */
+export function ModelVersionsTable({ versions }: { versions: readonly Model[] }) {
+  const latestVersion = Math.max(...versions.map((m) => m.version));
+  return <DataTable caption="Registered versions" columns={columns(latestVersion)} rows={versions} rowKey={(m) => String(m.version)} />;
+}

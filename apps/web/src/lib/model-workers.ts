@@ -1,0 +1,13 @@
+import type { ModelEvent, WorkerStatus } from '@inferq/contracts';
+
+type LoadedModel = WorkerStatus['modelsLoaded'][number];
+
+/** Each (worker, loaded version) of model `name`, from the workers' last heartbeats. */
+export const findModelLoads = (workers: readonly WorkerStatus[], name: string): Array<{ worker: WorkerStatus; loaded: LoadedModel }> =>
+  workers.flatMap((worker) => worker.modelsLoaded.filter((l) => l.model === name).map((loaded) => ({ worker, loaded })));
+
+/** The loads, warm-ups and unloads of model `name` on every worker, newest first. */
+export const findModelEvents = (workers: readonly WorkerStatus[], name: string): Array<{ workerId: string; event: ModelEvent }> =>
+  workers
+    .flatMap((worker) => (worker.modelEvents ?? []).filter((e) => e.model === name).map((event) => ({ workerId: worker.workerId, event })))
+    .sort((a, b) => b.event.at.localeCompare(a.event.at));

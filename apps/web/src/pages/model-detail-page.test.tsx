@@ -1,0 +1,155 @@
+// @vitest-environment happy-dom
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { cleanup, fireEvent, render, screen, within } from '@testing-library/react';
+import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
+import { MemoryRouter, Route, Routes } from 'react-router';
+import type { ModelRoute, ModelVersionStats, Principal, Stats, WorkerStatus } from '@inferq/contracts';
+import { ModelDetailPage } from './model-detail-page.tsx';
+
+const NOW = new Date().toISOString();
+
+// Untyped on purpose: only the fields the page reads, so new Model fields do not break the fixture.
+const version = (v: number, responseCache = false) => ({
+  name: 'mlp',
+  version: v,
+  sha256: `${v}`.repeat(64),
+  sizeBytes: 4096 * v,
+  signature: { inputs: [{ name: 'features', datatype: 'FP32', shape: [-1, 64] }], outputs: [{ name: 'logits', datatype: 'FP32', shape: [-1, 16] }], batchable: true },
+  batching: { maxBatchSize: 8 * v, maxBatchDelayMs: 5 },
+  responseCache,
+  createdAt: NOW,
+});
+
+const versionStats = (model: string, v: number, fields: Partial<ModelVersionStats>): ModelVersionStats => ({
+  model, version: v, completedPerSec: 1, completed: 60, failed: 0, errorRate: 0,
+  queueMsP50: 1, queueMsP95: 2, queueMsP99: 3, inferMsP50: 4, inferMsP95: 5, inferMsP99: 6, avgBatchSize: 2, ...fields,
+});
+
+const stats = {
+  generatedAt: NOW, windowMinutes: 15, scope: 'all', submittedPerSec: 0, completedPerSec: 0, failedPerSec: 0, errorRate: 0, avgBatchSize: null,
+  queueMsP50: null, queueMsP95: null, queueMsP99: null, inferMsP50: null, inferMsP95: null, inferMsP99: null, workersOnline: 1, queues: [], workers: [], series: [],
+  models: [versionStats('mlp', 1, { completed: 300 }), versionStats('mlp', 2, { completed: 100, failed: 25, errorRate: 0.2 }), versionStats('cnn', 1, { completed: 7 })],
+} satisfies Stats;
+
+const worker = {
+  workerId: 'w-cpu-1', hostname: 'box', device: 'cpu', pid: 1, startedAt: NOW, lastHeartbeatAt: NOW, modelsServed: ['mlp'],
+  modelsLoaded: [{ model: 'mlp', version: 2, provider: 'cpu', loadedAt: NOW }, { model: 'cnn', version: 1, provider: 'cpu', loadedAt: NOW }],
+  currentBatch: null, jobsSucceeded: 0, jobsFailed: 0, batches: 0, gpu: null,
+} satisfies WorkerStatus;
+
+const json = (status: number, body: unknown) =>
+  new Response(JSON.stringify(body), { status, headers: { 'content-type': status >= 400 ? 'application/problem+json' : 'application/json' } });
+
+/** The API as the page sees it: two versions of mlp, a 3:1 split, and a PUT that answers `putAnswer`. */
+function stubApi(principal: Principal, putAnswer: (routes: ModelRoute[]) => Response) {
+  let routes: ModelRoute[] = [{ version: 1, weight: 3 }, { version: 2, weight: 1 }];
+  const puts: ModelRoute[][] = [];
+  vi.stubGlobal('fetch', vi.fn(async (url: string, init?: RequestInit) => {
+    const path = decodeURIComponent(url.split('?')[0]!);
+    if (path === '/v1/me') return json(200, principal);
+    if (path === '/v1/stats') return json(200, stats);
+    if (path === '/v1/workers') return json(200, { items: [worker] });
+    if (path === '/v1/models/mlp') return json(200, { ...version(2, true), routing: routes });
+    if (path === '/v1/models/mlp/versions') return json(200, { items: [version(2, true), version(1)] });
+    if (path === '/v1/models/mlp/routing' && init?.method === 'PUT') {
+      const sent = (JSON.parse(String(init.body)) as { versions: ModelRoute[] }).versions;
+      puts.push(sent);
+      const answer = putAnswer(sent);
+      if (answer.ok) routes = sent;
+      return answer;
+    }
+    if (path === '/v1/models/mlp/routing') return json(200, { name: 'mlp', versions: routes, updatedAt: routes.length ? NOW : null });
+    return json(404, { type: 'about:blank', title: 'Not found', status: 404, code: 'NOT_FOUND' });
+  }));
+  return { puts };
+}
+
+function renderPage() {
+  const queryClient = new QueryClient({ defaultOptions: { queries: { retry: false }, mutations: { retry: false } } });
+  render(
+    <QueryClientProvider client={queryClient}>
+      <MemoryRouter initialEntries={['/models/mlp']}>
+        <Routes>
+          <Route path="/models/:name" element={<ModelDetailPage />} />
+        </Routes>
+      </MemoryRouter>
+    </QueryClientProvider>,
+  );
+}
+
+const reader: Principal = { keyId: '0190f4d2-7b3a-7cc1-8a1e-3f1c2b4d5e6f', scopes: ['jobs:read'], admin: false };
+const operator: Principal = { ...reader, scopes: ['jobs:read', 'models:write'] };
+const saved = (routes: ModelRoute[]) => json(200, { name: 'mlp', versions: routes, updatedAt: NOW });
+
+afterEach(() => {
+  cleanup();
+  vi.unstubAllGlobals();
+});
+
+describe('ModelDetailPage', () => {
+  it('shows versions, the split in percent, this model’s per-version figures and where it is loaded, read-only without models:write', async () => {
+    stubApi(reader, saved);
+    renderPage();
+    const routing = await screen.findByRole('table', { name: 'Routing table' });
+    expect(within(routing).getAllByRole('row').slice(1).map((r) => r.textContent)).toEqual(['v1375.0%', 'v2125.0%']);
+    expect(screen.queryByRole('button', { name: 'Save routing' })).toBeNull();
+    expect(screen.queryByLabelText('Weight of v1')).toBeNull();
+
+    const versions = await screen.findByRole('table', { name: 'Registered versions' });
+    expect(within(versions).getAllByRole('row')).toHaveLength(3);
+    expect(within(versions).getByText('v2').parentElement?.textContent).toContain('latest');
+    expect(screen.getAllByText('response cache on').length).toBeGreaterThan(0);
+    expect(within(versions).getByText('response cache off')).toBeTruthy();
+
+    const figures = await screen.findByRole('table', { name: 'Finished jobs per model version' });
+    expect(within(figures).getAllByRole('row').slice(1).map((r) => (r as HTMLTableRowElement).cells[0]?.textContent)).toEqual(['mlp:2', 'mlp:1']);
+    expect(within(figures).getByText('20.0%')).toBeTruthy();
+    expect(within(figures).queryByText('cnn:1')).toBeNull();
+
+    const workers = await screen.findByRole('table', { name: 'Workers with mlp loaded' });
+    expect(within(workers).getAllByRole('row')).toHaveLength(2);
+    expect(within(workers).getByText('w-cpu-1')).toBeTruthy();
+  });
+
+  it('saves a 50/50 split, and promotes or removes through the same Save', async () => {
+    const { puts } = stubApi(operator, saved);
+    renderPage();
+    fireEvent.change(await screen.findByLabelText('Weight of v1'), { target: { value: '50' } });
+    fireEvent.change(screen.getByLabelText('Weight of v2'), { target: { value: '50' } });
+    expect(screen.getByLabelText('Share of v1').textContent).toBe('50.0%');
+    expect(screen.getByRole('status').textContent).toBe('Unsaved changes');
+    fireEvent.click(screen.getByRole('button', { name: 'Save routing' }));
+    expect(await screen.findByText('Routing saved')).toBeTruthy();
+    expect(puts).toEqual([[{ version: 1, weight: 50 }, { version: 2, weight: 50 }]]);
+
+    fireEvent.click(screen.getByRole('button', { name: 'Promote v2' }));
+    expect((screen.getByLabelText('Weight of v1') as HTMLInputElement).value).toBe('');
+    expect(screen.getByLabelText('Share of v2').textContent).toBe('100.0%');
+    fireEvent.click(screen.getByRole('button', { name: 'Remove routing' }));
+    expect(screen.getByText(/No routing: .* latest version, v2/)).toBeTruthy();
+    fireEvent.click(screen.getByRole('button', { name: 'Save routing' }));
+    expect(await screen.findByText('Routing saved')).toBeTruthy();
+    expect(puts.at(-1)).toEqual([]);
+  });
+
+  it('shows the server’s problem detail when Save is refused, and keeps the draft', async () => {
+    const problem = { type: 'about:blank', title: 'Request validation failed', status: 400, code: 'VALIDATION_FAILED', detail: 'routing table: at least one weight must be above 0' };
+    stubApi(operator, () => json(400, problem));
+    renderPage();
+    fireEvent.change(await screen.findByLabelText('Weight of v1'), { target: { value: '0' } });
+    fireEvent.change(screen.getByLabelText('Weight of v2'), { target: { value: '0' } });
+    fireEvent.click(screen.getByRole('button', { name: 'Save routing' }));
+    const alert = await screen.findByRole('alert');
+    expect(alert.textContent).toContain('routing table: at least one weight must be above 0');
+    expect((screen.getByLabelText('Weight of v1') as HTMLInputElement).value).toBe('0');
+  });
+
+  it('checks weights are whole numbers before sending anything', async () => {
+    const { puts } = stubApi(operator, saved);
+    renderPage();
+    fireEvent.change(await screen.findByLabelText('Weight of v1'), { target: { value: '1.5' } });
+    expect(screen.getByRole('alert').textContent).toMatch(/Weight of v1: a whole number/);
+    expect((screen.getByRole('button', { name: 'Save routing' }) as HTMLButtonElement).disabled).toBe(true);
+    expect(puts).toEqual([]);
+  });
+});

@@ -1,0 +1,107 @@
+import { useState } from 'react';
+import { Link, useParams } from 'react-router';
+import type { Model } from '@inferq/contracts';
+import { isInferqError } from '@inferq/sdk';
+import { useMe } from '../api/queries/me.ts';
+import { useModel, useModelRouting, useModelVersions } from '../api/queries/models.ts';
+import { useStats } from '../api/queries/stats.ts';
+import { useWorkers } from '../api/queries/workers.ts';
+import { hasScope } from '../auth/permissions.ts';
+import { ModelVersionsTable, ResponseCacheBadge } from '../components/models/model-versions-table.tsx';
+import { ModelWorkers } from '../components/models/model-workers.tsx';
+import { RoutingEditor } from '../components/models/routing-editor.tsx';
+import { RoutingTable } from '../components/models/routing-table.tsx';
+import { ModelVersionTable } from '../components/overview/model-version-table.tsx';
+import { DEFAULT_STATS_WINDOW_MINUTES, StatsWindowSelect } from '../components/overview/stats-window-select.tsx';
+import { buttonStyles } from '../components/ui/button.tsx';
+import { Card } from '../components/ui/card.tsx';
+import { PageHeader } from '../components/ui/page-header.tsx';
+import { RelativeTime } from '../components/ui/relative-time.tsx';
+import { EmptyState, ErrorAlert, LoadingState } from '../components/ui/states.tsx';
+
+const backLink = <Link to="/models" className={buttonStyles({ variant: 'ghost', size: 'sm' })}>← Models</Link>;
+
+/** One model: its versions, how unversioned jobs are split between them, how each version performs, and where it is loaded. */
+export function ModelDetailPage() {
+  const { name = '' } = useParams();
+  const model = useModel(name);
+
+  if (model.isPending) return <><PageHeader title={name} actions={backLink} /><LoadingState label="Loading model…" /></>;
+  if (model.isError) {
+    const notFound = isInferqError(model.error) && (model.error.status === 404 || model.error.status === 400);
+    return (
+      <>
+        <PageHeader title={name} actions={backLink} />
+        {notFound ? <EmptyState title="Model not found">No model named {name} is registered.</EmptyState> : <ErrorAlert error={model.error} onRetry={() => void model.refetch()} />}
+      </>
+    );
+  }
+  return <ModelDetail latest={model.data} />;
+}
+
+function ModelDetail({ latest }: { latest: Model }) {
+  const { data: principal } = useMe();
+  const versions = useModelVersions(latest.name, latest.version);
+  const routing = useModelRouting(latest.name);
+  const workers = useWorkers();
+  const [windowMinutes, setWindowMinutes] = useState<number>(DEFAULT_STATS_WINDOW_MINUTES);
+  const stats = useStats(windowMinutes);
+  const versionStats = (stats.data?.models ?? []).filter((m) => m.model === latest.name).sort((a, b) => b.version - a.version);
+  const versionNumbers = Array.from({ length: latest.version }, (_, i) => latest.version - i);
+  const canRoute = hasScope(principal, 'models:write');
+
+  return (
+    <>
+      <PageHeader
+        title={latest.name}
+        description={
+          <span className="inline-flex flex-wrap items-center gap-2">
+            Latest v{latest.version}, registered <RelativeTime iso={latest.createdAt} />
+            <ResponseCacheBadge on={latest.responseCache} />
+          </span>
+        }
+        actions={
+          <>
+            {backLink}
+            {hasScope(principal, 'jobs:write') && <Link to={`/playground?model=${encodeURIComponent(latest.name)}`} className={buttonStyles({ size: 'sm' })}>Try it</Link>}
+          </>
+        }
+      />
+      <div className="space-y-6">
+        <Card title="Routing">
+          {routing.isPending && <LoadingState label="Loading routing…" />}
+          {routing.isError && <ErrorAlert error={routing.error} onRetry={() => void routing.refetch()} />}
+          {routing.data && (canRoute
+            ? <RoutingEditor name={latest.name} versions={versionNumbers} saved={routing.data.versions} />
+            : <RoutingTable routes={routing.data.versions} latestVersion={latest.version} />)}
+        </Card>
+
+        <section aria-labelledby="version-stats-heading" className="space-y-3">
+          <div className="flex flex-wrap items-end justify-between gap-3">
+            <div>
+              <h2 id="version-stats-heading" className="text-lg font-semibold">Per version</h2>
+              <p className="text-sm text-slate-600">
+                Finished jobs over the window, refreshed every 2 s{stats.data?.scope === 'key' && '; jobs of this API key only'}.
+              </p>
+            </div>
+            <StatsWindowSelect windowMinutes={windowMinutes} onChange={setWindowMinutes} />
+          </div>
+          {stats.isPending && <LoadingState label="Loading figures…" />}
+          {stats.isError && <ErrorAlert error={stats.error} onRetry={() => void stats.refetch()} />}
+          {stats.data && <ModelVersionTable models={versionStats} />}
+        </section>
+
+        <section aria-labelledby="versions-heading" className="space-y-3">
+          <h2 id="versions-heading" className="text-lg font-semibold">Versions</h2>
+          {versions.error ? <ErrorAlert error={versions.error} onRetry={() => void versions.refetch()} /> : versions.data ? <ModelVersionsTable versions={versions.data} /> : <LoadingState label="Loading versions…" />}
+        </section>
+
+        <Card title="Workers">
+          {workers.isPending && <LoadingState label="Loading workers…" />}
+          {workers.isError && !workers.data && <ErrorAlert error={workers.error} onRetry={() => void workers.refetch()} />}
+          {workers.data && <ModelWorkers name={latest.name} workers={workers.data} />}
+        </Card>
+      </div>
+    </>
+  );
+}
