@@ -59,6 +59,18 @@ export const NGINX: DebianBinary = {
     + 'install it (Debian/Ubuntu: `sudo apt-get install nginx`, macOS: `brew install nginx`).',
 };
 
+export const JQ: DebianBinary = {
+  names: ['jq'],
+  aptPackage: 'jq',
+  missingMessage: 'jq was not found on PATH. docs/api.md\'s curl walkthroughs, which a test runs, use it: install it (Debian/Ubuntu: `sudo apt-get install jq`, macOS: `brew install jq`).',
+};
+
+export const CURL: DebianBinary = {
+  names: ['curl'],
+  aptPackage: 'curl',
+  missingMessage: 'curl was not found on PATH. docs/api.md\'s walkthroughs, which a test runs, use it: install it (Debian/Ubuntu: `sudo apt-get install curl`).',
+};
+
 export const CHROMIUM: DebianBinary = {
   names: ['chromium', 'chromium-browser', 'google-chrome'],
   aptPackage: 'chromium',

@@ -1,4 +1,4 @@
-import type { Model, ModelRouting, ModelRoutingBody } from '@inferq/contracts';
+import type { Model, ModelRouting, ModelRoutingBody, Pooling } from '@inferq/contracts';
 import type { HttpClient } from './http.ts';
 
 export interface ModelUpload {
@@ -10,7 +10,11 @@ export interface ModelUpload {
   maxBatchDelayMs?: number;
   /** Answer jobs whose inputs equal an earlier succeeded job's with its stored result (deterministic models only). */
   responseCache?: boolean;
+  /** An encoder's Hugging Face tokenizer.json and embedding settings: the model then serves POST /v1/embeddings. */
+  embedding?: { tokenizer: Blob | Uint8Array; pooling?: Pooling; normalize?: boolean; output?: string; maxTokens?: number };
 }
+
+const toBlob = (bytes: Blob | Uint8Array, type: string): Blob => (bytes instanceof Blob ? bytes : new Blob([bytes as Uint8Array<ArrayBuffer>], { type }));
 
 export interface ModelsApi {
   /** The latest version of each model. */
@@ -29,15 +33,15 @@ export interface ModelsApi {
   setRouting(name: string, versions: ModelRoutingBody['versions']): Promise<ModelRouting>;
 }
 
-function toFormData({ name, file, maxBatchSize, maxBatchDelayMs, responseCache }: ModelUpload): FormData {
+function toFormData({ name, file, maxBatchSize, maxBatchDelayMs, responseCache, embedding }: ModelUpload): FormData {
   const form = new FormData();
-  form.set('name', name);
-  if (maxBatchSize !== undefined) form.set('maxBatchSize', String(maxBatchSize));
-  if (maxBatchDelayMs !== undefined) form.set('maxBatchDelayMs', String(maxBatchDelayMs));
-  if (responseCache !== undefined) form.set('responseCache', String(responseCache));
-  // The file goes last so the server has the text fields before it streams the bytes.
-  const blob = file instanceof Blob ? file : new Blob([file as Uint8Array<ArrayBuffer>], { type: 'application/octet-stream' });
-  form.set('file', blob, `${name}.onnx`);
+  const fields = {
+    name, maxBatchSize, maxBatchDelayMs, responseCache,
+    pooling: embedding?.pooling, normalize: embedding?.normalize, embeddingOutput: embedding?.output, maxTokens: embedding?.maxTokens,
+  };
+  for (const [field, value] of Object.entries(fields)) if (value !== undefined) form.set(field, String(value));
+  if (embedding) form.set('tokenizer', toBlob(embedding.tokenizer, 'application/json'), 'tokenizer.json');
+  form.set('file', toBlob(file, 'application/octet-stream'), `${name}.onnx`);
   return form;
 }
 

@@ -56,6 +56,11 @@ describe('inferq CLI', () => {
     const cached = await inferqJson<{ responseCache: boolean }>('models', 'push', demoModel('mlp').path, '--name', 'mlp-cached', '--response-cache');
     expect(cached.responseCache).toBe(true);
     expect((await inferq('models', 'list')).stdout).toMatch(/^mlp-cached:1 .* cached /m);
+    const encoder = await inferqJson<{ embedding: { pooling: string; normalize: boolean; maxTokens: number } }>(
+      'models', 'push', demoModel('transformer').path, '--name', 'encoder', '--tokenizer', demoModel('transformer').tokenizerPath!, '--pooling', 'cls', '--no-normalize', '--max-tokens', '64',
+    );
+    expect(encoder.embedding).toMatchObject({ pooling: 'cls', normalize: false, maxTokens: 64 });
+    expect((await inferq('models', 'push', demoModel('mlp').path, '--pooling', 'mean')).code).toBe(2);
     await stack.startWorker();
   });
 
