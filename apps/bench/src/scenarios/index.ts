@@ -5,7 +5,8 @@ import { submitLatency } from './3-submit-latency.ts';
 import { priorityIsolation } from './4-priority-isolation.ts';
 import { depth } from './5-depth.ts';
 import { batchSizeSweep } from './6-batch-size-sweep.ts';
+import { embeddingsAndCache } from './7-embeddings-and-cache.ts';
 import { soak } from './soak.ts';
 
 /** Every scenario, in report order. */
-export const SCENARIOS: Scenario[] = [batchingEfficiency, queueOverhead, submitLatency, priorityIsolation, depth, batchSizeSweep, soak];
+export const SCENARIOS: Scenario[] = [batchingEfficiency, queueOverhead, submitLatency, priorityIsolation, depth, batchSizeSweep, embeddingsAndCache, soak];
