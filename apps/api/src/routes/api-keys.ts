@@ -25,7 +25,7 @@ export const apiKeysRoutes: FastifyPluginAsyncTypebox<{ keys: ApiKeysService }> 
 
   app.get('/v1/keys', {
     config: { scope: 'admin' },
-    schema: { tags: ['keys'], summary: 'List API keys (admin)', response: { 200: Type.Object({ items: Type.Array(ApiKeySchema) }), ...problemResponses(401, 403) } },
+    schema: { tags: ['keys'], summary: 'List API keys (admin)', response: { 200: Type.Object({ items: Type.Array(ApiKeySchema) }, { examples: [{ items: ApiKeySchema.examples }] }), ...problemResponses(401, 403) } },
   }, async () => ({ items: (await keys.listKeys()).map(toApiKey) }));
 
   app.post('/v1/keys/:id/revoke', {

@@ -4,16 +4,25 @@ import { listLatestModels, type Pool } from '@inferq/db';
 import { listServedModels, readMaxmemoryPolicy, type JobProducer, type Redis } from '@inferq/queue';
 
 const checkSchema = (description?: string) => Type.Object({ ok: Type.Boolean(), detail: Type.Optional(Type.String()) }, { description });
-const ReadySchema = Type.Object({
-  status: Type.Union([Type.Literal('ok'), Type.Literal('degraded')], { description: '`degraded` when any check fails' }),
-  checks: Type.Object({
-    postgres: checkSchema(),
-    redis: checkSchema(),
-    redisEvictionPolicy: Type.Optional(checkSchema('BullMQ needs maxmemory-policy noeviction')),
-    workers: Type.Optional(checkSchema('Every registered model has a live worker')),
-  }),
-  modelsWithoutWorker: Type.Array(Type.String(), { description: 'Models whose jobs wait because no live worker serves them' }),
-});
+const ReadySchema = Type.Object(
+  {
+    status: Type.Union([Type.Literal('ok'), Type.Literal('degraded')], { description: '`degraded` when any check fails' }),
+    checks: Type.Object({
+      postgres: checkSchema(),
+      redis: checkSchema(),
+      redisEvictionPolicy: Type.Optional(checkSchema('BullMQ needs maxmemory-policy noeviction')),
+      workers: Type.Optional(checkSchema('Every registered model has a live worker')),
+    }),
+    modelsWithoutWorker: Type.Array(Type.String(), { description: 'Models whose jobs wait because no live worker serves them' }),
+  },
+  {
+    examples: [{
+      status: 'degraded',
+      checks: { postgres: { ok: true }, redis: { ok: true }, redisEvictionPolicy: { ok: true }, workers: { ok: false, detail: 'no live worker serves transformer' } },
+      modelsWithoutWorker: ['transformer'],
+    }],
+  },
+);
 
 type Check = Static<ReturnType<typeof checkSchema>>;
 
@@ -46,7 +55,7 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ pool: Pool; redis: Redis;
     }
   }
 
-  app.get('/healthz', { schema: { tags: ['health'], summary: 'Liveness', response: { 200: Type.Object({ status: Type.Literal('ok') }) } } }, async () => ({ status: 'ok' as const }));
+  app.get('/healthz', { schema: { tags: ['health'], summary: 'Liveness', response: { 200: Type.Object({ status: Type.Literal('ok') }, { examples: [{ status: 'ok' }] }) } } }, async () => ({ status: 'ok' as const }));
   app.get('/readyz', {
     schema: {
       tags: ['health'],

@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { StringEnum } from '../string-enum.ts';
+import { EXAMPLE_KEY_ID, EXAMPLE_REQUEST_ID } from './examples.ts';
 import { FiniteInteger } from './request-values.ts';
 
 /** What the audit log records: every admin action. */
@@ -31,7 +32,23 @@ export const ListAuditQuerySchema = Type.Object(
 );
 export type ListAuditQuery = Static<typeof ListAuditQuerySchema>;
 
-export const AuditListSchema = Type.Object({
-  items: Type.Array(AuditEntrySchema),
-  nextCursor: Type.Union([Type.String(), Type.Null()]),
-});
+export const AuditListSchema = Type.Object(
+  {
+    items: Type.Array(AuditEntrySchema),
+    nextCursor: Type.Union([Type.String(), Type.Null()]),
+  },
+  {
+    // A page of one (`limit=1`), so there is a next page to point at.
+    examples: [{
+      items: [{
+        id: 42,
+        actorKeyId: EXAMPLE_KEY_ID,
+        action: 'model:routed',
+        resource: 'models/mlp',
+        details: { requestId: EXAMPLE_REQUEST_ID, versions: [{ version: 1, weight: 90 }, { version: 2, weight: 10 }] },
+        createdAt: '2025-06-02T09:00:00.000Z',
+      }],
+      nextCursor: 'NDI',
+    }],
+  },
+);

@@ -41,20 +41,34 @@ export const EmbeddingsBodySchema = Type.Object(
     dimensions: Type.Optional(FiniteInteger({ minimum: 1, maximum: 65_536, description: 'Keep the first N values (renormalised when the model normalises): for Matryoshka-trained models' })),
     user: Type.Optional(Type.String({ maxLength: 256, description: 'Accepted for compatibility; not used' })),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ model: 'transformer', input: ['the quick brown fox', 'hello world'], dimensions: 4 }] },
 );
 export type EmbeddingsBody = Static<typeof EmbeddingsBodySchema>;
 
-export const EmbeddingsResponseSchema = Type.Object({
-  object: Type.Literal('list'),
-  data: Type.Array(Type.Object({
-    object: Type.Literal('embedding'),
-    index: Type.Integer(),
-    embedding: Type.Union([Type.Array(Type.Number()), Type.String()]),
-  })),
-  model: Type.String({ description: 'The exact version that served every text: `name:version`' }),
-  usage: Type.Object({ prompt_tokens: Type.Integer(), total_tokens: Type.Integer() }),
-});
+export const EmbeddingsResponseSchema = Type.Object(
+  {
+    object: Type.Literal('list'),
+    data: Type.Array(Type.Object({
+      object: Type.Literal('embedding'),
+      index: Type.Integer(),
+      embedding: Type.Union([Type.Array(Type.Number()), Type.String()]),
+    })),
+    model: Type.String({ description: 'The exact version that served every text: `name:version`' }),
+    usage: Type.Object({ prompt_tokens: Type.Integer(), total_tokens: Type.Integer() }),
+  },
+  {
+    // The answer to the body's example, which asks for 4 dimensions.
+    examples: [{
+      object: 'list',
+      data: [
+        { object: 'embedding', index: 0, embedding: [0.512, -0.371, 0.694, 0.348] },
+        { object: 'embedding', index: 1, embedding: [-0.208, 0.655, 0.402, -0.603] },
+      ],
+      model: 'transformer:1',
+      usage: { prompt_tokens: 10, total_tokens: 10 },
+    }],
+  },
+);
 export type EmbeddingsResponse = Static<typeof EmbeddingsResponseSchema>;
 
 export const EmbeddingsHeadersSchema = Type.Object({ 'x-routing-key': Type.Optional(RoutingKeyHeaderSchema) });

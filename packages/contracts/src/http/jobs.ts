@@ -2,6 +2,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { JOB_STATUSES, PRIORITIES } from '../job-status.ts';
 import { InputTensorSchema, OutputTensorSchema } from '../tensors.ts';
 import { StringEnum } from '../string-enum.ts';
+import { EXAMPLE_JOB_ID, EXAMPLE_TIME } from './examples.ts';
 import { DateTimeInput, FiniteInteger, StorableText, storableTextPattern } from './request-values.ts';
 
 const Uuid = Type.String({ format: 'uuid' });
@@ -21,7 +22,20 @@ export const SubmitJobBodySchema = Type.Object(
       { additionalProperties: false },
     )),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    // "hello world" for the demo transformer encoder ([CLS] hello world [SEP] in its tokenizer): valid as written.
+    examples: [{
+      model: 'transformer',
+      inputs: [
+        { name: 'input_ids', datatype: 'INT64', shape: [1, 4], data: [2, 516, 209, 3] },
+        { name: 'attention_mask', datatype: 'INT64', shape: [1, 4], data: [1, 1, 1, 1] },
+      ],
+      priority: 'high',
+      metadata: { team: 'search' },
+      webhook: { url: 'https://hooks.example.com/inferq' },
+    }],
+  },
 );
 export type SubmitJobBody = Static<typeof SubmitJobBodySchema>;
 
@@ -51,6 +65,8 @@ export function preferredWaitSeconds(prefer: string | undefined): number | undef
 
 export const JobLinksSchema = Type.Object({ self: Type.String(), cancel: Type.String() });
 
+const exampleLinks = { self: `/v1/jobs/${EXAMPLE_JOB_ID}`, cancel: `/v1/jobs/${EXAMPLE_JOB_ID}/cancel` };
+
 export const TensorSummarySchema = Type.Object({
   name: Type.String(),
   datatype: Type.String(),
@@ -62,14 +78,40 @@ export type TensorSummary = Static<typeof TensorSummarySchema>;
 /** `GET /v1/jobs/:id/inputs/:index` and `/outputs/:index`: the raw little-endian bytes of one tensor. */
 export const TensorParamsSchema = Type.Object({ id: Type.String({ format: 'uuid' }), index: FiniteInteger({ minimum: 0, maximum: 63 }) });
 
-export const JobAcceptedSchema = Type.Object({
-  id: Uuid,
-  status: StatusSchema,
-  links: JobLinksSchema,
-});
+export const JobAcceptedSchema = Type.Object(
+  {
+    id: Uuid,
+    status: StatusSchema,
+    links: JobLinksSchema,
+  },
+  { examples: [{ id: EXAMPLE_JOB_ID, status: 'queued', links: exampleLinks }] },
+);
 export type JobAccepted = Static<typeof JobAcceptedSchema>;
 
 export const JobErrorSchema = Type.Object({ code: Type.String(), message: Type.String() });
+
+/** A finished job of the demo mlp (features FP32 [1, 64] → logits FP32 [1, 16]) as the job list shows it: no tensors. */
+const exampleJobSummary = {
+  id: EXAMPLE_JOB_ID,
+  model: 'mlp',
+  modelVersion: 2,
+  priority: 'normal',
+  status: 'succeeded',
+  createdAt: EXAMPLE_TIME,
+  startedAt: '2025-06-02T09:30:00.004Z',
+  finishedAt: '2025-06-02T09:30:00.007Z',
+  queueMs: 4,
+  inferMs: 1.8,
+  batchSize: 8,
+  attempts: 1,
+  cacheHit: false,
+  error: null,
+  metadata: { team: 'search' },
+  deadline: null,
+  webhookUrl: null,
+  links: exampleLinks,
+};
+const exampleLogits = [0.91, -1.24, 0.07, 2.35, -0.48, 0.66, -2.01, 1.12, 0.3, -0.95, 0.58, -0.17, 1.73, -1.6, 0.42, 0.04];
 
 export const JobSchema = Type.Object(
   {
@@ -94,7 +136,14 @@ export const JobSchema = Type.Object(
     webhookUrl: Type.Union([Type.String(), Type.Null()]),
     links: JobLinksSchema,
   },
-  { $id: 'Job' },
+  {
+    $id: 'Job',
+    examples: [{
+      ...exampleJobSummary,
+      inputs: [{ name: 'features', datatype: 'FP32', shape: [1, 64], bytes: 256 }],
+      outputs: [{ name: 'logits', datatype: 'FP32', shape: [1, 16], data: exampleLogits, bytes: 64 }],
+    }],
+  },
 );
 export type Job = Static<typeof JobSchema>;
 
@@ -118,10 +167,14 @@ export const ListJobsQuerySchema = Type.Object(
 );
 export type ListJobsQuery = Static<typeof ListJobsQuerySchema>;
 
-export const JobListSchema = Type.Object({
-  items: Type.Array(Type.Omit(JobSchema, ['outputs'])),
-  nextCursor: Type.Union([Type.String(), Type.Null()]),
-});
+export const JobListSchema = Type.Object(
+  {
+    // Omit keeps Job's example, outputs and all: the summary's own replaces it.
+    items: Type.Array(Type.Omit(JobSchema, ['outputs'], { examples: [exampleJobSummary] })),
+    nextCursor: Type.Union([Type.String(), Type.Null()]),
+  },
+  { examples: [{ items: [exampleJobSummary], nextCursor: 'MjAyNS0wNi0wMlQwOTozMDowMC4wMDBafDAxOTBhMWIyLTdjM2QtN2U0Zi04YTViLTZjN2Q4ZTlmMGExYg' }] },
+);
 export type JobList = Static<typeof JobListSchema>;
 
 /** `GET /v1/jobs/:id/events`: `Last-Event-ID` is the id of the last event the client saw (EventSource sends it on reconnect). */

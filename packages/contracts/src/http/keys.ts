@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { StringEnum } from '../string-enum.ts';
+import { EXAMPLE_KEY_ID } from './examples.ts';
 import { FiniteInteger, StorableText } from './request-values.ts';
 
 export const Scope = {
@@ -18,27 +19,46 @@ export const CreateKeyBodySchema = Type.Object(
     scopes: Type.Optional(Type.Array(ScopeSchema, { uniqueItems: true, default: ['jobs:read', 'jobs:write'] })),
     rateLimitPerMin: Type.Optional(FiniteInteger({ minimum: 1, maximum: 10_000_000, description: "Requests per minute this key may make; omitted: the server's default (RATE_LIMIT_PER_MIN)" })),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ name: 'search-team', scopes: ['jobs:read', 'jobs:write'], rateLimitPerMin: 600 }] },
 );
+
+const exampleKey = {
+  id: EXAMPLE_KEY_ID,
+  name: 'search-team',
+  prefix: 'Xk4pQ2mN8rTa',
+  scopes: ['jobs:read', 'jobs:write'],
+  rateLimitPerMin: 600,
+  createdAt: '2025-06-01T08:00:00.000Z',
+  revokedAt: null,
+};
 export type CreateKeyBody = Static<typeof CreateKeyBodySchema>;
 
-export const ApiKeySchema = Type.Object({
-  id: Type.String({ format: 'uuid' }),
-  name: Type.String(),
-  prefix: Type.String({ description: 'The visible start of the key' }),
-  scopes: Type.Array(ScopeSchema),
-  rateLimitPerMin: Type.Union([Type.Integer(), Type.Null()], { description: "Requests per minute; null: the server's default" }),
-  createdAt: Type.String({ format: 'date-time' }),
-  revokedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
-});
+export const ApiKeySchema = Type.Object(
+  {
+    id: Type.String({ format: 'uuid' }),
+    name: Type.String(),
+    prefix: Type.String({ description: 'The visible start of the key' }),
+    scopes: Type.Array(ScopeSchema),
+    rateLimitPerMin: Type.Union([Type.Integer(), Type.Null()], { description: "Requests per minute; null: the server's default" }),
+    createdAt: Type.String({ format: 'date-time' }),
+    revokedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  },
+  { examples: [exampleKey] },
+);
 export type ApiKey = Static<typeof ApiKeySchema>;
 
-export const CreatedKeySchema = Type.Composite([ApiKeySchema, Type.Object({ secret: Type.String({ description: 'Shown once' }) })]);
+export const CreatedKeySchema = Type.Composite(
+  [ApiKeySchema, Type.Object({ secret: Type.String({ description: 'Shown once' }) })],
+  { examples: [{ ...exampleKey, secret: 'iq_Xk4pQ2mN8rTa_f3Jq9LwZ2bVn7RcY5tHd1KmP8sXe4GuA' }] },
+);
 
 /** `GET /v1/me`: who the caller's key is, so a client can show what it may do. */
-export const PrincipalSchema = Type.Object({
-  keyId: Type.String({ format: 'uuid' }),
-  scopes: Type.Array(ScopeSchema),
-  admin: Type.Boolean(),
-});
+export const PrincipalSchema = Type.Object(
+  {
+    keyId: Type.String({ format: 'uuid' }),
+    scopes: Type.Array(ScopeSchema),
+    admin: Type.Boolean(),
+  },
+  { examples: [{ keyId: EXAMPLE_KEY_ID, scopes: ['jobs:read', 'jobs:write'], admin: false }] },
+);
 export type Principal = Static<typeof PrincipalSchema>;

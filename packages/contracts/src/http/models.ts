@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { ModelSignatureSchema } from '../signature.ts';
 import { StringEnum } from '../string-enum.ts';
+import { EXAMPLE_TIME } from './examples.ts';
 import { FiniteInteger } from './request-values.ts';
 import { EmbeddingSettingsSchema, POOLINGS } from './embeddings.ts';
 
@@ -17,6 +18,25 @@ export const ModelRouteSchema = Type.Object({
 });
 export type ModelRoute = Static<typeof ModelRouteSchema>;
 
+/** A canary: version 2 of the demo mlp takes a tenth of the jobs that name no version. */
+const exampleRoutes = [{ version: 1, weight: 90 }, { version: 2, weight: 10 }];
+/** The demo mlp: features FP32 [N, 64] → logits FP32 [N, 16]. */
+const exampleModel = {
+  name: 'mlp',
+  version: 2,
+  sha256: '7db1bc876b3f27394cdf5d3b44f8982c0ca724156528b275fd836abc89c7cb5e',
+  sizeBytes: 346683,
+  signature: {
+    inputs: [{ name: 'features', datatype: 'FP32', shape: [-1, 64] }],
+    outputs: [{ name: 'logits', datatype: 'FP32', shape: [-1, 16] }],
+    batchable: true,
+  },
+  batching: { maxBatchSize: 32, maxBatchDelayMs: 5 },
+  responseCache: false,
+  createdAt: '2025-06-01T08:15:00.000Z',
+  routing: exampleRoutes,
+};
+
 export const ModelSchema = Type.Object(
   {
     name: Type.String(),
@@ -30,11 +50,11 @@ export const ModelSchema = Type.Object(
     createdAt: Type.String({ format: 'date-time' }),
     routing: Type.Optional(Type.Array(ModelRouteSchema, { description: "The model's routing table (GET /v1/models/:name/routing); empty when unversioned jobs go to the latest version" })),
   },
-  { $id: 'Model' },
+  { $id: 'Model', examples: [exampleModel] },
 );
 export type Model = Static<typeof ModelSchema>;
 
-export const ModelListSchema = Type.Object({ items: Type.Array(ModelSchema) });
+export const ModelListSchema = Type.Object({ items: Type.Array(ModelSchema) }, { examples: [{ items: [exampleModel] }] });
 /** `:name` of GET /v1/models/:name: a model name, or `name:version` for one version. */
 export const ModelParamsSchema = Type.Object({ name: Type.String({ pattern: '^[a-z0-9][a-z0-9._-]{0,62}(:[1-9][0-9]{0,8})?$' }) });
 
@@ -72,13 +92,16 @@ export const ModelRouteInputSchema = Type.Object(
 /** PUT /v1/models/:name/routing: the whole new table. An empty list removes routing (jobs go to the latest version). */
 export const ModelRoutingBodySchema = Type.Object(
   { versions: Type.Array(ModelRouteInputSchema, { maxItems: 32, description: 'Distinct registered versions, weights summing to more than 0; [] for no routing' }) },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ versions: exampleRoutes }] },
 );
 export type ModelRoutingBody = Static<typeof ModelRoutingBodySchema>;
 
-export const ModelRoutingSchema = Type.Object({
-  name: Type.String(),
-  versions: Type.Array(ModelRouteSchema, { description: 'By version; empty when there is no routing' }),
-  updatedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'When the table was last set; null when it is empty' }),
-});
+export const ModelRoutingSchema = Type.Object(
+  {
+    name: Type.String(),
+    versions: Type.Array(ModelRouteSchema, { description: 'By version; empty when there is no routing' }),
+    updatedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'When the table was last set; null when it is empty' }),
+  },
+  { examples: [{ name: 'mlp', versions: exampleRoutes, updatedAt: EXAMPLE_TIME }] },
+);
 export type ModelRouting = Static<typeof ModelRoutingSchema>;

@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { EXAMPLE_REQUEST_ID } from './examples.ts';
 
 /** RFC 9457 problem details, with inferq's stable `code`. Every 4xx/5xx body has this shape. */
 export const ProblemSchema = Type.Object(
@@ -13,7 +14,19 @@ export const ProblemSchema = Type.Object(
       Type.Array(Type.Object({ pointer: Type.String(), code: Type.String(), detail: Type.String() })),
     ),
   },
-  { $id: 'Problem', description: 'RFC 9457 problem details' },
+  {
+    $id: 'Problem',
+    description: 'RFC 9457 problem details',
+    examples: [{
+      type: 'https://inferq.dev/problems/input-shape-mismatch',
+      title: 'An input has the wrong shape',
+      status: 400,
+      code: 'INPUT_SHAPE_MISMATCH',
+      detail: 'input "features" must have shape [?,64], got [1,4]',
+      instance: EXAMPLE_REQUEST_ID,
+      errors: [{ pointer: '/inputs/0/shape', code: 'INPUT_SHAPE_MISMATCH', detail: 'input "features" must have shape [?,64], got [1,4]' }],
+    }],
+  },
 );
 export type Problem = Static<typeof ProblemSchema>;
 

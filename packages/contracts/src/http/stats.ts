@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { EXAMPLE_TIME } from './examples.ts';
 import { FiniteInteger } from './request-values.ts';
 
 const Nullable = <T extends ReturnType<typeof Type.Number>>(t: T) => Type.Union([t, Type.Null()]);
@@ -67,6 +68,29 @@ export const StatsPointSchema = Type.Object({
 });
 export type StatsPoint = Static<typeof StatsPointSchema>;
 
+const exampleLatency = { queueMsP50: 3, queueMsP95: 11, queueMsP99: 24, inferMsP50: 1.8, inferMsP95: 3.9, inferMsP99: 6.2 };
+const exampleBreakdown = { completedPerSec: 41.2, completed: 2472, failed: 1, errorRate: 0.0004, ...exampleLatency, avgBatchSize: 7.6 };
+/** A minute-long window, so one point of the series: longer windows have one per minute. */
+const exampleStats = {
+  generatedAt: '2025-06-02T09:31:00.000Z',
+  windowMinutes: 1,
+  scope: 'all',
+  submittedPerSec: 42.5,
+  completedPerSec: 41.2,
+  failedPerSec: 0.017,
+  errorRate: 0.0004,
+  avgBatchSize: 7.6,
+  ...exampleLatency,
+  workersOnline: 1,
+  queues: [{ model: 'mlp', high: 0, normal: 14, low: 3, active: 8, delayed: 0, workers: 1, oldestQueuedS: 0.35 }],
+  models: [{ model: 'mlp', version: 2, ...exampleBreakdown }],
+  workers: [{ workerId: 'gpu-node-1-cuda0-4242', ...exampleBreakdown }],
+  series: [{
+    at: EXAMPLE_TIME, submitted: 2550, completed: 2472, failed: 1,
+    queueMsP50: 3, queueMsP95: 11, inferMsP50: 1.8, inferMsP95: 3.9, avgBatchSize: 7.6,
+  }],
+};
+
 export const StatsSchema = Type.Object(
   {
     generatedAt: Type.String({ format: 'date-time' }),
@@ -84,6 +108,6 @@ export const StatsSchema = Type.Object(
     workers: Type.Array(WorkerStatsSchema, { description: 'Per worker that finished jobs in the window' }),
     series: Type.Array(StatsPointSchema),
   },
-  { $id: 'Stats' },
+  { $id: 'Stats', examples: [exampleStats] },
 );
 export type Stats = Static<typeof StatsSchema>;

@@ -16,14 +16,17 @@ export const V2ModelVersionParamsSchema = Type.Object({
   version: Type.String({ pattern: '^[1-9][0-9]{0,8}$', description: 'A model version number, as the protocol names it: a string' }),
 });
 
-export const V2LiveSchema = Type.Object({ live: Type.Boolean() });
-export const V2ReadySchema = Type.Object({ ready: Type.Boolean() });
+export const V2LiveSchema = Type.Object({ live: Type.Boolean() }, { examples: [{ live: true }] });
+export const V2ReadySchema = Type.Object({ ready: Type.Boolean() }, { examples: [{ ready: true }] });
 
-export const V2ServerMetadataSchema = Type.Object({
-  name: Type.String(),
-  version: Type.String(),
-  extensions: Type.Array(Type.String()),
-});
+export const V2ServerMetadataSchema = Type.Object(
+  {
+    name: Type.String(),
+    version: Type.String(),
+    extensions: Type.Array(Type.String()),
+  },
+  { examples: [{ name: 'inferq', version: '0.1.0', extensions: [] }] },
+);
 
 const MetadataTensorSchema = Type.Object({
   name: Type.String(),
@@ -31,13 +34,24 @@ const MetadataTensorSchema = Type.Object({
   shape: Type.Array(Type.Integer(), { description: '-1 for a dynamic dimension' }),
 });
 
-export const V2ModelMetadataSchema = Type.Object({
-  name: Type.String(),
-  versions: Type.Array(Type.String()),
-  platform: Type.String(),
-  inputs: Type.Array(MetadataTensorSchema),
-  outputs: Type.Array(MetadataTensorSchema),
-});
+export const V2ModelMetadataSchema = Type.Object(
+  {
+    name: Type.String(),
+    versions: Type.Array(Type.String()),
+    platform: Type.String(),
+    inputs: Type.Array(MetadataTensorSchema),
+    outputs: Type.Array(MetadataTensorSchema),
+  },
+  {
+    examples: [{
+      name: 'mlp',
+      versions: ['1', '2'],
+      platform: 'onnxruntime_onnx',
+      inputs: [{ name: 'features', datatype: 'FP32', shape: [-1, 64] }],
+      outputs: [{ name: 'logits', datatype: 'FP32', shape: [-1, 16] }],
+    }],
+  },
+);
 
 export const V2InferInputSchema = Type.Object(
   {
@@ -60,21 +74,44 @@ export const V2InferBodySchema = Type.Object(
       { maxItems: 64, description: 'Only these outputs are returned; all of them when absent' },
     )),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    // "hello world" for the demo transformer encoder ([CLS] hello world [SEP] in its tokenizer): valid as written.
+    examples: [{
+      id: 'req-42',
+      parameters: { priority: 'high' },
+      inputs: [
+        { name: 'input_ids', datatype: 'INT64', shape: [1, 4], data: [2, 516, 209, 3] },
+        { name: 'attention_mask', datatype: 'INT64', shape: [1, 4], data: [1, 1, 1, 1] },
+      ],
+      outputs: [{ name: 'pooled' }],
+    }],
+  },
 );
 export type V2InferBody = Static<typeof V2InferBodySchema>;
 
-export const V2InferResponseSchema = Type.Object({
-  model_name: Type.String(),
-  model_version: Type.String(),
-  id: Type.String({ description: 'The request `id`, else the job id' }),
-  outputs: Type.Array(Type.Object({
-    name: Type.String(),
-    datatype: Type.String(),
-    shape: Type.Array(Type.Integer()),
-    data: Type.Array(Type.Union([Type.Number(), Type.Boolean(), Type.String()]), { description: 'Row-major, flat; INT64 and UINT64 beyond 2^53 are strings' }),
-  })),
-});
+export const V2InferResponseSchema = Type.Object(
+  {
+    model_name: Type.String(),
+    model_version: Type.String(),
+    id: Type.String({ description: 'The request `id`, else the job id' }),
+    outputs: Type.Array(Type.Object({
+      name: Type.String(),
+      datatype: Type.String(),
+      shape: Type.Array(Type.Integer()),
+      data: Type.Array(Type.Union([Type.Number(), Type.Boolean(), Type.String()]), { description: 'Row-major, flat; INT64 and UINT64 beyond 2^53 are strings' }),
+    })),
+  },
+  {
+    description: "The requested outputs, flat and row-major. The example's `pooled` is cut to 4 values: the demo transformer's is [1, 64].",
+    examples: [{
+      model_name: 'transformer',
+      model_version: '1',
+      id: 'req-42',
+      outputs: [{ name: 'pooled', datatype: 'FP32', shape: [1, 4], data: [0.132, -0.587, 0.301, 0.044] }],
+    }],
+  },
+);
 export type V2InferResponse = Static<typeof V2InferResponseSchema>;
 
 /** Problem details plus the protocol's `{ "error": "..." }` member, so v2 clients and RFC 9457 clients both read it. */

@@ -3,6 +3,27 @@ import { StringEnum } from '../string-enum.ts';
 
 const DateTime = Type.String({ format: 'date-time' });
 
+/** A GPU worker serving the demo mlp, mid-batch. */
+const exampleWorker = {
+  workerId: 'gpu-node-1-cuda0-4242',
+  hostname: 'gpu-node-1',
+  device: 'cuda:0',
+  pid: 4242,
+  startedAt: '2025-06-02T08:00:00.000Z',
+  lastHeartbeatAt: '2025-06-02T09:30:58.000Z',
+  modelsServed: ['mlp'],
+  modelsLoaded: [{ model: 'mlp', version: 2, provider: 'cuda', loadedAt: '2025-06-02T08:00:03.000Z', lastUsedAt: '2025-06-02T09:30:58.000Z' }],
+  modelEvents: [
+    { model: 'mlp', version: 2, event: 'loaded', at: '2025-06-02T08:00:03.000Z', ms: 2480 },
+    { model: 'mlp', version: 2, event: 'warmed', at: '2025-06-02T08:00:03.200Z', ms: 190 },
+  ],
+  currentBatch: { model: 'mlp', size: 8, startedAt: '2025-06-02T09:30:58.100Z' },
+  jobsSucceeded: 91250,
+  jobsFailed: 3,
+  batches: 12010,
+  gpu: { name: 'NVIDIA H100 80GB HBM3', utilizationPercent: 37, memoryUsedMiB: 2210, memoryTotalMiB: 81559 },
+};
+
 export const LoadedModelSchema = Type.Object({
   model: Type.String(),
   version: Type.Integer(),
@@ -55,8 +76,8 @@ export const WorkerSchema = Type.Object(
     batches: Type.Integer(),
     gpu: Type.Union([GpuStatusSchema, Type.Null()], { description: 'Null when the worker cannot read GPU figures' }),
   },
-  { $id: 'Worker' },
+  { $id: 'Worker', examples: [exampleWorker] },
 );
 export type WorkerStatus = Static<typeof WorkerSchema>;
 
-export const WorkerListSchema = Type.Object({ items: Type.Array(WorkerSchema) });
+export const WorkerListSchema = Type.Object({ items: Type.Array(WorkerSchema) }, { examples: [{ items: [exampleWorker] }] });
