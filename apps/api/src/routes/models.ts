@@ -28,6 +28,7 @@ export const modelsRoutes: FastifyPluginAsyncTypebox<{ models: ModelsService; up
       for await (const part of request.parts({ limits: { fileSize: uploadLimitBytes, files: 2, fields: 10 } })) {
         if (part.type === 'file') {
           if (part.fieldname !== 'file' && part.fieldname !== 'tokenizer') throw new AppError('VALIDATION_FAILED', `unexpected file field "${part.fieldname}"; use "file" (and "tokenizer")`);
+          if (files[part.fieldname]) throw new AppError('VALIDATION_FAILED', `the "${part.fieldname}" part is given twice`);
           files[part.fieldname] = await part.toBuffer();
         } else fields[part.fieldname] = String(part.value);
       }

@@ -262,6 +262,32 @@ const putRouting: Gen = (w) => {
   );
 };
 
+/**
+ * POST /v1/embeddings. No model here was registered with a tokenizer, so a
+ * well-formed request is still refused (MODEL_NOT_EMBEDDING, or the model is
+ * unknown); malformed ones must be refused before that, never with a 5xx.
+ */
+const embeddings: Gen = (w) => {
+  const post = (payload: string, expect: FuzzCase['expect'], label: string, headers: Record<string, string> = JSON_TYPE): FuzzCase =>
+    ({ method: 'POST', url: '/v1/embeddings', headers, payload, expect, as: 'fuzzer', label });
+  const model = fc.oneof(fc.constantFrom('mlp', 'transformer', 'transformer:1', w.otherModelName, 'nope'), hostileString);
+  const input = fc.oneof(hostileString, fc.array(hostileString, { minLength: 1, maxLength: 4 }), fc.array(fc.nat(2_000), { minLength: 1, maxLength: 8 }), fc.array(fc.array(fc.nat(2_000), { minLength: 1, maxLength: 4 }), { minLength: 1, maxLength: 3 }));
+  const bad = fc.oneof(
+    fc.constant({ what: 'no input', body: { model: 'transformer' } as unknown }),
+    fc.constant({ what: 'empty list', body: { model: 'transformer', input: [] } }),
+    fc.constantFrom<unknown>(1, null, true, [[]], [-1], [1.5], ['a', 1], [[1], 'a'], { text: 'a' }).map((bad) => ({ what: `input ${JSON.stringify(bad)}`, body: { model: 'transformer', input: bad } })),
+    fc.constantFrom<unknown>('int8', 1, null).map((bad) => ({ what: `encoding_format ${String(bad)}`, body: { model: 'transformer', input: 'a', encoding_format: bad } })),
+    fc.constantFrom<unknown>(0, -1, 1.5, 1e999, 'x').map((bad) => ({ what: `dimensions ${String(bad)}`, body: { model: 'transformer', input: 'a', dimensions: bad } })),
+    fc.constant({ what: 'unknown field', body: { model: 'transformer', input: 'a', temperature: 1 } }),
+  );
+  return fc.oneof(
+    { arbitrary: fc.tuple(model, input).map(([m, i]) => post(toJsonText({ model: m, input: i }), 'reject', 'not an embedding model')), weight: 5 },
+    { arbitrary: bad.map(({ what, body }) => post(toJsonText(body), 'reject', what)), weight: 5 },
+    { arbitrary: fc.jsonValue({ maxDepth: 3 }).map((body) => post(JSON.stringify(body) ?? 'null', 'reject', 'any JSON')), weight: 2 },
+    { arbitrary: fc.constantFrom('', '{', '{"model":"transformer","input":', "{'input':'a'}").map((payload) => post(payload, 'reject', 'broken JSON')), weight: 1 },
+  );
+};
+
 /** The generator of each route, keyed `METHOD url` as Fastify registers it; HEAD routes reuse their GET's. */
 export const ROUTE_FUZZERS: Record<string, Gen> = {
   'POST /v1/jobs': submitJob,
@@ -289,6 +315,11 @@ export const ROUTE_FUZZERS: Record<string, Gen> = {
     fc.oneof(fc.constantFrom('nope', 'mlp:1'), pathSegment(hostileString)).map((name) => get(`/v1/models/${name}/routing`, 'reject', 'unknown or hostile name')),
   ),
   'PUT /v1/models/:name/routing': putRouting,
+  'GET /v1/models/:name/versions': (w) => fc.oneof(
+    fc.constantFrom('mlp', 'transformer', w.otherModelName).map((name) => get(`/v1/models/${name}/versions`, 'accept', 'registered model')),
+    fc.oneof(fc.constantFrom('nope', 'mlp:1'), pathSegment(hostileString)).map((name) => get(`/v1/models/${name}/versions`, 'reject', 'unknown or hostile name')),
+  ),
+  'POST /v1/embeddings': embeddings,
   'POST /v1/keys': adminOnly(() => keyBody.map(({ payload, ok }) => ({ method: 'POST', url: '/v1/keys', headers: JSON_TYPE, payload, expect: ok ? 'accept' : 'reject', label: 'create key' }))),
   'GET /v1/keys': adminOnly(noInput('/v1/keys')),
   'POST /v1/keys/:id/revoke': adminOnly(() => fc.tuple(pathSegment(fakeId), strayBody).map(([id, body]) => ({ method: 'POST', url: `/v1/keys/${id}/revoke`, headers: body.headers, payload: body.payload, expect: 'reject' as const, label: 'revoke unknown key' }))),
@@ -326,7 +357,7 @@ export const ROUTE_FUZZERS: Record<string, Gen> = {
 export const unroutedRequest: fc.Arbitrary<FuzzCase> = fc.tuple(
   fc.constantFrom('GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'),
   fc.oneof(
-    fc.constantFrom('/v2/models', '/v1', '/v1/', '/v1/jobs/x/y/z', '/v1/models/mlp/versions', '/admin', '/.env', '/v1/keys/x', '//v1/jobs'),
+    fc.constantFrom('/v2/models', '/v1', '/v1/', '/v1/jobs/x/y/z', '/v1/models/mlp/versionz', '/admin', '/.env', '/v1/keys/x', '//v1/jobs'),
     pathSegment(hostileString).map((s) => `/v1/${s}/x`),
   ),
 ).map(([method, url]) => ({ method, url, headers: {}, expect: 'reject', as: 'fuzzer', label: 'no route' }));
