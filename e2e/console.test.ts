@@ -91,7 +91,7 @@ describe('the web console', () => {
     expect((await stack.request('GET', `/v1/jobs/${json.id}`)).json.status).toBe('canceled');
   });
 
-  it('uploads a model, and shows why a bad file is refused', async () => {
+  it('uploads a model with its tokenizer, and shows why a bad file is refused', async () => {
     await openPage('Models');
     await page.getByLabel('Model name').fill('broken');
     await page.getByLabel('ONNX file').setInputFiles({ name: 'broken.onnx', mimeType: 'application/octet-stream', buffer: Buffer.from('not an onnx model') });
@@ -99,9 +99,15 @@ describe('the web console', () => {
     await page.getByRole('alert').filter({ hasText: /onnx/i }).waitFor();
     await page.getByLabel('Model name').fill('transformer');
     await page.getByLabel('ONNX file').setInputFiles(demoModel('transformer').path);
+    // The demo encoder with its tokenizer serves embeddings; the settings appear once a tokenizer is chosen.
+    await page.getByLabel('Tokenizer (tokenizer.json)').setInputFiles(demoModel('transformer').tokenizerPath!);
+    await page.getByLabel('Pooling').selectOption('cls');
+    await page.getByLabel('Max tokens').fill('64');
     await page.getByRole('button', { name: 'Upload' }).click();
-    await page.getByRole('cell', { name: 'transformer', exact: true }).or(page.getByRole('heading', { name: 'transformer' })).first().waitFor();
-    expect((await stack.request('GET', '/v1/models/transformer')).status).toBe(200);
+    await page.getByRole('heading', { name: 'transformer' }).getByText('embeddings', { exact: true }).waitFor();
+    const { status, json } = await stack.request('GET', '/v1/models/transformer');
+    expect(status).toBe(200);
+    expect(json.embedding).toMatchObject({ pooling: 'cls', normalize: true, maxTokens: 64 });
     await screenshot(page, 'models');
   });
 

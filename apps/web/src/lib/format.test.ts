@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatBytes, formatMs, formatPercent, formatRate, formatRelativeTime, shortId } from './format.ts';
+import { formatBytes, formatEmbedding, formatMs, formatPercent, formatRate, formatRelativeTime, shortId } from './format.ts';
 
 describe('format', () => {
   it('formats durations with a unit, and null as a dash', () => {
@@ -27,6 +27,11 @@ describe('format', () => {
 
   it('shortens ids to their first and last characters', () => {
     expect(shortId('01a2056c-7ce5-7547-b22f-2ac1e5777b72')).toBe('01a2056c…7b72');
+  });
+
+  it('says how an embedding model pools, normalises, reads and limits', () => {
+    expect(formatEmbedding({ pooling: 'mean', normalize: true, output: 'last_hidden_state', maxTokens: 128 })).toBe('mean pooling, normalized, output last_hidden_state, ≤ 128 tokens');
+    expect(formatEmbedding({ pooling: 'none', normalize: false, output: 'pooled', maxTokens: 512 })).toBe('pooled by the model, not normalized, output pooled, ≤ 512 tokens');
   });
 
   it('formats times relative to now', () => {

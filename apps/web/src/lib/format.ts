@@ -53,3 +53,7 @@ export const shortId = (id: string): string => `${id.slice(0, 8)}…${id.slice(-
 /** How the worker batches a model version's jobs. */
 export const formatBatching = (batchable: boolean, batching: { maxBatchSize: number; maxBatchDelayMs: number }): string =>
   batchable ? `up to ${batching.maxBatchSize} jobs, waits ${batching.maxBatchDelayMs} ms` : 'not batchable (one job per run)';
+
+/** An embedding model's settings in one line: "mean pooling, normalized, output last_hidden_state, ≤ 128 tokens". */
+export const formatEmbedding = ({ pooling, normalize, output, maxTokens }: { pooling: string; normalize: boolean; output: string; maxTokens: number }): string =>
+  `${pooling === 'none' ? 'pooled by the model' : `${pooling} pooling`}, ${normalize ? 'normalized' : 'not normalized'}, output ${output}, ≤ ${maxTokens} tokens`;

@@ -1,14 +1,34 @@
-import { MODEL_NAME_PATTERN } from '@inferq/contracts';
+import { MODEL_NAME_PATTERN, type Pooling } from '@inferq/contracts';
+import type { ModelUpload } from '@inferq/sdk';
 
+/**
+ * The upload form's state. Keys are the API's multipart field names, so a
+ * problem's `/body/<field>` pointer names the form field it concerns.
+ */
 export interface UploadFields {
   name: string;
   file: File | null;
   /** Text of the number inputs; empty means "use the server's default". */
   maxBatchSize: string;
   maxBatchDelayMs: string;
+  responseCache: boolean;
+  /** A Hugging Face tokenizer.json; with one the model serves embeddings and the settings below apply. */
+  tokenizer: File | null;
+  /** Empty: the server picks from the output's rank. */
+  pooling: Pooling | '';
+  normalize: boolean;
+  embeddingOutput: string;
+  maxTokens: string;
 }
 
 export type UploadField = keyof UploadFields;
+
+export const EMPTY_UPLOAD: Readonly<UploadFields> = {
+  name: '', file: null, maxBatchSize: '', maxBatchDelayMs: '', responseCache: false,
+  tokenizer: null, pooling: '', normalize: true, embeddingOutput: '', maxTokens: '',
+};
+
+export const isUploadField = (key: string): key is UploadField => Object.hasOwn(EMPTY_UPLOAD, key);
 
 /** A model name suggested by a file name: `ResNet 50.onnx` → `resnet-50`. */
 export const modelNameFromFile = (fileName: string): string =>
@@ -25,6 +45,8 @@ const checkInteger = (text: string, min: number, max: number): string | undefine
   return Number.isInteger(n) && n >= min && n <= max ? undefined : `Enter a whole number from ${min} to ${max}, or leave it empty for the default.`;
 };
 
+const optionalInt = (text: string) => (text.trim() === '' ? undefined : Number(text));
+
 /** The same rules the API applies, checked before the upload so mistakes show at once. */
 export function validateUpload(fields: UploadFields): Partial<Record<UploadField, string>> {
   const errors: Partial<Record<UploadField, string>> = {};
@@ -37,5 +59,29 @@ export function validateUpload(fields: UploadFields): Partial<Record<UploadField
   if (batch) errors.maxBatchSize = batch;
   const delay = checkInteger(fields.maxBatchDelayMs, 0, 60_000);
   if (delay) errors.maxBatchDelayMs = delay;
+  // Whether the model can serve embeddings at all only the server can tell (it reads the signature).
+  const maxTokens = fields.tokenizer ? checkInteger(fields.maxTokens, 1, 1_000_000) : undefined;
+  if (maxTokens) errors.maxTokens = maxTokens;
   return errors;
+}
+
+/** The SDK request for valid fields; the embedding settings go only with a tokenizer, as the API requires. */
+export function toModelUpload(fields: UploadFields & { file: File }): ModelUpload {
+  const { tokenizer } = fields;
+  return {
+    name: fields.name,
+    file: fields.file,
+    maxBatchSize: optionalInt(fields.maxBatchSize),
+    maxBatchDelayMs: optionalInt(fields.maxBatchDelayMs),
+    responseCache: fields.responseCache,
+    embedding: tokenizer
+      ? {
+          tokenizer,
+          pooling: fields.pooling || undefined,
+          normalize: fields.normalize,
+          output: fields.embeddingOutput.trim() || undefined,
+          maxTokens: optionalInt(fields.maxTokens),
+        }
+      : undefined,
+  };
 }

@@ -9,7 +9,8 @@ import { ModelDetailPage } from './model-detail-page.tsx';
 const NOW = new Date().toISOString();
 
 // Untyped on purpose: only the fields the page reads, so new Model fields do not break the fixture.
-const version = (v: number, responseCache = false) => ({
+const EMBEDDING = { pooling: 'mean', normalize: true, output: 'last_hidden_state', maxTokens: 128, tokenizerSha256: 'e'.repeat(64) };
+const version = (v: number, responseCache = false, embedding?: typeof EMBEDDING) => ({
   name: 'mlp',
   version: v,
   sha256: `${v}`.repeat(64),
@@ -17,6 +18,7 @@ const version = (v: number, responseCache = false) => ({
   signature: { inputs: [{ name: 'features', datatype: 'FP32', shape: [-1, 64] }], outputs: [{ name: 'logits', datatype: 'FP32', shape: [-1, 16] }], batchable: true },
   batching: { maxBatchSize: 8 * v, maxBatchDelayMs: 5 },
   responseCache,
+  embedding,
   createdAt: NOW,
 });
 
@@ -49,8 +51,8 @@ function stubApi(principal: Principal, putAnswer: (routes: ModelRoute[]) => Resp
     if (path === '/v1/me') return json(200, principal);
     if (path === '/v1/stats') return json(200, stats);
     if (path === '/v1/workers') return json(200, { items: [worker] });
-    if (path === '/v1/models/mlp') return json(200, { ...version(2, true), routing: routes });
-    if (path === '/v1/models/mlp/versions') return json(200, { items: [version(2, true), version(1)] });
+    if (path === '/v1/models/mlp') return json(200, { ...version(2, true, EMBEDDING), routing: routes });
+    if (path === '/v1/models/mlp/versions') return json(200, { items: [version(2, true, EMBEDDING), version(1)] });
     if (path === '/v1/models/mlp/routing' && init?.method === 'PUT') {
       const sent = (JSON.parse(String(init.body)) as { versions: ModelRoute[] }).versions;
       puts.push(sent);
@@ -100,6 +102,11 @@ describe('ModelDetailPage', () => {
     expect(within(versions).getByText('v2').parentElement?.textContent).toContain('latest');
     expect(screen.getAllByText('response cache on').length).toBeGreaterThan(0);
     expect(within(versions).getByText('response cache off')).toBeTruthy();
+    // v2 serves embeddings, v1 does not: the badge in the header and on v2's row, with v2's settings.
+    expect(screen.getAllByText('embeddings')).toHaveLength(2);
+    const [v2Row, v1Row] = within(versions).getAllByRole('row').slice(1);
+    expect(v2Row?.textContent).toContain('embeddingsmean pooling, normalized, output last_hidden_state, ≤ 128 tokens');
+    expect(v1Row?.textContent).not.toContain('embeddings');
 
     const figures = await screen.findByRole('table', { name: 'Finished jobs per model version' });
     expect(within(figures).getAllByRole('row').slice(1).map((r) => (r as HTMLTableRowElement).cells[0]?.textContent)).toEqual(['mlp:2', 'mlp:1']);

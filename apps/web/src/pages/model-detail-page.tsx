@@ -7,7 +7,8 @@ import { useModel, useModelRouting, useModelVersions } from '../api/queries/mode
 import { useStats } from '../api/queries/stats.ts';
 import { useWorkers } from '../api/queries/workers.ts';
 import { hasScope } from '../auth/permissions.ts';
-import { ModelVersionsTable, ResponseCacheBadge } from '../components/models/model-versions-table.tsx';
+import { EmbeddingsBadge, ResponseCacheBadge } from '../components/models/model-badges.tsx';
+import { ModelVersionsTable } from '../components/models/model-versions-table.tsx';
 import { ModelWorkers } from '../components/models/model-workers.tsx';
 import { RoutingEditor } from '../components/models/routing-editor.tsx';
 import { RoutingTable } from '../components/models/routing-table.tsx';
@@ -58,6 +59,7 @@ function ModelDetail({ latest }: { latest: Model }) {
           <span className="inline-flex flex-wrap items-center gap-2">
             Latest v{latest.version}, registered <RelativeTime iso={latest.createdAt} />
             <ResponseCacheBadge on={latest.responseCache} />
+            {latest.embedding && <EmbeddingsBadge />}
           </span>
         }
         actions={

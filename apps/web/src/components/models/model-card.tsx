@@ -2,13 +2,14 @@ import { useState } from 'react';
 import { Link } from 'react-router';
 import type { Model, WorkerStatus } from '@inferq/contracts';
 import { useModel } from '../../api/queries/models.ts';
-import { formatBatching, formatBytes, formatDateTime } from '../../lib/format.ts';
+import { formatBatching, formatBytes, formatDateTime, formatEmbedding } from '../../lib/format.ts';
 import { findModelLoads } from '../../lib/model-workers.ts';
 import { Badge } from '../ui/badge.tsx';
 import { buttonStyles } from '../ui/button.tsx';
 import { Card } from '../ui/card.tsx';
 import { Select } from '../ui/form-controls.tsx';
 import { ErrorAlert, LoadingState } from '../ui/states.tsx';
+import { EmbeddingsBadge } from './model-badges.tsx';
 import { SignatureTable } from './signature-table.tsx';
 
 interface ModelCardProps {
@@ -27,7 +28,12 @@ export function ModelCard({ latest, workers, canSubmit }: ModelCardProps) {
 
   return (
     <Card
-      title={<Link to={`/models/${latest.name}`} className="font-mono text-brand underline-offset-2 hover:underline">{latest.name}</Link>}
+      title={
+        <span className="inline-flex items-center gap-2">
+          <Link to={`/models/${latest.name}`} className="font-mono text-brand underline-offset-2 hover:underline">{latest.name}</Link>
+          {model?.embedding && <EmbeddingsBadge />}
+        </span>
+      }
       actions={
         <div className="flex items-center gap-2">
           <label className="flex items-center gap-2 text-sm text-slate-600">
@@ -52,6 +58,7 @@ export function ModelCard({ latest, workers, canSubmit }: ModelCardProps) {
               <dd>{formatBatching(model.signature.batchable, model.batching)}</dd>
             </div>
             <div><dt className="text-xs text-slate-500">sha256</dt><dd className="truncate font-mono text-xs" title={model.sha256}>{model.sha256.slice(0, 16)}…</dd></div>
+            {model.embedding && <div className="col-span-2 sm:col-span-4"><dt className="text-xs text-slate-500">Embeddings</dt><dd>{formatEmbedding(model.embedding)}</dd></div>}
           </dl>
           <SignatureTable inputs={model.signature.inputs} outputs={model.signature.outputs} modelName={model.name} />
         </div>

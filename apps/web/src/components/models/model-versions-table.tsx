@@ -1,11 +1,10 @@
 import type { Model } from '@inferq/contracts';
-import { formatBatching, formatBytes, formatDateTime } from '../../lib/format.ts';
+import { formatBatching, formatBytes, formatDateTime, formatEmbedding } from '../../lib/format.ts';
 import { Badge } from '../ui/badge.tsx';
 import { DataTable, type Column } from '../ui/data-table.tsx';
+import { EmbeddingsBadge, ResponseCacheBadge } from './model-badges.tsx';
 
 const SHA_SHOWN_CHARS = 12;
-
-export const ResponseCacheBadge = ({ on }: { on: boolean }) => <Badge tone={on ? 'info' : 'muted'}>response cache {on ? 'on' : 'off'}</Badge>;
 
 const columns = (latestVersion: number): ReadonlyArray<Column<Model>> => [
   {
@@ -17,6 +16,10 @@ const columns = (latestVersion: number): ReadonlyArray<Column<Model>> => [
   { header: 'Registered', cell: (m) => formatDateTime(m.createdAt) },
   { header: 'Batching', cell: (m) => formatBatching(m.signature.batchable, m.batching) },
   { header: 'Response cache', cell: (m) => <ResponseCacheBadge on={m.responseCache} /> },
+  {
+    header: 'Embeddings',
+    cell: (m) => (m.embedding ? <span className="inline-flex flex-wrap items-center gap-2"><EmbeddingsBadge /><span className="text-xs">{formatEmbedding(m.embedding)}</span></span> : '—'),
+  },
 ];
 
 /** Every registered version of one model, newest first. */

@@ -2,22 +2,21 @@ import { useState, type FormEvent } from 'react';
 import { isInferqError } from '@inferq/sdk';
 import { fieldErrors } from '../../api/api-error.ts';
 import { useUploadModel } from '../../api/mutations/models.ts';
-import { modelNameFromFile, validateUpload, type UploadField, type UploadFields } from '../../lib/model-upload.ts';
+import { EMPTY_UPLOAD, isUploadField, modelNameFromFile, toModelUpload, validateUpload, type UploadField, type UploadFields } from '../../lib/model-upload.ts';
 import { Button } from '../ui/button.tsx';
 import { Card } from '../ui/card.tsx';
-import { Field, Input } from '../ui/form-controls.tsx';
+import { CheckboxField, Field, Input } from '../ui/form-controls.tsx';
 import { ErrorAlert } from '../ui/states.tsx';
+import { EmbeddingSettingsFields } from './embedding-settings-fields.tsx';
 import { FileDrop } from './file-drop.tsx';
 
-const EMPTY: UploadFields = { name: '', file: null, maxBatchSize: '', maxBatchDelayMs: '' };
-/** Problems about the file itself, which the API reports without a field pointer. */
+/** Problems about the file itself: shown beside it when the API names no field. */
 const FILE_PROBLEMS = new Set(['MODEL_INVALID', 'MODEL_UNSUPPORTED', 'PAYLOAD_TOO_LARGE']);
-const optionalInt = (text: string) => (text.trim() === '' ? undefined : Number(text));
 
 /** Registers an ONNX file; the API's validation errors show beside the field they concern. */
 export function UploadModelForm() {
   const upload = useUploadModel();
-  const [fields, setFields] = useState(EMPTY);
+  const [fields, setFields] = useState<UploadFields>(EMPTY_UPLOAD);
   const [errors, setErrors] = useState<Partial<Record<UploadField, string>>>({});
   const [formVersion, setFormVersion] = useState(0);
   const set = (patch: Partial<UploadFields>) => {
@@ -31,15 +30,15 @@ export function UploadModelForm() {
     const found = validateUpload(fields);
     setErrors(found);
     if (Object.keys(found).length > 0 || !fields.file) return;
-    const request = { name: fields.name, file: fields.file, maxBatchSize: optionalInt(fields.maxBatchSize), maxBatchDelayMs: optionalInt(fields.maxBatchDelayMs) };
-    upload.mutate(request, {
+    upload.mutate(toModelUpload({ ...fields, file: fields.file }), {
       onSuccess: () => {
-        setFields(EMPTY);
+        setFields(EMPTY_UPLOAD);
         setFormVersion((v) => v + 1);
       },
       onError: (err) => {
-        const server: Partial<Record<UploadField, string>> = fieldErrors(err, '/body');
-        if (isInferqError(err) && FILE_PROBLEMS.has(err.code)) server.file ??= err.detail ?? err.title;
+        // Form field names are the API's, so `/body/pooling` lands beside Pooling; a pointer to no field leaves the alert.
+        const server: Partial<Record<UploadField, string>> = Object.fromEntries(Object.entries(fieldErrors(err, '/body')).filter(([field]) => isUploadField(field)));
+        if (Object.keys(server).length === 0 && isInferqError(err) && FILE_PROBLEMS.has(err.code)) server.file = err.detail ?? err.title;
         setErrors(server);
       },
     });
@@ -52,7 +51,7 @@ export function UploadModelForm() {
           {(control) => <Input {...control} value={fields.name} autoComplete="off" onChange={(e) => set({ name: e.target.value })} />}
         </Field>
         <Field label="ONNX file" error={errors.file}>
-          {(control) => <FileDrop control={control} file={fields.file} accept=".onnx" onFile={(file) => set({ file, ...(file && !fields.name ? { name: modelNameFromFile(file.name) } : {}) })} />}
+          {(control) => <FileDrop control={control} file={fields.file} accept=".onnx" what="an .onnx file" onFile={(file) => set({ file, ...(file && !fields.name ? { name: modelNameFromFile(file.name) } : {}) })} />}
         </Field>
         <Field label="Max batch size" hint="Jobs per session run; empty for the default." error={errors.maxBatchSize}>
           {(control) => <Input {...control} type="number" min={1} max={4096} value={fields.maxBatchSize} onChange={(e) => set({ maxBatchSize: e.target.value })} />}
@@ -60,6 +59,17 @@ export function UploadModelForm() {
         <Field label="Max batch delay (ms)" hint="How long a batch waits to fill; empty for the default." error={errors.maxBatchDelayMs}>
           {(control) => <Input {...control} type="number" min={0} max={60000} value={fields.maxBatchDelayMs} onChange={(e) => set({ maxBatchDelayMs: e.target.value })} />}
         </Field>
+        <CheckboxField
+          label="Response cache"
+          hint="Equal inputs are answered from an earlier job's stored result without running the model; deterministic models only."
+          error={errors.responseCache}
+          checked={fields.responseCache}
+          onChange={(responseCache) => set({ responseCache })}
+        />
+        <Field label="Tokenizer (tokenizer.json)" hint="Optional: an encoder uploaded with its Hugging Face tokenizer serves POST /v1/embeddings." error={errors.tokenizer}>
+          {(control) => <FileDrop control={control} file={fields.tokenizer} accept=".json,application/json" what="a tokenizer.json file" onFile={(tokenizer) => set({ tokenizer })} />}
+        </Field>
+        {fields.tokenizer && <EmbeddingSettingsFields fields={fields} errors={errors} set={set} />}
         <div className="space-y-3 md:col-span-2">
           {upload.isError && Object.values(errors).every((e) => !e) && <ErrorAlert error={upload.error} />}
           {upload.isSuccess && (

@@ -25,18 +25,14 @@ interface FieldProps {
   children: (control: ControlProps) => ReactNode;
 }
 
-/** A label, its control, a hint and an inline error, wired together for assistive tech. */
-export function Field({ label, hint, error, className = '', children }: FieldProps) {
+/** Ids that tie a control to its hint and error, and the hint and error themselves. */
+function useFieldNotes(hint: ReactNode | undefined, error: string | undefined) {
   const id = useId();
   const hintId = hint ? `${id}-hint` : undefined;
   const errorId = error ? `${id}-error` : undefined;
-  const describedBy = [hintId, errorId].filter(Boolean).join(' ') || undefined;
-  return (
-    <div className={`space-y-1 ${className}`}>
-      <label htmlFor={id} className="block text-sm font-medium text-slate-700">
-        {label}
-      </label>
-      {children({ id, 'aria-invalid': Boolean(error), 'aria-describedby': describedBy })}
+  const control: ControlProps = { id, 'aria-invalid': Boolean(error), 'aria-describedby': [hintId, errorId].filter(Boolean).join(' ') || undefined };
+  const notes = (
+    <>
       {hint && (
         <p id={hintId} className="text-xs text-slate-500">
           {hint}
@@ -47,6 +43,42 @@ export function Field({ label, hint, error, className = '', children }: FieldPro
           {error}
         </p>
       )}
+    </>
+  );
+  return { control, notes };
+}
+
+/** A label, its control, a hint and an inline error, wired together for assistive tech. */
+export function Field({ label, hint, error, className = '', children }: FieldProps) {
+  const { control, notes } = useFieldNotes(hint, error);
+  return (
+    <div className={`space-y-1 ${className}`}>
+      <label htmlFor={control.id} className="block text-sm font-medium text-slate-700">
+        {label}
+      </label>
+      {children(control)}
+      {notes}
+    </div>
+  );
+}
+
+interface CheckboxFieldProps extends Omit<FieldProps, 'children'> {
+  checked: boolean;
+  onChange: (checked: boolean) => void;
+}
+
+/** A checkbox with its label beside it, and a hint and an inline error below. */
+export function CheckboxField({ label, hint, error, className = '', checked, onChange }: CheckboxFieldProps) {
+  const { control, notes } = useFieldNotes(hint, error);
+  return (
+    <div className={`space-y-1 ${className}`}>
+      <div className="flex items-center gap-2">
+        <input {...control} type="checkbox" checked={checked} onChange={(e) => onChange(e.target.checked)} className="size-4 rounded border-slate-300 accent-brand" />
+        <label htmlFor={control.id} className="text-sm font-medium text-slate-700">
+          {label}
+        </label>
+      </div>
+      {notes}
     </div>
   );
 }
