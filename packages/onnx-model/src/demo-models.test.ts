@@ -118,7 +118,7 @@ describe('demo model files', () => {
     expect(first).toEqual([
       { name: 'mlp', path: join(dir, 'mlp.onnx'), maxBatchSize: 64, maxBatchDelayMs: 2 },
       { name: 'cnn', path: join(dir, 'cnn.onnx'), maxBatchSize: 32, maxBatchDelayMs: 5 },
-      { name: 'transformer', path: join(dir, 'transformer.onnx'), maxBatchSize: 32, maxBatchDelayMs: 5 },
+      { name: 'transformer', path: join(dir, 'transformer.onnx'), maxBatchSize: 32, maxBatchDelayMs: 5, tokenizerPath: join(dir, 'transformer.tokenizer.json') },
       { name: 'ocr-det', path: resolveOcrDetectionModelPath(), maxBatchSize: 4, maxBatchDelayMs: 10 },
     ]);
     const mtimes = first.map((m) => statSync(m.path).mtimeMs);
