@@ -21,6 +21,7 @@ import { jobsRoutes } from './routes/jobs.ts';
 import { kserveV2Routes } from './routes/kserve-v2.ts';
 import { metricsRoutes } from './routes/metrics.ts';
 import { openAiEmbeddingsRoutes } from './routes/openai-embeddings.ts';
+import { usageRoutes } from './routes/usage.ts';
 import { modelsRoutes } from './routes/models.ts';
 import { systemRoutes } from './routes/system.ts';
 import { webhooksRoutes } from './routes/webhooks.ts';
@@ -157,6 +158,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   });
   await server.register(apiKeysRoutes, { keys });
   await server.register(auditRoutes, { audit: createAuditService(deps.pool) });
+  await server.register(usageRoutes, { pool: deps.pool });
   await server.register(webhooksRoutes, { webhooks: createWebhooksService({ pool: deps.pool, signingSecret: settings.webhooks.signingSecret }) });
   await server.register(systemRoutes, { stats: createStatsService({ pool: deps.pool, producer: deps.producer, redis: deps.redis }), redis: deps.redis, producer: deps.producer });
   if (settings.consoleDir) await registerConsole(server, settings.consoleDir);

@@ -92,7 +92,7 @@ describe("one key never reaches another key's jobs", () => {
     expect((await startJobs(t.ctx.pool, { ids: [jobA], workerId: 'w', batchId: randomUUID(), batchSize: 1 })).size).toBe(1);
     const key = jobOutputKey(jobA, 0);
     await t.ctx.storage.putObject(key, new Uint8Array(40), { contentType: 'application/octet-stream' });
-    await completeJobs(t.ctx.pool, [{ id: jobA, inferMs: 1, outputs: [{ name: 'out', datatype: 'FP32', shape: [1, 10], bytes: 40, key }] }]);
+    await completeJobs(t.ctx.pool, [{ id: jobA, inferMs: 1, items: 1, deviceMs: 1, outputs: [{ name: 'out', datatype: 'FP32', shape: [1, 10], bytes: 40, key }] }]);
   });
 
   it("answers 404, never 403, on every route of A's job", async () => {

@@ -50,6 +50,8 @@ export interface BatchRunnerDeps {
   storage: Storage;
   writer: ResultWriter;
   workerId: string;
+  /** What the worker is pinned to (`cpu`, `cuda:N`), recorded on each batch. */
+  device: string;
   logger: Logger;
   status?: WorkerStatusTracker;
   metrics?: WorkerMetrics;
@@ -109,7 +111,7 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
     });
   }
 
-  async function runClaimed(batchId: string, jobs: ClaimedJob[], scope: StepScope): Promise<BatchStats> {
+  async function runClaimed(batchId: string, startedAt: Date, jobs: ClaimedJob[], scope: StepScope): Promise<BatchStats> {
     const { model, modelVersion } = jobs[0]!;
     const stats = { batchId, model, modelVersion, batchSize: jobs.length, inferMs: 0, succeeded: 0, failed: 0, queueWaitMs: Math.round(Date.now() - Math.min(...jobs.map((j) => j.createdAtMs))) };
     let session;
@@ -133,8 +135,12 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
       if (r.ok) ok.push({ job, outputs: r });
       else bad.push({ job, e: { code: r.code, message: r.message, retryable: r.code === 'INFERENCE_FAILED' } });
     });
-    const results = ok.map(({ job, outputs }) => ({ id: job.jobId, outputs: outputs.outputs, inferMs: run.inferMs }));
-    await outlastOutage('store results', scope, () => deps.writer.writeSuccesses(results));
+    // Device time is split by items, the rows each job put along the batch dimension.
+    const itemsOf = (job: ClaimedJob): number => Math.max(1, job.inputs[0]?.shape[0] ?? 1);
+    const items = jobs.reduce((n, job) => n + itemsOf(job), 0);
+    const results = ok.map(({ job, outputs }) => ({ id: job.jobId, outputs: outputs.outputs, inferMs: run.inferMs, items: itemsOf(job), deviceMs: (run.inferMs * itemsOf(job)) / items }));
+    const batch = { id: batchId, modelName: model, modelVersion, workerId: deps.workerId, device: deps.device, provider: session.provider, size: jobs.length, items, startedAt, inferMs: run.inferMs };
+    await outlastOutage('store results', scope, () => deps.writer.writeSuccesses(batch, results));
     deps.metrics?.batchRan(model, jobs.length, run.inferMs);
     deps.metrics?.jobsFinished(ok.map(({ job }) => job), 'succeeded');
     for (const { job } of ok) job.settle({ ok: true });
@@ -148,6 +154,7 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
     const scope = { log, span };
     try {
       // A claim that fails on an outage changed nothing: retried, it spends no attempt.
+      const startedAt = new Date();
       const live = await outlastOutage('claim', scope, () => startJobs(deps.pool, { ids: batch.map((j) => j.jobId), workerId: deps.workerId, batchId, batchSize: batch.length }));
       // Canceled or already finished (a replay after a crash): acknowledge without running.
       for (const job of batch) if (!live.has(job.jobId)) job.settle({ ok: true });
@@ -158,7 +165,7 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
       if (claimed.length === 0) return;
       deps.status?.batchStarted(batchId, claimed[0]!.model, claimed.length);
       deps.metrics?.batchStarted(claimed);
-      const stats = await runClaimed(batchId, claimed, scope);
+      const stats = await runClaimed(batchId, startedAt, claimed, scope);
       log.info({ batchSize: stats.batchSize, inferMs: Math.round(stats.inferMs * 100) / 100, queueWaitMs: stats.queueWaitMs, failed: stats.failed }, 'batch completed');
       deps.status?.batchEnded(batchId, stats);
     } catch (err) {

@@ -1,11 +1,13 @@
 import { encodeBase64, type RawTensor, type StoredTensor } from '@inferq/contracts';
-import { completeJobs, failJobs, type JobFailure, type Pool } from '@inferq/db';
+import { completeJobs, failJobs, recordBatch, type JobFailure, type NewBatch, type Pool } from '@inferq/db';
 import { jobOutputKey, type Storage } from '@inferq/storage';
 
 export interface JobOutputs {
   id: string;
   outputs: RawTensor[];
   inferMs: number;
+  items: number;
+  deviceMs: number;
 }
 
 /**
@@ -25,9 +27,10 @@ export function createResultWriter(deps: { pool: Pool; storage: Storage; inlineT
   }
 
   return {
-    /** Returns the ids whose rows were written (jobs canceled meanwhile are not). */
-    async writeSuccesses(results: JobOutputs[]): Promise<Set<string>> {
-      const stored = await Promise.all(results.map(async (r) => ({ id: r.id, inferMs: r.inferMs, outputs: await storeOutputs(r.id, r.outputs) })));
+    /** Records the batch, then its results; returns the ids whose rows were written (jobs canceled meanwhile are not). */
+    async writeSuccesses(batch: NewBatch, results: JobOutputs[]): Promise<Set<string>> {
+      const stored = await Promise.all(results.map(async (r) => ({ ...r, outputs: await storeOutputs(r.id, r.outputs) })));
+      await recordBatch(deps.pool, batch);
       return completeJobs(deps.pool, stored);
     },
     writeFailures: (failures: JobFailure[]) => failJobs(deps.pool, failures),

@@ -43,7 +43,7 @@ export async function startWorkerProcess(config: WorkerConfig, baseLogger: Logge
   // Ends the batches' waits on a Postgres or S3 outage when the worker stops: their jobs go back to the queue.
   const stopping = new AbortController();
   const runner = createBatchRunner({
-    pool, sessions, storage, workerId, logger, status, metrics, signal: stopping.signal,
+    pool, sessions, storage, workerId, device: config.WORKER_DEVICE, logger, status, metrics, signal: stopping.signal,
     writer: createResultWriter({ pool, storage, inlineTensorMaxBytes: config.INLINE_TENSOR_MAX_BYTES }),
   });
   const reconciler = createReconciler({ pool, producer, redis: producerRedis, minAgeMs: config.RECONCILE_MIN_AGE_MS, logger });

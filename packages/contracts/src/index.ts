@@ -17,3 +17,4 @@ export * from './string-enum.ts';
 export * from './http/v2.ts';
 export * from './http/embeddings.ts';
 export * from './float16.ts';
+export * from './http/usage.ts';

@@ -7,5 +7,6 @@ export * from './model-routes.ts';
 export * from './jobs.ts';
 export * from './job-runs.ts';
 export * from './response-cache.ts';
+export * from './batches.ts';
 export * from './job-stats.ts';
 export * from './webhook-deliveries.ts';

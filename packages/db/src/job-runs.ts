@@ -47,17 +47,22 @@ export interface JobSuccess {
   id: string;
   outputs: StoredTensor[];
   inferMs: number;
+  /** Rows the job put along the batch dimension. */
+  items: number;
+  /** Its share of the batch's device time: inferMs × items ÷ the batch's items. */
+  deviceMs: number;
 }
 
 /** Writes a batch's results in one statement; only running jobs change, so a replay is a no-op. */
 export async function completeJobs(pool: Pool, results: JobSuccess[]): Promise<Set<string>> {
   if (results.length === 0) return new Set();
   const { rows } = await pool.query<{ id: string }>(
-    `UPDATE jobs SET status = 'succeeded', outputs = r.outputs, infer_ms = r.infer_ms, finished_at = now(), error_code = NULL, error_message = NULL
-       FROM jsonb_to_recordset($1::jsonb) AS r(id uuid, outputs jsonb, infer_ms float8)
+    `UPDATE jobs SET status = 'succeeded', outputs = r.outputs, infer_ms = r.infer_ms, items = r.items, device_ms = r.device_ms,
+            finished_at = now(), error_code = NULL, error_message = NULL
+       FROM jsonb_to_recordset($1::jsonb) AS r(id uuid, outputs jsonb, infer_ms float8, items int, device_ms float8)
       WHERE jobs.id = r.id AND jobs.status = 'running'
       RETURNING jobs.id`,
-    [JSON.stringify(results.map((r) => ({ id: r.id, outputs: r.outputs, infer_ms: r.inferMs })))],
+    [JSON.stringify(results.map((r) => ({ id: r.id, outputs: r.outputs, infer_ms: r.inferMs, items: r.items, device_ms: r.deviceMs })))],
   );
   return new Set(rows.map((r) => r.id));
 }

@@ -30,11 +30,17 @@ export interface JobRecord {
   inputSha256: string | null;
   /** A cache hit: the job whose stored result this one reused. */
   cachedFrom: string | null;
+  /** Rows the job put along its batch's batch dimension. */
+  items: number | null;
+  /** Its share of the batch's device time. */
+  deviceMs: number | null;
+  /** From the job's batch row (findJob only): where it ran. */
+  batch?: { device: string; provider: string; modelSha256: string };
 }
 
 const COLUMNS = `id, owner_key_id, model_name, model_version, priority, status, idempotency_key, request_hash, inputs, outputs,
   error_code, error_message, attempts, worker_id, batch_id, batch_size, created_at, started_at, finished_at, queue_ms, infer_ms, deadline_at, webhook_url, metadata,
-  input_sha256, cached_from`;
+  input_sha256, cached_from, items, device_ms`;
 /** Columns for lists: everything but the tensors. */
 const SUMMARY_COLUMNS = COLUMNS.replace('inputs, outputs,', "'[]'::jsonb AS inputs, NULL::jsonb AS outputs,");
 
@@ -66,6 +72,9 @@ const toRecord = (r: JobRow): JobRecord => ({
   metadata: r.metadata as Record<string, string>,
   inputSha256: r.input_sha256 as string | null,
   cachedFrom: r.cached_from as string | null,
+  items: r.items as number | null,
+  deviceMs: r.device_ms as number | null,
+  ...(typeof r.device === 'string' ? { batch: { device: r.device, provider: r.provider as string, modelSha256: r.model_sha256 as string } } : {}),
 });
 
 export interface NewJob {
@@ -109,9 +118,14 @@ export async function findJobByIdempotencyKey(pool: Pool, ownerKeyId: string, id
   return rows[0] ? toRecord(rows[0]) : undefined;
 }
 
-/** A job by id; ownerKeyId null means any owner (admin). */
+/** A job by id, with where its batch ran; ownerKeyId null means any owner (admin). */
 export async function findJob(pool: Pool, id: string, ownerKeyId: string | null): Promise<JobRecord | undefined> {
-  const { rows } = await pool.query(`SELECT ${COLUMNS} FROM jobs WHERE id = $1 AND ($2::uuid IS NULL OR owner_key_id = $2)`, [id, ownerKeyId]);
+  const { rows } = await pool.query(
+    `SELECT ${COLUMNS}, b.device, b.provider, b.model_sha256 FROM jobs
+       LEFT JOIN LATERAL (SELECT device, provider, model_sha256 FROM batches WHERE batches.id = jobs.batch_id) b ON true
+      WHERE id = $1 AND ($2::uuid IS NULL OR owner_key_id = $2)`,
+    [id, ownerKeyId],
+  );
   return rows[0] ? toRecord(rows[0]) : undefined;
 }
 

@@ -324,6 +324,9 @@ export const ROUTE_FUZZERS: Record<string, Gen> = {
   'GET /v1/keys': adminOnly(noInput('/v1/keys')),
   'POST /v1/keys/:id/revoke': adminOnly(() => fc.tuple(pathSegment(fakeId), strayBody).map(([id, body]) => ({ method: 'POST', url: `/v1/keys/${id}/revoke`, headers: body.headers, payload: body.payload, expect: 'reject' as const, label: 'revoke unknown key' }))),
   'GET /v1/audit': adminOnly(() => query({ limit: intParam(1, 500), cursor: cursorParam }, false).map(({ qs, refused }) => ({ method: 'GET', url: `/v1/audit${qs}`, headers: {}, expect: refused ? 'reject' as const : 'any' as const, label: 'audit' }))),
+  'GET /v1/batches/:id': adminOnly(() => pathSegment(fakeId).map((id) => ({ method: 'GET', url: `/v1/batches/${id}`, headers: {}, expect: 'reject' as const, label: 'unknown batch' }))),
+  // A range may be empty or backwards (400): the server decides, never with a 5xx.
+  'GET /v1/usage': () => query({ from: dateParam, to: dateParam, groupBy: enumParam(['key', 'model']) }, false).map(({ qs, refused }) => get(`/v1/usage${qs}`, refused ? 'reject' : 'any', 'usage')),
   'GET /v1/webhooks/secret': noInput('/v1/webhooks/secret'),
   'GET /v1/me': noInput('/v1/me'),
   'GET /v1/stats': () => query({ windowMinutes: intParam(1, 1440) }, false).map(({ qs, refused }) => get(`/v1/stats${qs}`, refused ? 'reject' : 'accept', 'stats')),
