@@ -2,6 +2,7 @@ import { Route, Routes } from 'react-router';
 import { RequireAuth } from './auth/require-auth.tsx';
 import { RequireScope } from './auth/require-scope.tsx';
 import { ApiKeysPage } from './pages/api-keys-page.tsx';
+import { BatchPage } from './pages/batch-page.tsx';
 import { JobDetailPage } from './pages/job-detail-page.tsx';
 import { JobsPage } from './pages/jobs-page.tsx';
 import { ModelDetailPage } from './pages/model-detail-page.tsx';
@@ -10,6 +11,7 @@ import { NotFoundPage } from './pages/not-found-page.tsx';
 import { OverviewPage } from './pages/overview-page.tsx';
 import { PlaygroundPage } from './pages/playground-page.tsx';
 import { SignInPage } from './pages/sign-in-page.tsx';
+import { UsagePage } from './pages/usage-page.tsx';
 import { WorkersPage } from './pages/workers-page.tsx';
 
 // Client routes never start with /v1, /docs, /healthz or /readyz: the API owns those paths on the same origin.
@@ -25,6 +27,9 @@ export function App() {
         <Route path="models" element={<RequireScope scope="jobs:read"><ModelsPage /></RequireScope>} />
         <Route path="models/:name" element={<RequireScope scope="jobs:read"><ModelDetailPage /></RequireScope>} />
         <Route path="workers" element={<RequireScope scope="jobs:read"><WorkersPage /></RequireScope>} />
+        <Route path="usage" element={<RequireScope scope="jobs:read"><UsagePage /></RequireScope>} />
+        {/* Admin only: the page says so itself rather than through RequireScope, next to the batch id the link carried. */}
+        <Route path="batches/:id" element={<BatchPage />} />
         <Route path="keys" element={<RequireScope scope="admin"><ApiKeysPage /></RequireScope>} />
         <Route path="*" element={<NotFoundPage />} />
       </Route>

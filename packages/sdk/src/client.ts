@@ -1,4 +1,5 @@
-import type { ApiKey, CreateKeyBody, CreatedKeySchema, Principal, Stats, StatsQuery, WorkerStatus } from '@inferq/contracts';
+import type { ApiKey, CreateKeyBody, CreatedKeySchema, Principal, Stats, StatsQuery, Usage, UsageQuery, WorkerStatus } from '@inferq/contracts';
+import { createBatchesApi, type BatchesApi } from './batches.ts';
 import { createHttpClient, type FetchLike } from './http.ts';
 import { createJobsApi, type JobsApi } from './jobs.ts';
 import { createModelsApi, type ModelsApi } from './models.ts';
@@ -25,8 +26,14 @@ export interface InferqClient {
   jobs: JobsApi;
   models: ModelsApi;
   keys: KeysApi;
+  batches: BatchesApi;
   /** Throughput, latency, queue depth and workers (the console's overview). */
   stats(query?: StatsQuery): Promise<Stats>;
+  /**
+   * Device time, jobs and items of the jobs that succeeded in a range (by finish time; the last 24 hours by default),
+   * per key or per model version. A non-admin key sees only its own jobs.
+   */
+  usage(query?: UsageQuery): Promise<Usage>;
   /** Live worker processes, from their heartbeats. */
   workers(): Promise<WorkerStatus[]>;
   /** The caller's key: id, scopes, admin. */
@@ -43,7 +50,9 @@ export function createClient(options: ClientOptions): InferqClient {
       list: async () => (await http.json<{ items: ApiKey[] }>('/v1/keys')).body.items,
       revoke: async (id) => (await http.json<ApiKey>(`/v1/keys/${encodeURIComponent(id)}/revoke`, { method: 'POST' })).body,
     },
+    batches: createBatchesApi(http),
     stats: async (query = {}) => (await http.json<Stats>('/v1/stats', { query })).body,
+    usage: async (query = {}) => (await http.json<Usage>('/v1/usage', { query })).body,
     workers: async () => (await http.json<{ items: WorkerStatus[] }>('/v1/workers')).body.items,
     me: async () => (await http.json<Principal>('/v1/me')).body,
   };

@@ -1,4 +1,4 @@
-import type { Model, ModelRouting, ModelRoutingBody, Pooling } from '@inferq/contracts';
+import type { BatchingMode, Model, ModelRouting, ModelRoutingBody, Pooling } from '@inferq/contracts';
 import type { HttpClient } from './http.ts';
 
 export interface ModelUpload {
@@ -6,8 +6,14 @@ export interface ModelUpload {
   name: string;
   /** The .onnx file. */
   file: Blob | Uint8Array;
+  /** With `batching: 'auto'`, the largest batch size the worker may choose. */
   maxBatchSize?: number;
+  /** With `batching: 'auto'`, the longest delay the worker may choose. */
   maxBatchDelayMs?: number;
+  /** `auto`: each worker measures the model on its device and picks batch size and delay (default `fixed`). */
+  batching?: BatchingMode;
+  /** With `batching: 'auto'`: the p99 queue wait to keep under (default 100 ms). */
+  latencyTargetMs?: number;
   /** Answer jobs whose inputs equal an earlier succeeded job's with its stored result (deterministic models only). */
   responseCache?: boolean;
   /** An encoder's Hugging Face tokenizer.json and embedding settings: the model then serves POST /v1/embeddings. */
@@ -33,10 +39,10 @@ export interface ModelsApi {
   setRouting(name: string, versions: ModelRoutingBody['versions']): Promise<ModelRouting>;
 }
 
-function toFormData({ name, file, maxBatchSize, maxBatchDelayMs, responseCache, embedding }: ModelUpload): FormData {
+function toFormData({ name, file, maxBatchSize, maxBatchDelayMs, batching, latencyTargetMs, responseCache, embedding }: ModelUpload): FormData {
   const form = new FormData();
   const fields = {
-    name, maxBatchSize, maxBatchDelayMs, responseCache,
+    name, maxBatchSize, maxBatchDelayMs, batching, latencyTargetMs, responseCache,
     pooling: embedding?.pooling, normalize: embedding?.normalize, embeddingOutput: embedding?.output, maxTokens: embedding?.maxTokens,
   };
   for (const [field, value] of Object.entries(fields)) if (value !== undefined) form.set(field, String(value));

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, expectTypeOf, it } from 'vitest';
-import type { ErrorCode, Job, JobAccepted, Model, SubmitJobBody } from '@inferq/contracts';
+import type { Batch, ErrorCode, Job, JobAccepted, Model, SubmitJobBody, Usage, UsageQuery } from '@inferq/contracts';
 import { createClient, InferqError, outputArray, tensor, type InferqErrorCode, type JobSummary, type SubmitResult } from './index.ts';
 
 // tsc checks these (the root typecheck covers packages/*/src); the calls sit in
@@ -34,6 +34,17 @@ describe('public types', () => {
     expectTypeOf(tensor).returns.toEqualTypeOf<SubmitJobBody['inputs'][number]>();
     expectTypeOf(outputArray<'FP32'>).returns.toEqualTypeOf<Float32Array>();
     expectTypeOf(outputArray<'INT64'>).returns.toEqualTypeOf<BigInt64Array>();
+  });
+
+  it('usage and batches are typed by the contracts, and group by key or model only', () => {
+    expectTypeOf(client.usage).parameter(0).toEqualTypeOf<UsageQuery | undefined>();
+    expectTypeOf(client.usage).returns.resolves.toEqualTypeOf<Usage>();
+    expectTypeOf<Usage['items'][number]['deviceMs']>().toEqualTypeOf<number>();
+    expectTypeOf(client.batches.get).returns.resolves.toEqualTypeOf<Batch>();
+    expectTypeOf<Batch['jobs'][number]['deviceMs']>().toEqualTypeOf<number | null>();
+    typesOnly(() => void client.usage({ from: '2025-06-01T00:00:00Z', groupBy: 'model' }));
+    // @ts-expect-error only key and model are groupings
+    typesOnly(() => void client.usage({ groupBy: 'worker' }));
   });
 
   it('errors carry the problem, typed', () => {

@@ -61,6 +61,12 @@ describe('inferq CLI', () => {
     );
     expect(encoder.embedding).toMatchObject({ pooling: 'cls', normalize: false, maxTokens: 64 });
     expect((await inferq('models', 'push', demoModel('mlp').path, '--pooling', 'mean')).code).toBe(2);
+    const auto = await inferqJson<{ batching: object }>(
+      'models', 'push', demoModel('mlp').path, '--name', 'mlp-auto', '--max-batch-size', '16', '--batching', 'auto', '--latency-target-ms', '50',
+    );
+    expect(auto.batching).toEqual({ maxBatchSize: 16, maxBatchDelayMs: 5, mode: 'auto', latencyTargetMs: 50 });
+    expect((await inferq('models', 'list')).stdout).toMatch(/^mlp-auto:1 .* batch auto ≤16\/≤5 ms, p99 target 50 ms /m);
+    expect((await inferq('models', 'push', demoModel('mlp').path, '--latency-target-ms', '50')).code).toBe(2);
     await stack.startWorker();
   });
 
@@ -110,6 +116,23 @@ describe('inferq CLI', () => {
     expect(stats.workersOnline).toBeGreaterThanOrEqual(1);
     const human = await inferq('stats');
     expect(human.stdout).toMatch(/^workers \d+ {2}submitted/);
+  });
+
+  it('prints device time per model version for the jobs that ran, with a totals row', async () => {
+    const usage = await inferqJson<{ groupBy: string; items: Array<{ model: string; modelVersion: number; jobs: number; deviceMs: number }>; total: { jobs: number } }>(
+      'usage', '--group-by', 'model',
+    );
+    expect(usage.groupBy).toBe('model');
+    const mlp = usage.items.find((i) => i.model === 'mlp' && i.modelVersion === 1);
+    expect(mlp?.jobs).toBeGreaterThanOrEqual(1);
+    expect(mlp?.deviceMs).toBeGreaterThan(0);
+    expect(usage.total.jobs).toBeGreaterThanOrEqual(mlp!.jobs);
+    const human = await inferq('usage', '--group-by', 'model', '--from', new Date(Date.now() - 3_600_000).toISOString());
+    expect(human.code, human.stderr).toBe(0);
+    expect(human.stdout).toMatch(/^MODEL +JOBS +ITEMS +DEVICE TIME +SHARE$/m);
+    expect(human.stdout).toMatch(/^mlp:1 +[\d,]+ +[\d,]+ +[\d.]+ (ms|s|min|h) +[\d.]+%$/m);
+    expect(human.stdout).toMatch(/^total .* 100\.0%$/m);
+    expect((await inferq('usage', '--group-by', 'worker')).code).toBe(2);
   });
 
   it('reports API errors with their code and exit status 1, and usage mistakes with 2', async () => {

@@ -1,4 +1,5 @@
 import type { JobFilters } from '../lib/job-filters.ts';
+import type { UsageView } from '../lib/usage-report.ts';
 
 /** Every query key the console uses, so invalidation targets are named in one place. */
 export const queryKeys = {
@@ -19,4 +20,6 @@ export const queryKeys = {
     run: (model: string, ids: readonly string[]) => ['jobs', 'run', model, ids] as const,
   },
   keys: { all: ['keys'] as const },
+  usage: (view: UsageView) => ['usage', view.range, view.groupBy] as const,
+  batches: { detail: (id: string) => ['batches', 'detail', id] as const },
 };

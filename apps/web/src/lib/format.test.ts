@@ -9,6 +9,7 @@ describe('format', () => {
     expect(formatMs(12.34)).toBe('12.3 ms');
     expect(formatMs(1500)).toBe('1.50 s');
     expect(formatMs(90_000)).toBe('1.5 min');
+    expect(formatMs(5_400_000)).toBe('1.5 h');
   });
 
   it('formats sizes in binary units', () => {

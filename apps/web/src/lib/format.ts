@@ -8,7 +8,8 @@ export function formatMs(ms: number | null | undefined): string {
   if (ms < 1) return `${ms.toFixed(2)} ms`;
   if (ms < 1000) return `${Math.round(ms * 10) / 10} ms`;
   if (ms < 60_000) return `${(ms / 1000).toFixed(2)} s`;
-  return `${(ms / 60_000).toFixed(1)} min`;
+  if (ms < 3_600_000) return `${(ms / 60_000).toFixed(1)} min`;
+  return `${(ms / 3_600_000).toFixed(1)} h`;
 }
 
 export function formatBytes(bytes: number): string {
@@ -57,3 +58,6 @@ export const formatBatching = (batchable: boolean, batching: { maxBatchSize: num
 /** An embedding model's settings in one line: "mean pooling, normalized, output last_hidden_state, ≤ 128 tokens". */
 export const formatEmbedding = ({ pooling, normalize, output, maxTokens }: { pooling: string; normalize: boolean; output: string; maxTokens: number }): string =>
   `${pooling === 'none' ? 'pooled by the model' : `${pooling} pooling`}, ${normalize ? 'normalized' : 'not normalized'}, output ${output}, ≤ ${maxTokens} tokens`;
+
+/** The start of a sha256: enough to tell artifacts apart at a glance; the full one goes in a title. */
+export const shortSha256 = (sha256: string): string => sha256.slice(0, 12);

@@ -6,6 +6,7 @@ import { useMe } from '../api/queries/me.ts';
 import { hasScope } from '../auth/permissions.ts';
 import { JobStatusLive } from '../components/job-status-badge.tsx';
 import { JobActions } from '../components/jobs/job-actions.tsx';
+import { JobProvenance } from '../components/jobs/job-provenance.tsx';
 import { JobInputs, JobOutputs } from '../components/jobs/job-tensors.tsx';
 import { JobTimeline } from '../components/jobs/job-timeline.tsx';
 import { buttonStyles } from '../components/ui/button.tsx';
@@ -31,10 +32,10 @@ export function JobDetailPage() {
       </>
     );
   }
-  return <JobDetail job={job.data} canWrite={hasScope(principal, 'jobs:write')} />;
+  return <JobDetail job={job.data} canWrite={hasScope(principal, 'jobs:write')} isAdmin={principal?.admin === true} />;
 }
 
-function JobDetail({ job, canWrite }: { job: Job; canWrite: boolean }) {
+function JobDetail({ job, canWrite, isAdmin }: { job: Job; canWrite: boolean; isAdmin: boolean }) {
   const metadata = Object.entries(job.metadata);
   return (
     <>
@@ -63,6 +64,9 @@ function JobDetail({ job, canWrite }: { job: Job; canWrite: boolean }) {
         </Card>
         <Card title="Timings" className="lg:col-span-2">
           <JobTimeline job={job} />
+        </Card>
+        <Card title="Provenance" className="lg:col-span-3">
+          <JobProvenance job={job} canOpenBatch={isAdmin} />
         </Card>
       </div>
       {job.error && (

@@ -1,11 +1,15 @@
-import type { Job, JobAccepted, Model, Stats, TensorSummary, WorkerStatus } from '@inferq/contracts';
+import type { Job, JobAccepted, Model, Stats, TensorSummary, Usage, WorkerStatus } from '@inferq/contracts';
 
 const ms = (v: number | null) => (v === null ? '–' : `${Math.round(v * 10) / 10} ms`);
 const kib = (bytes: number) => (bytes < 10_240 ? `${bytes} B` : `${Math.round(bytes / 1024)} KiB`);
 const shapeOf = (t: { datatype: string; shape: number[] }) => `${t.datatype}[${t.shape.join(',')}]`;
 
+/** Auto models show their bounds and target: the size and delay in use are the worker's choice. */
+const batchingOf = ({ mode, maxBatchSize, maxBatchDelayMs, latencyTargetMs }: Model['batching']): string =>
+  (mode === 'auto' ? `auto ≤${maxBatchSize}/≤${maxBatchDelayMs} ms, p99 target ${latencyTargetMs} ms` : `${maxBatchSize}/${maxBatchDelayMs} ms`);
+
 export const formatModel = (m: Model): string =>
-  `${m.name}:${m.version}  ${m.signature.inputs.map((t) => `${t.name} ${t.datatype}[${t.shape.map((d) => (d === -1 ? '?' : d)).join(',')}]`).join(', ')}  batch ${m.batching.maxBatchSize}/${m.batching.maxBatchDelayMs} ms${m.responseCache ? '  cached' : ''}  ${kib(m.sizeBytes)}`;
+  `${m.name}:${m.version}  ${m.signature.inputs.map((t) => `${t.name} ${t.datatype}[${t.shape.map((d) => (d === -1 ? '?' : d)).join(',')}]`).join(', ')}  batch ${batchingOf(m.batching)}${m.responseCache ? '  cached' : ''}  ${kib(m.sizeBytes)}`;
 
 export function formatJob(job: Job | JobAccepted): string[] {
   if (!('model' in job)) return [`${job.id}  ${job.status}`];
@@ -28,3 +32,36 @@ export function formatStats(s: Stats): string[] {
 
 export const formatWorker = (w: WorkerStatus): string =>
   `${w.workerId}  ${w.device}  ${w.hostname}:${w.pid}  models ${w.modelsServed.join(',') || '–'}  jobs ${w.jobsSucceeded} ok / ${w.jobsFailed} failed`;
+
+/** Summed device time in the largest unit that keeps it readable: ms, s, min, h. */
+function formatDeviceTime(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms * 10) / 10} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(2)} s`;
+  if (ms < 3_600_000) return `${(ms / 60_000).toFixed(1)} min`;
+  return `${(ms / 3_600_000).toFixed(1)} h`;
+}
+
+/** Columns padded to their widest cell; the first left-aligned, the figures right-aligned. */
+function table(rows: string[][]): string[] {
+  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
+  return rows.map((row) => row.map((cell, column) => (column === 0 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!))).join('  ').trimEnd());
+}
+
+type UsageRow = Usage['items'][number];
+const usageLabel = (row: UsageRow): string =>
+  row.model !== undefined ? `${row.model}:${row.modelVersion ?? '?'}` : row.keyName !== undefined ? `${row.keyName} (${row.keyId ?? '?'})` : (row.keyId ?? '?');
+
+export function formatUsage(u: Usage): string[] {
+  const share = (deviceMs: number) => (u.total.deviceMs > 0 ? `${((deviceMs / u.total.deviceMs) * 100).toFixed(1)}%` : '–');
+  const figures = (f: Usage['total']) => [f.jobs.toLocaleString('en'), f.items.toLocaleString('en'), formatDeviceTime(f.deviceMs), share(f.deviceMs)];
+  const header = `usage ${u.from} → ${u.to}, per ${u.groupBy}`;
+  if (u.items.length === 0) return [header, 'no succeeded jobs in this range'];
+  return [
+    header,
+    ...table([
+      [u.groupBy === 'model' ? 'MODEL' : 'KEY', 'JOBS', 'ITEMS', 'DEVICE TIME', 'SHARE'],
+      ...u.items.map((row) => [usageLabel(row), ...figures(row)]),
+      ['total', ...figures(u.total)],
+    ]),
+  ];
+}

@@ -7,6 +7,7 @@ import { loadCliConfig, UsageError } from './config.ts';
 import { formatStats, formatWorker } from './format.ts';
 import { jobsGet, jobsSubmit, jobsWatch } from './jobs-commands.ts';
 import { modelsList, modelsPush } from './models-commands.ts';
+import { usageReport } from './usage-command.ts';
 
 const GLOBAL_OPTIONS = {
   url: { type: 'string' },
@@ -43,6 +44,7 @@ const COMMANDS: Readonly<Record<string, Command>> = {
   'jobs watch': jobsWatch,
   'jobs bulk': jobsBulk,
   stats,
+  usage: usageReport,
   workers,
 };
 

@@ -1,16 +1,17 @@
 import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
-import { POOLINGS, type Pooling } from '@inferq/contracts';
+import { BATCHING_MODES, POOLINGS, type BatchingMode, type Pooling } from '@inferq/contracts';
 import type { ModelUpload } from '../models.ts';
 import { emit, integerOption, onePositional, stringOption, type Command, type OptionValues } from './command.ts';
 import { UsageError } from './config.ts';
 import { formatModel } from './format.ts';
 
 export const modelsPush: Command = {
-  usage: 'models push <model.onnx> [--name NAME] [--max-batch-size N] [--max-batch-delay-ms N] [--response-cache] '
+  usage: 'models push <model.onnx> [--name NAME] [--max-batch-size N] [--max-batch-delay-ms N] [--batching fixed|auto [--latency-target-ms N]] [--response-cache] '
     + '[--tokenizer tokenizer.json [--pooling mean|cls|none] [--no-normalize] [--embedding-output NAME] [--max-tokens N]]',
   options: {
-    name: { type: 'string' }, 'max-batch-size': { type: 'string' }, 'max-batch-delay-ms': { type: 'string' }, 'response-cache': { type: 'boolean' },
+    name: { type: 'string' }, 'max-batch-size': { type: 'string' }, 'max-batch-delay-ms': { type: 'string' },
+    batching: { type: 'string' }, 'latency-target-ms': { type: 'string' }, 'response-cache': { type: 'boolean' },
     tokenizer: { type: 'string' }, pooling: { type: 'string' }, 'no-normalize': { type: 'boolean' }, 'embedding-output': { type: 'string' }, 'max-tokens': { type: 'string' },
   },
   async run(ctx) {
@@ -20,6 +21,7 @@ export const modelsPush: Command = {
       file: await readFile(path),
       maxBatchSize: integerOption(ctx.values, 'max-batch-size', { min: 1, max: 4096 }),
       maxBatchDelayMs: integerOption(ctx.values, 'max-batch-delay-ms', { min: 0, max: 60_000 }),
+      ...batchingOptions(ctx.values),
       responseCache: ctx.values['response-cache'] === true,
       embedding: await embeddingOptions(ctx.values),
     });
@@ -27,6 +29,15 @@ export const modelsPush: Command = {
     return 0;
   },
 };
+
+/** --batching and its --latency-target-ms, which only `auto` reads. */
+function batchingOptions(values: OptionValues): Pick<ModelUpload, 'batching' | 'latencyTargetMs'> {
+  const batching = stringOption(values, 'batching');
+  if (batching !== undefined && !(BATCHING_MODES as readonly string[]).includes(batching)) throw new UsageError(`--batching must be one of ${BATCHING_MODES.join(', ')}`);
+  const latencyTargetMs = integerOption(values, 'latency-target-ms', { min: 1, max: 600_000 });
+  if (latencyTargetMs !== undefined && batching !== 'auto') throw new UsageError('--latency-target-ms needs --batching auto');
+  return { batching: batching as BatchingMode | undefined, latencyTargetMs };
+}
 
 /** The --tokenizer group: an encoder uploaded for /v1/embeddings. */
 async function embeddingOptions(values: OptionValues): Promise<ModelUpload['embedding']> {

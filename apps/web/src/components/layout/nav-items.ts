@@ -14,6 +14,8 @@ export function navItemsFor(principal: Principal | undefined): NavItem[] {
     { to: '/playground', label: 'Playground', visible: hasScope(principal, 'jobs:write') },
     { to: '/models', label: 'Models', visible: hasScope(principal, 'jobs:read') },
     { to: '/workers', label: 'Workers', visible: hasScope(principal, 'jobs:read') },
+    // Every key with jobs:read: the API answers a non-admin key with its own jobs only.
+    { to: '/usage', label: 'Usage', visible: hasScope(principal, 'jobs:read') },
     { to: '/keys', label: 'API keys', visible: hasScope(principal, 'admin') },
   ];
   return items.filter((item) => item.visible).map(({ to, label }) => ({ to, label }));

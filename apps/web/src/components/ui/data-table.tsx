@@ -12,10 +12,12 @@ interface DataTableProps<T> {
   columns: ReadonlyArray<Column<T>>;
   rows: readonly T[];
   rowKey: (row: T) => string;
+  /** A row of the same shape set apart below the body: totals. */
+  footerRow?: T;
 }
 
 /** A real <table> that scrolls sideways on narrow screens. */
-export function DataTable<T>({ caption, columns, rows, rowKey }: DataTableProps<T>) {
+export function DataTable<T>({ caption, columns, rows, rowKey, footerRow }: DataTableProps<T>) {
   return (
     <div className="overflow-x-auto rounded-lg bg-white shadow-sm ring-1 ring-slate-200">
       <table className="min-w-full divide-y divide-slate-200 text-sm">
@@ -40,6 +42,17 @@ export function DataTable<T>({ caption, columns, rows, rowKey }: DataTableProps<
             </tr>
           ))}
         </tbody>
+        {footerRow !== undefined && (
+          <tfoot className="border-t-2 border-slate-200 bg-slate-50 font-semibold">
+            <tr>
+              {columns.map((column) => (
+                <td key={column.header} className={`px-3 py-2 whitespace-nowrap text-slate-900 ${column.className ?? ''}`}>
+                  {column.cell(footerRow)}
+                </td>
+              ))}
+            </tr>
+          </tfoot>
+        )}
       </table>
     </div>
   );
