@@ -12,7 +12,7 @@ const logger = createLogger({ service: 'test', level: 'silent' });
 const record = (name: string, version: number, sizeBytes = MB): ModelRecord => ({
   id: `${name}-${version}`, name, version, artifactKey: `models/${name}/${version}`, sha256: `${name}${version}`, sizeBytes, createdAt: new Date(0).toISOString(), responseCache: false, tokenizerKey: null,
   signature: { inputs: [{ name: 'x', datatype: 'FP32', shape: [-1, 4] }, { name: 'mask', datatype: 'BOOL', shape: [-1, -1] }], outputs: [{ name: 'y', datatype: 'FP32', shape: [-1, 2] }], batchable: true },
-  batching: { maxBatchSize: 8, maxBatchDelayMs: 5 },
+  batching: { maxBatchSize: 8, maxBatchDelayMs: 5, mode: 'fixed', latencyTargetMs: null },
 });
 
 /** A session whose runs resolve at once, or when the test says (`hold`). */

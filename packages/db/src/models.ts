@@ -1,4 +1,4 @@
-import type { EmbeddingSettings, Model, TensorSpec } from '@inferq/contracts';
+import type { BatchingMode, EmbeddingSettings, Model, TensorSpec } from '@inferq/contracts';
 import type { Pool } from './pool.ts';
 
 export interface ModelRecord extends Model {
@@ -20,6 +20,8 @@ interface ModelRow {
   batchable: boolean;
   max_batch_size: number;
   max_batch_delay_ms: number;
+  batching_mode: BatchingMode;
+  latency_target_ms: number | null;
   response_cache: boolean;
   tokenizer_key: string | null;
   embedding: EmbeddingSettings | null;
@@ -35,7 +37,7 @@ const toRecord = (r: ModelRow): ModelRecord => ({
   sha256: r.sha256,
   sizeBytes: r.size_bytes,
   signature: { inputs: r.inputs, outputs: r.outputs, batchable: r.batchable },
-  batching: { maxBatchSize: r.max_batch_size, maxBatchDelayMs: r.max_batch_delay_ms },
+  batching: { maxBatchSize: r.max_batch_size, maxBatchDelayMs: r.max_batch_delay_ms, mode: r.batching_mode, latencyTargetMs: r.latency_target_ms },
   responseCache: r.response_cache,
   embedding: r.embedding ?? undefined,
   createdAt: r.created_at.toISOString(),
@@ -54,9 +56,9 @@ export async function insertModelVersion(pool: Pool, m: NewModel): Promise<Model
     const version = next!.v;
     try {
       const { rows } = await pool.query<ModelRow>(
-        `INSERT INTO models (id, name, version, artifact_key, sha256, size_bytes, inputs, outputs, batchable, max_batch_size, max_batch_delay_ms, response_cache, tokenizer_key, embedding, created_by)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING *`,
-        [m.id, m.name, version, m.artifactKey, m.sha256, m.sizeBytes, JSON.stringify(m.signature.inputs), JSON.stringify(m.signature.outputs), m.signature.batchable, m.batching.maxBatchSize, m.batching.maxBatchDelayMs, m.responseCache, m.tokenizerKey, m.embedding ? JSON.stringify(m.embedding) : null, m.createdBy],
+        `INSERT INTO models (id, name, version, artifact_key, sha256, size_bytes, inputs, outputs, batchable, max_batch_size, max_batch_delay_ms, batching_mode, latency_target_ms, response_cache, tokenizer_key, embedding, created_by)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) RETURNING *`,
+        [m.id, m.name, version, m.artifactKey, m.sha256, m.sizeBytes, JSON.stringify(m.signature.inputs), JSON.stringify(m.signature.outputs), m.signature.batchable, m.batching.maxBatchSize, m.batching.maxBatchDelayMs, m.batching.mode, m.batching.latencyTargetMs, m.responseCache, m.tokenizerKey, m.embedding ? JSON.stringify(m.embedding) : null, m.createdBy],
       );
       return toRecord(rows[0]!);
     } catch (err) {

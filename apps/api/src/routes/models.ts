@@ -16,7 +16,7 @@ export const modelsRoutes: FastifyPluginAsyncTypebox<{ models: ModelsService; up
     schema: {
       tags: ['models'],
       summary: 'Register an ONNX model (multipart upload)',
-      description: 'multipart/form-data with a `file` part (the .onnx file) and text fields `name`, optional `maxBatchSize`, `maxBatchDelayMs` and `responseCache` (`true`: jobs whose input tensors equal an earlier succeeded job of this version get its stored result, marked `cacheHit`, without running the model; for deterministic models). An encoder uploaded with a `tokenizer` part (a Hugging Face tokenizer.json) serves `POST /v1/embeddings`; its fields `pooling` (`mean`, `cls`, `none`), `normalize`, `embeddingOutput` and `maxTokens` are checked against the signature (MODEL_UNSUPPORTED when its inputs are not token tensors). Uploading under an existing name creates the next version. The signature is read from the ONNX protobuf.',
+      description: 'multipart/form-data with a `file` part (the .onnx file) and text fields `name`, optional `maxBatchSize`, `maxBatchDelayMs`, `batching`, `latencyTargetMs` and `responseCache` (`true`: jobs whose input tensors equal an earlier succeeded job of this version get its stored result, marked `cacheHit`, without running the model; for deterministic models). `batching=auto` lets each worker measure the model on its device and pick the batch size and delay with the most throughput whose p99 queue wait stays under `latencyTargetMs` (default 100; only with `auto`), with `maxBatchSize` and `maxBatchDelayMs` as upper bounds. A model that is not batchable (no dynamic leading dim) is always registered `fixed` with `maxBatchSize` 1. An encoder uploaded with a `tokenizer` part (a Hugging Face tokenizer.json) serves `POST /v1/embeddings`; its fields `pooling` (`mean`, `cls`, `none`), `normalize`, `embeddingOutput` and `maxTokens` are checked against the signature (MODEL_UNSUPPORTED when its inputs are not token tensors). Uploading under an existing name creates the next version. The signature is read from the ONNX protobuf.',
       consumes: ['multipart/form-data'],
       response: { 201: ModelSchema, ...problemResponses(400, 401, 403, 413, 415, 422) },
     },
@@ -25,7 +25,7 @@ export const modelsRoutes: FastifyPluginAsyncTypebox<{ models: ModelsService; up
     const fields: Record<string, string> = {};
     const files: { file?: Buffer; tokenizer?: Buffer } = {};
     try {
-      for await (const part of request.parts({ limits: { fileSize: uploadLimitBytes, files: 2, fields: 10 } })) {
+      for await (const part of request.parts({ limits: { fileSize: uploadLimitBytes, files: 2, fields: 20 } })) {
         if (part.type === 'file') {
           if (part.fieldname !== 'file' && part.fieldname !== 'tokenizer') throw new AppError('VALIDATION_FAILED', `unexpected file field "${part.fieldname}"; use "file" (and "tokenizer")`);
           if (files[part.fieldname]) throw new AppError('VALIDATION_FAILED', `the "${part.fieldname}" part is given twice`);
@@ -41,11 +41,12 @@ export const modelsRoutes: FastifyPluginAsyncTypebox<{ models: ModelsService; up
     // The route's Ajv coerces the text fields as it does query strings; TypeBox's Value.Convert would truncate "1.5" and "1e3" to 1.
     const validate = request.compileValidationSchema(ModelUploadFieldsSchema, 'body');
     if (!validate(fields)) throw validationError(validate.errors ?? [], 'body');
-    const { name, maxBatchSize, maxBatchDelayMs, responseCache = false, ...embedding } = fields as unknown as typeof ModelUploadFieldsSchema.static;
+    const { name, maxBatchSize, maxBatchDelayMs, batching: mode, latencyTargetMs, responseCache = false, ...embedding } = fields as unknown as typeof ModelUploadFieldsSchema.static;
+    if (latencyTargetMs !== undefined && mode !== 'auto') throw new AppError('VALIDATION_FAILED', '"latencyTargetMs" applies to adaptive batching: send "batching=auto" too', { errors: [{ pointer: '/body/latencyTargetMs', code: 'VALIDATION_FAILED', detail: 'needs batching=auto' }] });
     const stray = Object.keys(embedding)[0];
     if (!files.tokenizer && stray) throw new AppError('VALIDATION_FAILED', `"${stray}" applies to embedding models: send their "tokenizer" part too`, { errors: [{ pointer: `/body/${stray}`, code: 'VALIDATION_FAILED', detail: 'needs a tokenizer' }] });
     const model = await models.registerModel({
-      name, bytes: files.file, batching: { maxBatchSize, maxBatchDelayMs }, responseCache, actor: auditActor(request),
+      name, bytes: files.file, batching: { maxBatchSize, maxBatchDelayMs, mode, latencyTargetMs }, responseCache, actor: auditActor(request),
       embedding: files.tokenizer && { ...embedding, tokenizer: files.tokenizer },
     });
     request.log.info({ model: model.name, modelVersion: model.version, sizeBytes: model.sizeBytes }, 'model registered');

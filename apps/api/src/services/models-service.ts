@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { AuditAction, MODEL_NAME_PATTERN, type Batching, type ModelRoute, type ModelRouting } from '@inferq/contracts';
+import { AuditAction, DEFAULT_LATENCY_TARGET_MS, MODEL_NAME_PATTERN, type Batching, type ModelRoute, type ModelRouting } from '@inferq/contracts';
 import { AppError } from '@inferq/core';
 import {
   deleteModelRoutes, findModel, insertAuditEntries, insertModelVersion, listLatestModels, listModelRoutes, listModelVersions, upsertModelRoutes, withTransaction,
@@ -106,11 +106,15 @@ export function createModelsService(deps: { pool: Pool; storage: Storage; cacheT
       const sha256 = createHash('sha256').update(bytes).digest('hex');
       const artifactKey = modelArtifactKey(name, sha256);
       await deps.storage.putObject(artifactKey, bytes, { contentType: 'application/octet-stream' });
-      // A model without a dynamic leading dim cannot stack jobs: it runs them one at a time.
+      // A model without a dynamic leading dim cannot stack jobs: it runs them one at a time, so there is nothing to adapt.
       const maxBatchSize = signature.batchable ? (batching.maxBatchSize ?? DEFAULT_MAX_BATCH_SIZE) : 1;
+      const mode = signature.batchable ? (batching.mode ?? 'fixed') : 'fixed';
       const model = await insertModelVersion(deps.pool, {
         id: randomUUID(), name, artifactKey, sha256, sizeBytes: bytes.byteLength, signature, responseCache, embedding, tokenizerKey, createdBy: actor.keyId,
-        batching: { maxBatchSize, maxBatchDelayMs: batching.maxBatchDelayMs ?? DEFAULT_MAX_BATCH_DELAY_MS },
+        batching: {
+          maxBatchSize, maxBatchDelayMs: batching.maxBatchDelayMs ?? DEFAULT_MAX_BATCH_DELAY_MS,
+          mode, latencyTargetMs: mode === 'auto' ? (batching.latencyTargetMs ?? DEFAULT_LATENCY_TARGET_MS) : null,
+        },
       });
       // Not in the insert's transaction: insertModelVersion retries on a version race, which a transaction would abort.
       await insertAuditEntries(deps.pool, [auditEntry(actor, AuditAction.ModelUploaded, `models/${model.name}:${model.version}`, { sha256, sizeBytes: model.sizeBytes })]);

@@ -89,6 +89,8 @@ const batchField = (min: number, max: number) => ({
 });
 const maxBatchSize = batchField(1, 4096);
 const maxBatchDelayMs = batchField(0, 60_000);
+const latencyTargetMs = batchField(1, 600_000);
+const badBatchingMode = fc.oneof(hostileString, fc.constantFrom('AUTO', 'Fixed', 'adaptive', 'true', ' auto', 'auto\u0000')).filter((s) => s !== 'fixed' && s !== 'auto');
 
 export interface MultipartRequest {
   payload: Buffer;
@@ -113,6 +115,10 @@ const uploadChange = fc.oneof(
   { arbitrary: fc.constant({ kind: 'none' as const }), weight: 6 },
   badModelName.map((value) => ({ kind: 'name' as const, value })),
   fc.constantFrom('maxBatchSize', 'maxBatchDelayMs').chain((field) => (field === 'maxBatchSize' ? maxBatchSize : maxBatchDelayMs).bad.map((value) => ({ kind: 'field' as const, field, value }))),
+  badBatchingMode.map((value) => ({ kind: 'field' as const, field: 'batching', value })),
+  // Set after the valid fields, so batching is auto unless the target comes without it.
+  latencyTargetMs.bad.map((value) => ({ kind: 'field' as const, field: 'latencyTargetMs', value })),
+  fc.tuple(fc.constantFrom(undefined, 'fixed'), latencyTargetMs.ok).map(([mode, value]) => ({ kind: 'target without auto' as const, mode, value })),
   fc.constantFrom('extra', '__proto__', 'constructor', 'file', 'name ').map((field) => ({ kind: 'extra field' as const, field })),
   fc.constantFrom('no file', 'two files', 'file field misnamed', 'truncated', 'no boundary', 'wrong boundary', 'eleven fields', 'not multipart').map((kind) => ({ kind })),
 );
@@ -122,15 +128,30 @@ export const modelUpload = (model: Uint8Array, names: fc.Arbitrary<string>): fc.
   name: names,
   maxBatchSize: fc.option(maxBatchSize.ok, { nil: undefined, freq: 2 }),
   maxBatchDelayMs: fc.option(maxBatchDelayMs.ok, { nil: undefined, freq: 2 }),
+  // A target only with auto: the target alone is a change of its own.
+  batching: fc.option(fc.oneof(
+    fc.constant<[string, string | undefined]>(['fixed', undefined]),
+    fc.option(latencyTargetMs.ok, { nil: undefined }).map((target): [string, string | undefined] => ['auto', target]),
+  ), { nil: undefined, freq: 2 }),
   file: onnxFile(model),
   change: uploadChange,
   cut: fc.nat(),
-}).map(({ name, maxBatchSize: size, maxBatchDelayMs: delay, file, change, cut }) => {
+}).map(({ name, maxBatchSize: size, maxBatchDelayMs: delay, batching, file, change, cut }) => {
   const boundary = 'fuzzBoundary7f3a';
   const fields = new Map<string, string>([['name', change.kind === 'name' ? change.value : name]]);
   if (size !== undefined) fields.set('maxBatchSize', size);
   if (delay !== undefined) fields.set('maxBatchDelayMs', delay);
-  if (change.kind === 'field') fields.set(change.field, change.value);
+  if (batching) fields.set('batching', batching[0]);
+  if (batching?.[1] !== undefined) fields.set('latencyTargetMs', batching[1]);
+  if (change.kind === 'field') {
+    if (change.field === 'latencyTargetMs') fields.set('batching', 'auto');
+    fields.set(change.field, change.value);
+  }
+  if (change.kind === 'target without auto') {
+    if (change.mode === undefined) fields.delete('batching');
+    else fields.set('batching', change.mode);
+    fields.set('latencyTargetMs', change.value);
+  }
   const list = [...fields];
   if (change.kind === 'extra field') list.push([change.field, 'x']);
   if (change.kind === 'eleven fields') for (let i = 0; i < 11; i++) list.push([`f${i}`, 'x']);

@@ -1,13 +1,22 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { NullableInteger } from '../nullable-integer.ts';
 import { ModelSignatureSchema } from '../signature.ts';
 import { StringEnum } from '../string-enum.ts';
 import { EXAMPLE_TIME } from './examples.ts';
 import { FiniteInteger } from './request-values.ts';
 import { EmbeddingSettingsSchema, POOLINGS } from './embeddings.ts';
 
+/** `fixed`: batches as uploaded; `auto`: the worker measures its device and picks size and delay within the bounds. */
+export const BATCHING_MODES = ['fixed', 'auto'] as const;
+export type BatchingMode = (typeof BATCHING_MODES)[number];
+/** The p99 queue wait an `auto` model keeps under when the upload names none. */
+export const DEFAULT_LATENCY_TARGET_MS = 100;
+
 export const BatchingSchema = Type.Object({
-  maxBatchSize: Type.Integer({ minimum: 1, maximum: 4096 }),
-  maxBatchDelayMs: Type.Integer({ minimum: 0, maximum: 60_000 }),
+  maxBatchSize: Type.Integer({ minimum: 1, maximum: 4096, description: 'fixed: the most jobs in one batch; auto: the largest batch size the worker may choose' }),
+  maxBatchDelayMs: Type.Integer({ minimum: 0, maximum: 60_000, description: 'fixed: how long a batch waits to fill; auto: the longest delay the worker may choose' }),
+  mode: StringEnum(BATCHING_MODES, { description: '`auto`: the worker measures inference time per batch size on its device and picks the size and delay with the best throughput whose p99 queue wait stays under `latencyTargetMs`. Non-batchable models are always `fixed`' }),
+  latencyTargetMs: NullableInteger({ minimum: 1, description: 'auto only (default 100): the p99 queue wait in ms the worker keeps under; null in fixed mode' }),
 });
 export type Batching = Static<typeof BatchingSchema>;
 
@@ -31,7 +40,7 @@ const exampleModel = {
     outputs: [{ name: 'logits', datatype: 'FP32', shape: [-1, 16] }],
     batchable: true,
   },
-  batching: { maxBatchSize: 32, maxBatchDelayMs: 5 },
+  batching: { maxBatchSize: 32, maxBatchDelayMs: 5, mode: 'auto', latencyTargetMs: 50 },
   responseCache: false,
   createdAt: '2025-06-01T08:15:00.000Z',
   routing: exampleRoutes,
@@ -67,6 +76,8 @@ export const ModelUploadFieldsSchema = Type.Object(
     name: Type.String({ pattern: MODEL_NAME_PATTERN.source }),
     maxBatchSize: Type.Optional(FiniteInteger({ minimum: 1, maximum: 4096 })),
     maxBatchDelayMs: Type.Optional(FiniteInteger({ minimum: 0, maximum: 60_000 })),
+    batching: Type.Optional(StringEnum(BATCHING_MODES, { description: '`auto`: the worker picks batch size and delay per device, bounded by maxBatchSize and maxBatchDelayMs (default `fixed`)' })),
+    latencyTargetMs: Type.Optional(FiniteInteger({ minimum: 1, maximum: 600_000, description: `With batching=auto: the p99 queue wait in ms to keep under (default ${DEFAULT_LATENCY_TARGET_MS})` })),
     responseCache: Type.Optional(Type.Boolean({ default: false, description: 'Answer jobs whose inputs equal an earlier succeeded job\'s with its stored result (deterministic models only)' })),
     // With a `tokenizer` file part (tokenizer.json): the model serves POST /v1/embeddings.
     pooling: Type.Optional(StringEnum(POOLINGS, { description: 'Embedding models: default `mean` for a [batch, seq, dim] output, `none` for [batch, dim]' })),
