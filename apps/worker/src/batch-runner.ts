@@ -3,10 +3,11 @@ import type { Span } from '@opentelemetry/api';
 import pRetry from 'p-retry';
 import type { RawTensor, StoredTensor } from '@inferq/contracts';
 import { traceIds, type Logger } from '@inferq/core';
-import { startJobs, type JobFailure, type Pool } from '@inferq/db';
+import { expireRunningJobs, startJobs, type JobFailure, type Pool } from '@inferq/db';
 import { UnrecoverableError } from '@inferq/queue';
 import type { Storage } from '@inferq/storage';
 import { traceBatch, traceStep } from './batch-tracing.ts';
+import type { InferenceProfiles } from './inference-profiles.ts';
 import { classifyError, isOutage, type ClassifiedError } from './job-errors.ts';
 import { loadJobInputs } from './job-inputs.ts';
 import type { ModelSessions } from './model-sessions.ts';
@@ -38,6 +39,9 @@ type ClaimedJob = PendingJob & { inputs: RawTensor[] };
 /** Backoff between tries while Postgres or S3 is down: quick at first, then every 2 s. */
 const OUTAGE_BACKOFF = { retries: Number.POSITIVE_INFINITY, minTimeout: 100, maxTimeout: 2_000, factor: 2, randomize: true };
 
+/** Rows a job puts along the batch dimension. */
+const itemsOf = (job: ClaimedJob): number => Math.max(1, job.inputs[0]?.shape[0] ?? 1);
+
 function failureFor(job: JobAttempt, e: ClassifiedError): { failure: JobFailure; error: Error } {
   const final = !e.retryable || isLastAttempt(job);
   const error = e.retryable ? new Error(`${e.code}: ${e.message}`) : new UnrecoverableError(`${e.code}: ${e.message}`);
@@ -52,6 +56,10 @@ export interface BatchRunnerDeps {
   workerId: string;
   /** What the worker is pinned to (`cpu`, `cuda:N`), recorded on each batch. */
   device: string;
+  /** Every run is recorded here; with `deadlines`, a job its batch's expected run time would finish after its deadline is expired unrun. */
+  profiles: InferenceProfiles;
+  /** Deadline-aware scheduling (DEADLINE_SCHEDULING). */
+  deadlines: boolean;
   logger: Logger;
   status?: WorkerStatusTracker;
   metrics?: WorkerMetrics;
@@ -115,6 +123,7 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
     const { model, modelVersion } = jobs[0]!;
     const stats = { batchId, model, modelVersion, batchSize: jobs.length, inferMs: 0, succeeded: 0, failed: 0, queueWaitMs: Math.round(Date.now() - Math.min(...jobs.map((j) => j.createdAtMs))) };
     let session;
+    const loadStartedMs = Date.now();
     try {
       session = await outlastOutage('load model', scope, () => deps.sessions.getSession(model, modelVersion));
     } catch (err) {
@@ -123,6 +132,8 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
       await settleFailures(jobs.map((job) => ({ job, e: loadError })), scope);
       return { ...stats, failed: jobs.length };
     }
+    // A cold load is not what the next batch will take: it stays out of the service time.
+    const loadMs = Date.now() - loadStartedMs;
     const run = await traceStep(scope.span, 'inference', () => session.runBatch(jobs.map((j) => ({ inputs: j.inputs })))).catch(async (err: unknown) => {
       await deps.sessions.discard(model, modelVersion, session);
       throw err;
@@ -135,17 +146,37 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
       if (r.ok) ok.push({ job, outputs: r });
       else bad.push({ job, e: { code: r.code, message: r.message, retryable: r.code === 'INFERENCE_FAILED' } });
     });
-    // Device time is split by items, the rows each job put along the batch dimension.
-    const itemsOf = (job: ClaimedJob): number => Math.max(1, job.inputs[0]?.shape[0] ?? 1);
     const items = jobs.reduce((n, job) => n + itemsOf(job), 0);
+    // Device time is split by items, the rows each job put along the batch dimension.
     const results = ok.map(({ job, outputs }) => ({ id: job.jobId, outputs: outputs.outputs, inferMs: run.inferMs, items: itemsOf(job), deviceMs: (run.inferMs * itemsOf(job)) / items }));
     const batch = { id: batchId, modelName: model, modelVersion, workerId: deps.workerId, device: deps.device, provider: session.provider, size: jobs.length, items, startedAt, inferMs: run.inferMs };
     await outlastOutage('store results', scope, () => deps.writer.writeSuccesses(batch, results));
+    deps.profiles.of(model).record(items, run.inferMs, Date.now() - startedAt.getTime() - loadMs);
     deps.metrics?.batchRan(model, jobs.length, run.inferMs);
     deps.metrics?.jobsFinished(ok.map(({ job }) => job), 'succeeded');
     for (const { job } of ok) job.settle({ ok: true });
     await settleFailures(bad, scope);
     return { ...stats, succeeded: ok.length, failed: bad.length };
+  }
+
+  /**
+   * Expires the jobs that would finish after their deadline if the batch ran
+   * now, by the model's measured inference time for a batch this size (none
+   * before its first run), so they do not take the device; returns the rest.
+   */
+  async function dropLateJobs(jobs: ClaimedJob[], scope: StepScope): Promise<ClaimedJob[]> {
+    if (!deps.deadlines || !jobs.some((j) => j.deadlineAt !== undefined)) return jobs;
+    const expectedMs = deps.profiles.of(jobs[0]!.model).expectedMs(jobs.reduce((n, j) => n + itemsOf(j), 0));
+    if (expectedMs === undefined) return jobs;
+    const done = Date.now() + expectedMs;
+    const late = jobs.filter((j) => j.deadlineAt !== undefined && done > j.deadlineAt);
+    if (late.length === 0) return jobs;
+    const message = `cannot finish by its deadline: the batch is expected to take ${expectedMs.toFixed(1)} ms`;
+    await outlastOutage('expire late jobs', scope, () => expireRunningJobs(deps.pool, late.map((j) => ({ id: j.jobId, message }))));
+    scope.log.info({ expired: late.length, expectedMs }, 'jobs expired before running: they would miss their deadlines');
+    deps.metrics?.jobsFinished(late, 'expired');
+    for (const job of late) job.settle({ ok: true });
+    return jobs.filter((j) => !late.includes(j));
   }
 
   /** Claims, reads, runs and stores one batch; settles every job, never rejects. */
@@ -158,10 +189,10 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
       const live = await outlastOutage('claim', scope, () => startJobs(deps.pool, { ids: batch.map((j) => j.jobId), workerId: deps.workerId, batchId, batchSize: batch.length }));
       // Canceled or already finished (a replay after a crash): acknowledge without running.
       for (const job of batch) if (!live.has(job.jobId)) job.settle({ ok: true });
-      const claimed = await loadInputs(batch.flatMap((job) => {
+      const claimed = await dropLateJobs(await loadInputs(batch.flatMap((job) => {
         const row = live.get(job.jobId);
         return row ? [{ job, inputs: row.inputs }] : [];
-      }), scope);
+      }), scope), scope);
       if (claimed.length === 0) return;
       deps.status?.batchStarted(batchId, claimed[0]!.model, claimed.length);
       deps.metrics?.batchStarted(claimed);

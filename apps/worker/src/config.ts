@@ -27,6 +27,13 @@ export const workerConfig = {
   MODEL_MEMORY_BUDGET_MB: Type.Integer({ default: 0, minimum: 0 }),
   /** Models loaded and warmed at start, before the worker takes jobs: `name` (latest version) or `name:version`, comma-separated. */
   WORKER_PRELOAD_MODELS: Type.String({ default: '', pattern: '^([a-z0-9][a-z0-9._-]{0,62}(:[1-9][0-9]*)?(,[a-z0-9][a-z0-9._-]{0,62}(:[1-9][0-9]*)?)*)?$' }),
+  /**
+   * Deadline-aware scheduling: a batch holding a job with a deadline is closed
+   * early enough to finish by it (by the model's measured inference time), and
+   * a job that would miss it anyway is expired before it runs. false: deadlines
+   * only expire jobs still queued.
+   */
+  DEADLINE_SCHEDULING: Type.Boolean({ default: true }),
   /** How long a worker holds a queue job before another may take it over. */
   WORKER_LOCK_DURATION_MS: Type.Integer({ default: 30_000, minimum: 1_000 }),
   WORKER_STALLED_INTERVAL_MS: Type.Integer({ default: 30_000, minimum: 500 }),

@@ -1,5 +1,6 @@
 import type { Logger } from '@inferq/core';
-import { Batcher } from '@inferq/inference';
+import type { AdaptiveBatching } from '@inferq/contracts';
+import { Batcher, chooseBatching, type InferenceProfile } from '@inferq/inference';
 import { QueueWorker, priorityOfBull, queueNameFor, type QueueJob, type Redis } from '@inferq/queue';
 import type { BatchRunner } from './batch-runner.ts';
 import { parseJobPayload } from './job-inputs.ts';
@@ -15,7 +16,27 @@ export interface ModelWorkerOptions {
   stalledIntervalMs: number;
   runner: BatchRunner;
   logger: Logger;
+  /** The model's measured inference time per batch size. */
+  profile: InferenceProfile;
+  /** Close batches early for jobs with deadlines (DEADLINE_SCHEDULING). */
+  deadlines: boolean;
+  /**
+   * `batching: "auto"`: maxBatchSize and maxBatchDelayMs are bounds; the size
+   * and delay are chosen from the profile to keep queue wait under the target,
+   * again every few batches, and reported with the curve.
+   */
+  adaptive?: { latencyTargetMs: number; report(state: AdaptiveBatching): void };
 }
+
+/** An `auto` model's size and delay are chosen again after this many batches. */
+const ADAPT_EVERY_BATCHES = 8;
+
+/** Running deviations added to the expected run time a batch is closed ahead of a deadline by: a slower than usual run still makes it. */
+const DEADLINE_SAFETY_DEVIATIONS = 2;
+/** What a batch is expected to take before the model has run here: room for the claim and the result write at least. */
+const UNMEASURED_RUN_MS = 25;
+/** Added to every estimate: timers fire late and the event loop is busy under load. */
+const DEADLINE_MARGIN_MS = 20;
 
 /**
  * Batches in flight per model. The session thread runs one batch at a time;
@@ -29,12 +50,26 @@ const BATCHES_IN_FLIGHT = 2;
  * than the batches in flight, so the next batch fills while they run.
  */
 export function createModelWorker(o: ModelWorkerOptions) {
-  const batcher = new Batcher<PendingJob>({ maxBatchSize: o.maxBatchSize, maxBatchDelayMs: o.maxBatchDelayMs });
+  const batcher = new Batcher<PendingJob>({
+    maxBatchSize: o.maxBatchSize, maxBatchDelayMs: o.maxBatchDelayMs,
+    estimateRunMs: (items) => (o.profile.expectedServiceMs(items, DEADLINE_SAFETY_DEVIATIONS) ?? UNMEASURED_RUN_MS) + DEADLINE_MARGIN_MS,
+  });
   const stopLoop = new AbortController();
+
+  function adapt(): void {
+    if (!o.adaptive) return;
+    const bounds = { maxBatchSize: o.maxBatchSize, maxBatchDelayMs: o.maxBatchDelayMs, latencyTargetMs: o.adaptive.latencyTargetMs };
+    const choice = chooseBatching(o.profile, bounds);
+    batcher.setLimits(choice);
+    o.adaptive.report({ model: o.model, latencyTargetMs: bounds.latencyTargetMs, ...choice, curve: o.profile.curve() });
+  }
+  adapt();
 
   const loop = (async () => {
     const running = new Set<Promise<void>>();
+    let batches = 0;
     for (;;) {
+      if (++batches % ADAPT_EVERY_BATCHES === 0) adapt();
       if (running.size >= BATCHES_IN_FLIGHT) await Promise.race(running);
       let batch: PendingJob[];
       try {
@@ -57,12 +92,18 @@ export function createModelWorker(o: ModelWorkerOptions) {
     } catch (err) {
       throw await o.runner.failIntake(attempt, err);
     }
-    const pending = { ...attempt, model: o.model, modelVersion: payload.modelVersion, priority: priorityOfBull(job.priority), createdAtMs: job.timestamp, traceContext: payload.traceContext };
+    const pending = {
+      ...attempt, model: o.model, modelVersion: payload.modelVersion, priority: priorityOfBull(job.priority), createdAtMs: job.timestamp,
+      traceContext: payload.traceContext, deadlineAt: payload.deadlineAt,
+    };
+    // The batcher runs on the monotonic clock; the deadline is wall-clock time.
+    const deadlineMs = o.deadlines && payload.deadlineAt !== undefined ? performance.now() + (payload.deadlineAt - Date.now()) : undefined;
     await new Promise<void>((resolve, reject) => {
       let settled = false;
       batcher.add({
         key: `${payload.modelVersion}|${payload.batchKey}`,
         priority: job.priority,
+        deadlineMs,
         value: {
           ...pending,
           settle(outcome) {

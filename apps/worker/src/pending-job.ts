@@ -13,6 +13,8 @@ export interface PendingJob {
   maxAttempts: number;
   /** W3C trace context of the submitting request, when it was traced. */
   traceContext?: Record<string, string>;
+  /** The job's deadline, epoch ms. */
+  deadlineAt?: number;
   /** Acknowledges (ok) or fails the queue job; called only after Postgres has the outcome. */
   settle(outcome: { ok: true } | { ok: false; error: Error }): void;
 }

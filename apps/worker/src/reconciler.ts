@@ -37,7 +37,8 @@ export function createReconciler(deps: { pool: Pool; producer: JobProducer; redi
       const requests = missing.flatMap((j) => {
         const tensors = inputs.get(j.id);
         if (!tensors) return []; // deleted meanwhile
-        return [{ jobId: j.id, model: j.modelName, priority: j.priority, payload: { modelVersion: j.modelVersion, batchKey: batchShapeKey(tensors) } }];
+        const payload = { modelVersion: j.modelVersion, batchKey: batchShapeKey(tensors), ...(j.deadlineAt ? { deadlineAt: j.deadlineAt.getTime() } : {}) };
+        return [{ jobId: j.id, model: j.modelName, priority: j.priority, payload }];
       });
       await deps.producer.enqueueJobs(requests);
       requeued += requests.length;

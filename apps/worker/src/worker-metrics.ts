@@ -46,7 +46,7 @@ export function createWorkerMetrics(o: { device: string; readGpu: () => Promise<
       batchSize.observe({ model }, size);
       inference.observe({ model }, inferMs / 1000);
     },
-    jobsFinished(jobs: readonly PendingJob[], outcome: 'succeeded' | 'failed'): void {
+    jobsFinished(jobs: readonly PendingJob[], outcome: 'succeeded' | 'failed' | 'expired'): void {
       const now = Date.now();
       for (const j of jobs) {
         finished.inc({ model: j.model, priority: j.priority, outcome });

@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
 import type { Static, TObject } from '@sinclair/typebox';
+import { DEFAULT_LATENCY_TARGET_MS, type AdaptiveBatching } from '@inferq/contracts';
 import type { Logger } from '@inferq/core';
 import { createPool, listLatestModels } from '@inferq/db';
 import { createJobProducer, createRedisConnection, publishWorkerStatus, readMaxmemoryPolicy, removeWorkerStatus } from '@inferq/queue';
@@ -7,6 +8,7 @@ import { createStorage } from '@inferq/storage';
 import { createBatchRunner } from './batch-runner.ts';
 import type { workerConfig } from './config.ts';
 import { createGpuProbe } from './gpu-probe.ts';
+import { createInferenceProfiles } from './inference-profiles.ts';
 import { createModelCache } from './model-cache.ts';
 import { parsePreloadList, preloadModels } from './model-preload.ts';
 import { createModelSessions } from './model-sessions.ts';
@@ -40,10 +42,11 @@ export async function startWorkerProcess(config: WorkerConfig, baseLogger: Logge
     lifecycle: { warmup: config.MODEL_WARMUP, idleUnloadMs: config.MODEL_IDLE_UNLOAD_S * 1000, memoryBudgetBytes: config.MODEL_MEMORY_BUDGET_MB * 2 ** 20 },
     onEvent: (event) => status.modelEvent(event),
   });
+  const profiles = createInferenceProfiles();
   // Ends the batches' waits on a Postgres or S3 outage when the worker stops: their jobs go back to the queue.
   const stopping = new AbortController();
   const runner = createBatchRunner({
-    pool, sessions, storage, workerId, device: config.WORKER_DEVICE, logger, status, metrics, signal: stopping.signal,
+    pool, sessions, storage, workerId, device: config.WORKER_DEVICE, profiles, deadlines: config.DEADLINE_SCHEDULING, logger, status, metrics, signal: stopping.signal,
     writer: createResultWriter({ pool, storage, inlineTensorMaxBytes: config.INLINE_TENSOR_MAX_BYTES }),
   });
   const reconciler = createReconciler({ pool, producer, redis: producerRedis, minAgeMs: config.RECONCILE_MIN_AGE_MS, logger });
@@ -58,11 +61,13 @@ export async function startWorkerProcess(config: WorkerConfig, baseLogger: Logge
       if (workers.has(m.name) || (served && !served.has(m.name))) continue;
       workers.set(m.name, createModelWorker({
         model: m.name, connection: consumerRedis, prefix: config.QUEUE_PREFIX, runner, logger,
+        profile: profiles.of(m.name), deadlines: config.DEADLINE_SCHEDULING,
+        ...(m.batching.mode === 'auto' ? { adaptive: { latencyTargetMs: m.batching.latencyTargetMs ?? DEFAULT_LATENCY_TARGET_MS, report: (state: AdaptiveBatching) => status.adaptiveBatching(state) } } : {}),
         maxBatchSize: m.batching.maxBatchSize, maxBatchDelayMs: m.batching.maxBatchDelayMs,
         lockDurationMs: config.WORKER_LOCK_DURATION_MS, stalledIntervalMs: config.WORKER_STALLED_INTERVAL_MS,
       }));
       status.setModelsServed([...workers.keys()]);
-      logger.info({ model: m.name, maxBatchSize: m.batching.maxBatchSize, maxBatchDelayMs: m.batching.maxBatchDelayMs }, 'serving model');
+      logger.info({ model: m.name, ...m.batching }, 'serving model');
     }
   }
   const every = (ms: number, task: () => Promise<unknown>, what: string) =>

@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import type { ModelEvent, WorkerStatus } from '@inferq/contracts';
+import type { AdaptiveBatching, ModelEvent, WorkerStatus } from '@inferq/contracts';
 import type { BatchStats } from './batch-runner.ts';
 
 type LoadedModel = WorkerStatus['modelsLoaded'][number];
@@ -19,6 +19,7 @@ export function createWorkerStatus(init: { workerId: string; device: string }) {
   const running = new Map<string, CurrentBatch>();
   let modelsServed: string[] = [];
   const modelEvents: ModelEvent[] = [];
+  const adaptive = new Map<string, AdaptiveBatching>();
 
   return {
     batchStarted(batchId: string, model: string, size: number): void {
@@ -34,6 +35,10 @@ export function createWorkerStatus(init: { workerId: string; device: string }) {
     setModelsServed(models: string[]): void {
       modelsServed = models;
     },
+    /** An `auto` model's measured curve and current choice. */
+    adaptiveBatching(state: AdaptiveBatching): void {
+      adaptive.set(state.model, state);
+    },
     modelEvent(event: ModelEvent): void {
       modelEvents.push(event);
       if (modelEvents.length > MODEL_EVENTS_KEPT) modelEvents.splice(0, modelEvents.length - MODEL_EVENTS_KEPT);
@@ -45,6 +50,7 @@ export function createWorkerStatus(init: { workerId: string; device: string }) {
         modelsServed, modelsLoaded, modelEvents: [...modelEvents],
         currentBatch: running.values().next().value ?? null,
         ...counters, gpu,
+        ...(adaptive.size > 0 ? { adaptiveBatching: [...adaptive.values()] } : {}),
       };
     },
   };

@@ -13,5 +13,7 @@ export const InferJobPayloadSchema = Type.Object({
   batchKey: Type.String(),
   /** W3C trace context of the submitting request (`traceparent`, `tracestate`), when tracing is on: the worker's spans join its trace. */
   traceContext: Type.Optional(Type.Record(Type.String(), Type.String({ maxLength: 512 }), { maxProperties: 4 })),
+  /** The job's deadline (epoch ms): the worker closes its batch early to meet it, or expires it when it cannot. */
+  deadlineAt: Type.Optional(Type.Integer()),
 });
 export type InferJobPayload = Static<typeof InferJobPayloadSchema>;

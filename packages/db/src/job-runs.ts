@@ -67,6 +67,20 @@ export async function completeJobs(pool: Pool, results: JobSuccess[]): Promise<S
   return new Set(rows.map((r) => r.id));
 }
 
+/**
+ * Ends claimed jobs that cannot finish by their deadline, before they run:
+ * `expired` with DEADLINE_EXCEEDED, like a job still queued at its deadline.
+ */
+export async function expireRunningJobs(pool: Pool, jobs: Array<{ id: string; message: string }>): Promise<void> {
+  if (jobs.length === 0) return;
+  await pool.query(
+    `UPDATE jobs SET status = 'expired', finished_at = now(), error_code = 'DEADLINE_EXCEEDED', error_message = e.message
+       FROM jsonb_to_recordset($1::jsonb) AS e(id uuid, message text)
+      WHERE jobs.id = e.id AND jobs.status = 'running'`,
+    [JSON.stringify(jobs)],
+  );
+}
+
 export interface JobFailure {
   id: string;
   code: string;
@@ -93,6 +107,7 @@ export interface UnfinishedJob {
   modelVersion: number;
   priority: Priority;
   createdAt: Date;
+  deadlineAt: Date | null;
 }
 
 export interface UnfinishedJobsPage {
@@ -108,14 +123,14 @@ export interface UnfinishedJobsPage {
 /** Queued or running jobs, oldest first, a page at a time: candidates for re-enqueueing. */
 export async function findUnfinishedJobs(pool: Pool, page: UnfinishedJobsPage): Promise<UnfinishedJob[]> {
   const { rows } = await pool.query(
-    `SELECT id, model_name, model_version, priority, created_at FROM jobs
+    `SELECT id, model_name, model_version, priority, created_at, deadline_at FROM jobs
       WHERE status IN ('queued', 'running') AND created_at < now() - make_interval(secs => $1::float8 / 1000)
         AND ($2::timestamptz IS NULL OR created_at > $2)
         AND ($3::timestamptz IS NULL OR (created_at, id) > ($3, $4::uuid))
       ORDER BY created_at, id LIMIT $5`,
     [page.minAgeMs, page.createdAfter ?? null, page.after?.createdAt ?? null, page.after?.id ?? null, page.limit],
   );
-  return rows.map((r) => ({ id: r.id, modelName: r.model_name, modelVersion: r.model_version, priority: r.priority, createdAt: r.created_at }));
+  return rows.map((r) => ({ id: r.id, modelName: r.model_name, modelVersion: r.model_version, priority: r.priority, createdAt: r.created_at, deadlineAt: r.deadline_at }));
 }
 
 /** The input headers of the given jobs, by id: what a re-enqueued job's batch key is made of. */

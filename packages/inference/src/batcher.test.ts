@@ -161,3 +161,80 @@ describe('Batcher', () => {
     expect(() => batcher.add({ key: 'k', priority: Number.NaN, value: 'x' })).toThrow(RangeError);
   });
 });
+
+describe('Batcher with deadlines', () => {
+  /** A batcher whose batches take 10 ms plus 1 ms per item. */
+  function deadlineSetup(maxBatchSize: number, maxBatchDelayMs: number) {
+    const clock = createFakeClock();
+    const batcher = new Batcher<string>({ maxBatchSize, maxBatchDelayMs, clock, estimateRunMs: (items) => 10 + items });
+    const add = (value: string, deadlineMs?: number, key = 'k'): void => batcher.add({ key, priority: 5, value, deadlineMs });
+    return { clock, batcher, add };
+  }
+
+  it('closes a batch early so a job near its deadline finishes in time, rather than waiting out the delay', async () => {
+    const { batcher, add, clock } = deadlineSetup(8, 100);
+    const next = track(batcher.next());
+    add('a');
+    // Due at 50: a batch of 2 runs 12 ms, so it must leave by 38.
+    add('b', 50);
+    clock.advance(37);
+    await flush();
+    expect(next.settled).toBe(false);
+    clock.advance(1);
+    await flush();
+    expect(next.value).toEqual(['a', 'b']);
+  });
+
+  it('waits out the delay when every deadline leaves room', async () => {
+    const { batcher, add, clock } = deadlineSetup(8, 20);
+    const next = track(batcher.next());
+    add('a', 1_000);
+    clock.advance(19);
+    await flush();
+    expect(next.settled).toBe(false);
+    clock.advance(1);
+    await flush();
+    expect(next.value).toEqual(['a']);
+  });
+
+  it('serves the group with the earliest deadline first, even when another group is older', async () => {
+    const { batcher, add, clock } = deadlineSetup(8, 100);
+    add('old', undefined, 'x');
+    clock.advance(10);
+    add('urgent', 40, 'y');
+    // 40 − (10 + 1) = 29 on the clock.
+    const next = track(batcher.next());
+    clock.advance(18);
+    await flush();
+    expect(next.settled).toBe(false);
+    clock.advance(1);
+    await flush();
+    expect(next.value).toEqual(['urgent']);
+    expect(batcher.size).toBe(1);
+  });
+
+  it('dispatches at once an item whose deadline has already no room, and forgets deadlines of items handed out', async () => {
+    const { batcher, add, clock } = deadlineSetup(8, 100);
+    add('late', 5);
+    expect(await batcher.next()).toEqual(['late']);
+    add('next');
+    const next = track(batcher.next());
+    clock.advance(99);
+    await flush();
+    expect(next.settled).toBe(false);
+    clock.advance(1);
+    await flush();
+    expect(next.value).toEqual(['next']);
+  });
+
+  it('applies new limits to the batches not yet handed out', async () => {
+    const { batcher, add } = deadlineSetup(8, 1_000);
+    for (const v of ['a', 'b', 'c']) add(v);
+    const next = track(batcher.next());
+    await flush();
+    expect(next.settled).toBe(false);
+    batcher.setLimits({ maxBatchSize: 2, maxBatchDelayMs: 1_000 });
+    await flush();
+    expect(next.value).toEqual(['a', 'b']);
+  });
+});

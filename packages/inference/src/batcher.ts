@@ -5,6 +5,11 @@ export interface BatcherOptions {
   maxBatchSize: number;
   /** Longest the oldest pending item waits for its batch to fill; 0 dispatches whatever is pending at once. */
   maxBatchDelayMs: number;
+  /**
+   * Expected run time of a batch of this many items; with it, a group holding
+   * an item with a deadline is dispatched early enough to finish by it.
+   */
+  estimateRunMs?: (items: number) => number | undefined;
   /** @default the system clock */
   clock?: Clock;
 }
@@ -14,6 +19,10 @@ export interface BatchItem<T> {
   key: string;
   /** Lower is more urgent. */
   priority: number;
+  /** When its result is due, on the batcher's clock: its batch is dispatched in time to finish by then. */
+  deadlineMs?: number;
+  /** Rows it adds along the batch dimension (run-time estimates count these). @default 1 */
+  items?: number;
   value: T;
 }
 
@@ -34,15 +43,20 @@ const isMoreUrgent = (a: Entry<unknown>, b: Entry<unknown>): boolean =>
 
 /**
  * Groups pending items into batches of one key. `next()` resolves as soon as
- * a key group holds maxBatchSize items, or when the oldest pending item has
- * waited maxBatchDelayMs (then with its group). Inside a batch the most
- * urgent items come first, then the oldest. Items keep arriving while the
- * caller runs a batch, so the next call may resolve at once with a full one.
+ * a key group holds maxBatchSize items, when the oldest pending item has
+ * waited maxBatchDelayMs (then with its group), or when an item's deadline
+ * leaves just the expected run time of its group's batch (then with its
+ * group, however full). Inside a batch the most urgent items come first,
+ * then the oldest. Items keep arriving while the caller runs a batch, so the
+ * next call may resolve at once with a full one.
  */
 export class Batcher<T> {
-  readonly #maxBatchSize: number;
-  readonly #maxBatchDelayMs: number;
+  #maxBatchSize: number;
+  #maxBatchDelayMs: number;
   readonly #clock: Clock;
+  readonly #estimateRunMs: ((items: number) => number | undefined) | undefined;
+  /** Entries with a deadline, earliest first; taken ones are skipped lazily. */
+  #deadlines: Entry<T>[] = [];
   /** Each group is kept sorted most urgent first. */
   readonly #groups = new Map<string, Entry<T>[]>();
   /** Every entry in arrival order; entries taken from the middle are skipped lazily. */
@@ -54,11 +68,20 @@ export class Batcher<T> {
   #timer: { handle: unknown; dueMs: number } | undefined;
 
   constructor(options: BatcherOptions) {
-    if (!Number.isInteger(options.maxBatchSize) || options.maxBatchSize < 1) throw new RangeError(`maxBatchSize must be an integer ≥ 1, got ${options.maxBatchSize}`);
-    if (!Number.isFinite(options.maxBatchDelayMs) || options.maxBatchDelayMs < 0) throw new RangeError(`maxBatchDelayMs must be a number ≥ 0, got ${options.maxBatchDelayMs}`);
-    this.#maxBatchSize = options.maxBatchSize;
-    this.#maxBatchDelayMs = options.maxBatchDelayMs;
+    this.#maxBatchSize = 1;
+    this.#maxBatchDelayMs = 0;
+    this.setLimits(options);
     this.#clock = options.clock ?? systemClock;
+    this.#estimateRunMs = options.estimateRunMs;
+  }
+
+  /** Changes the batch size and delay for the batches not yet handed out (adaptive batching). */
+  setLimits(limits: Pick<BatcherOptions, 'maxBatchSize' | 'maxBatchDelayMs'>): void {
+    if (!Number.isInteger(limits.maxBatchSize) || limits.maxBatchSize < 1) throw new RangeError(`maxBatchSize must be an integer ≥ 1, got ${limits.maxBatchSize}`);
+    if (!Number.isFinite(limits.maxBatchDelayMs) || limits.maxBatchDelayMs < 0) throw new RangeError(`maxBatchDelayMs must be a number ≥ 0, got ${limits.maxBatchDelayMs}`);
+    this.#maxBatchSize = limits.maxBatchSize;
+    this.#maxBatchDelayMs = limits.maxBatchDelayMs;
+    if (this.#waiter) this.#dispatch();
   }
 
   /** Items pending, not yet handed out in a batch. */
@@ -68,7 +91,7 @@ export class Batcher<T> {
 
   add(item: BatchItem<T>): void {
     if (!Number.isFinite(item.priority)) throw new RangeError(`priority must be a finite number, got ${item.priority}`);
-    const entry: Entry<T> = { key: item.key, priority: item.priority, value: item.value, seq: this.#seq++, addedAtMs: this.#clock.now(), taken: false };
+    const entry: Entry<T> = { ...item, seq: this.#seq++, addedAtMs: this.#clock.now(), taken: false };
     const group = this.#groups.get(entry.key) ?? [];
     this.#groups.set(entry.key, group);
     // Binary search for the first entry less urgent than this one; equal priorities stay in arrival order.
@@ -80,6 +103,10 @@ export class Batcher<T> {
       else hi = mid;
     }
     group.splice(lo, 0, entry);
+    if (entry.deadlineMs !== undefined) {
+      const at = this.#deadlines.findLastIndex((e) => e.deadlineMs! <= entry.deadlineMs!);
+      this.#deadlines.splice(at + 1, 0, entry);
+    }
     this.#arrivals.push(entry);
     this.#size++;
     this.#dispatch();
@@ -105,6 +132,7 @@ export class Batcher<T> {
   drain(): T[] {
     const values = this.#arrivals.slice(this.#head).filter((e) => !e.taken).map((e) => e.value);
     this.#groups.clear();
+    this.#deadlines = [];
     this.#arrivals = [];
     this.#head = 0;
     this.#size = 0;
@@ -121,6 +149,16 @@ export class Batcher<T> {
     return this.#arrivals[this.#head];
   }
 
+  /** The pending item with the earliest deadline, and when its group must be dispatched to finish by it. */
+  #deadlineDue(): { entry: Entry<T>; dueMs: number } | undefined {
+    while (this.#deadlines.length > 0 && this.#deadlines[0]!.taken) this.#deadlines.shift();
+    const entry = this.#deadlines[0];
+    if (!entry) return undefined;
+    const group = this.#groups.get(entry.key)!;
+    const items = group.slice(0, this.#maxBatchSize).reduce((n, e) => n + (e.items ?? 1), 0);
+    return { entry, dueMs: entry.deadlineMs! - (this.#estimateRunMs?.(items) ?? 0) };
+  }
+
   #mostUrgentFullGroup(): Entry<T>[] | undefined {
     let best: Entry<T>[] | undefined;
     for (const group of this.#groups.values()) {
@@ -135,9 +173,12 @@ export class Batcher<T> {
     const oldest = this.#oldest();
     if (!oldest) return this.#clearTimer();
     const dueMs = oldest.addedAtMs + this.#maxBatchDelayMs;
-    // An overdue item is served before a full group of another key, so no key starves.
-    const group = this.#clock.now() >= dueMs ? this.#groups.get(oldest.key) : this.#mostUrgentFullGroup();
-    if (!group) return this.#armTimer(dueMs);
+    const deadline = this.#deadlineDue();
+    const now = this.#clock.now();
+    // A deadline comes first; an overdue item is served before a full group of another key, so no key starves.
+    const group = deadline && now >= deadline.dueMs ? this.#groups.get(deadline.entry.key)
+      : now >= dueMs ? this.#groups.get(oldest.key) : this.#mostUrgentFullGroup();
+    if (!group) return this.#armTimer(Math.min(dueMs, deadline?.dueMs ?? Infinity));
     const batch = group.splice(0, this.#maxBatchSize);
     if (group.length === 0) this.#groups.delete(batch[0]!.key);
     for (const entry of batch) entry.taken = true;

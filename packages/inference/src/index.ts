@@ -2,6 +2,8 @@
 // which is loaded only inside session threads (session-thread.ts).
 export { Batcher, type BatcherOptions, type BatchItem } from './batcher.ts';
 export { systemClock, type Clock } from './clock.ts';
+export { InferenceProfile, type ProfilePoint } from './inference-profile.ts';
+export { chooseBatching, type AdaptiveBounds, type BatchingChoice } from './choose-batching.ts';
 export { concatBatch, splitBatch } from './batch-tensors.ts';
 export { parseDevice, providerCandidates, providerName, type Device, type DeviceKind, type ProviderCandidate } from './providers.ts';
 export { openModelSession, type ModelSession, type OpenModelSessionOptions } from './model-session.ts';

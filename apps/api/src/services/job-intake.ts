@@ -35,7 +35,10 @@ export function createJobIntake(deps: { pool: Pool; producer: JobProducer; maxGr
     try {
       await deps.producer.enqueueJobs(fresh.map(({ job: j, traceContext }) => ({
         jobId: j.id, model: j.modelName, priority: j.priority,
-        payload: { modelVersion: j.modelVersion, batchKey: batchShapeKey(j.inputs), ...(traceContext ? { traceContext } : {}) },
+        payload: {
+          modelVersion: j.modelVersion, batchKey: batchShapeKey(j.inputs),
+          ...(traceContext ? { traceContext } : {}), ...(j.deadlineAt ? { deadlineAt: j.deadlineAt.getTime() } : {}),
+        },
       })));
     } catch (err) {
       // Not accepted after all: remove the rows so a retry does not run a job twice.

@@ -22,6 +22,14 @@ const exampleWorker = {
   jobsFailed: 3,
   batches: 12010,
   gpu: { name: 'NVIDIA H100 80GB HBM3', utilizationPercent: 37, memoryUsedMiB: 2210, memoryTotalMiB: 81559 },
+  adaptiveBatching: [{
+    model: 'mlp', latencyTargetMs: 50, maxBatchSize: 64, maxBatchDelayMs: 4.2, itemsPerS: 41290, reason: 'best throughput within 5%',
+    curve: [
+      { items: 1, inferMs: 0.21, deviationMs: 0.02, samples: 412 },
+      { items: 16, inferMs: 0.62, deviationMs: 0.05, samples: 903 },
+      { items: 64, inferMs: 1.55, deviationMs: 0.11, samples: 10560 },
+    ],
+  }],
 };
 
 export const LoadedModelSchema = Type.Object({
@@ -50,6 +58,26 @@ export const ModelEventSchema = Type.Object({
 });
 export type ModelEvent = Static<typeof ModelEventSchema>;
 
+/** One batch size as a worker measured it on its device. */
+export const ProfilePointSchema = Type.Object({
+  items: Type.Integer({ description: 'Rows in the batch' }),
+  inferMs: Type.Number({ description: 'Running mean of its inference time' }),
+  deviationMs: Type.Number({ description: 'Running mean absolute deviation' }),
+  samples: Type.Integer(),
+});
+
+/** A model the worker batches adaptively (`batching: "auto"`): what it measured and what it chose. */
+export const AdaptiveBatchingSchema = Type.Object({
+  model: Type.String(),
+  latencyTargetMs: Type.Integer(),
+  maxBatchSize: Type.Integer({ description: 'Chosen now' }),
+  maxBatchDelayMs: Type.Number({ description: 'Chosen now' }),
+  itemsPerS: Type.Union([Type.Number(), Type.Null()], { description: 'Expected throughput at the chosen size; null before any run' }),
+  reason: Type.String(),
+  curve: Type.Array(ProfilePointSchema, { description: 'Inference time per batch size measured so far' }),
+});
+export type AdaptiveBatching = Static<typeof AdaptiveBatchingSchema>;
+
 export const GpuStatusSchema = Type.Object({
   name: Type.String(),
   utilizationPercent: Type.Number(),
@@ -75,6 +103,7 @@ export const WorkerSchema = Type.Object(
     jobsFailed: Type.Integer(),
     batches: Type.Integer(),
     gpu: Type.Union([GpuStatusSchema, Type.Null()], { description: 'Null when the worker cannot read GPU figures' }),
+    adaptiveBatching: Type.Optional(Type.Array(AdaptiveBatchingSchema, { description: 'Models it batches with `batching: "auto"`: the measured curve and the size and delay chosen from it' })),
   },
   { $id: 'Worker', examples: [exampleWorker] },
 );

@@ -1,0 +1,89 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { encodeTensorBase64 } from '@inferq/contracts';
+import { createLogger } from '@inferq/core';
+import { findJob, insertJobs, type NewJob } from '@inferq/db';
+import type { ModelSession } from '@inferq/inference';
+import { createTestContext, type TestContext } from '@inferq/test-utils';
+import { createBatchRunner } from './batch-runner.ts';
+import { createInferenceProfiles } from './inference-profiles.ts';
+import type { ModelSessions } from './model-sessions.ts';
+import type { PendingJob } from './pending-job.ts';
+import { createResultWriter } from './result-writer.ts';
+
+// The batch runner over real Postgres with a stand-in session and a profile
+// filled by hand (a fake of what the device measured): a job its batch would
+// finish after its deadline is expired before it runs.
+
+let ctx: TestContext;
+let ownerKeyId: string;
+beforeAll(async () => {
+  ctx = await createTestContext();
+  ownerKeyId = randomUUID();
+  await ctx.pool.query("INSERT INTO api_keys (id, name, prefix, secret_hash, scopes) VALUES ($1, 'runner-test', $2, 'x', '{jobs:write}')", [ownerKeyId, ownerKeyId.slice(0, 8)]);
+});
+afterAll(() => ctx?.close());
+
+const input = { name: 'x', datatype: 'FP32' as const, shape: [1, 4], bytes: 16, b64: encodeTensorBase64(new Uint8Array(16)) };
+
+async function queuedJob(): Promise<string> {
+  const job: NewJob = {
+    id: randomUUID(), ownerKeyId, modelName: 'slow', modelVersion: 1, priority: 'normal', idempotencyKey: null, requestHash: null,
+    inputs: [input], metadata: {}, deadlineAt: null, webhookUrl: null, inputSha256: null,
+  };
+  await insertJobs(ctx.pool, [job]);
+  return job.id;
+}
+
+/** A session whose every batch "runs" and returns one output per job. */
+function standInSessions(ran: string[][]): ModelSessions {
+  const session = {
+    provider: 'cpu', failedProviders: [], inputNames: ['x'], outputNames: ['y'],
+    async runBatch(jobs: Array<{ inputs: unknown[] }>) {
+      ran.push(jobs.map((_, i) => String(i)));
+      return { inferMs: 5, mode: 'batched', results: jobs.map(() => ({ ok: true, outputs: [{ name: 'y', datatype: 'FP32', shape: [1, 1], data: new Uint8Array(4) }] })) };
+    },
+    async close() {},
+  } as unknown as ModelSession;
+  return { getSession: async () => session, discard: async () => {} } as unknown as ModelSessions;
+}
+
+function pending(jobId: string, deadlineAt?: number): PendingJob & { outcome: Promise<boolean> } {
+  let settle!: (ok: boolean) => void;
+  const outcome = new Promise<boolean>((resolve) => (settle = resolve));
+  return { jobId, model: 'slow', modelVersion: 1, priority: 'normal', createdAtMs: Date.now(), attemptsMade: 0, maxAttempts: 3, deadlineAt, settle: (o) => settle(o.ok), outcome };
+}
+
+function runner(deadlines: boolean, ran: string[][]) {
+  const profiles = createInferenceProfiles();
+  // The device takes 10 s per item here: nothing with a deadline a few seconds away can make it.
+  for (let i = 0; i < 3; i++) profiles.of('slow').record(1, 10_000);
+  return createBatchRunner({
+    pool: ctx.pool, sessions: standInSessions(ran), storage: ctx.storage, workerId: 'w-test', device: 'cpu', profiles, deadlines,
+    writer: createResultWriter({ pool: ctx.pool, storage: ctx.storage, inlineTensorMaxBytes: 1024 }),
+    logger: createLogger({ service: 'test', level: 'silent' }),
+  });
+}
+
+describe('batch runner with deadlines', () => {
+  it('expires unrun a job its batch would finish after its deadline, and runs the others', async () => {
+    const [late, free] = [await queuedJob(), await queuedJob()];
+    const ran: string[][] = [];
+    const jobs = [pending(late, Date.now() + 3_000), pending(free)];
+    await runner(true, ran).runBatch(jobs);
+    expect(await Promise.all(jobs.map((j) => j.outcome))).toEqual([true, true]);
+    expect(ran).toEqual([['0']]);
+    expect(await findJob(ctx.pool, late, null)).toMatchObject({ status: 'expired', errorCode: 'DEADLINE_EXCEEDED', errorMessage: expect.stringMatching(/cannot finish by its deadline: the batch is expected to take \d+/), deviceMs: null });
+    expect(await findJob(ctx.pool, free, null)).toMatchObject({ status: 'succeeded', items: 1 });
+  });
+
+  it('runs it anyway with deadline scheduling off (DEADLINE_SCHEDULING=false)', async () => {
+    const id = await queuedJob();
+    const ran: string[][] = [];
+    const job = pending(id, Date.now() + 3_000);
+    await runner(false, ran).runBatch([job]);
+    expect(await job.outcome).toBe(true);
+    expect(ran).toHaveLength(1);
+    expect((await findJob(ctx.pool, id, null))!.status).toBe('succeeded');
+  });
+});
