@@ -1,6 +1,7 @@
 import { Pool as HttpPool } from 'undici';
 import type { Pool } from '@inferq/db';
-import { ADMIN_KEY, mlpRows, waitFor, type Stack } from '@inferq/test-utils';
+import { readFile } from 'node:fs/promises';
+import { ADMIN_KEY, demoModel, mlpRows, waitFor, type Stack } from '@inferq/test-utils';
 
 export interface SubmitRun {
   ids: string[];
@@ -57,7 +58,7 @@ export async function submitJobs(baseUrl: string, count: number, concurrency: nu
 /** Waits until `count` jobs of the schema are finished; returns when the last one finished. */
 export async function waitForFinished(pool: Pool, count: number, timeoutMs = 600_000): Promise<void> {
   await waitFor(async () => {
-    const { rows } = await pool.query("SELECT count(*)::int AS n FROM jobs WHERE status IN ('succeeded', 'failed', 'canceled')");
+    const { rows } = await pool.query("SELECT count(*)::int AS n FROM jobs WHERE status IN ('succeeded', 'failed', 'canceled', 'expired')");
     return rows[0].n >= count;
   }, { timeoutMs, intervalMs: 100, what: `${count} jobs to finish` });
 }
@@ -161,4 +162,14 @@ export const runBurst = (stack: Stack, count: number, concurrency: number, body:
 export function mlpJobBody(priority: 'high' | 'normal' | 'low'): object {
   const data = Buffer.from(mlpRows(1, 1).buffer).toString('base64');
   return { model: 'mlp', priority, inputs: [{ name: 'features', datatype: 'FP32', shape: [1, 64], data }] };
+}
+
+/** Registers demo model `file` under `name` with these upload fields (each batching setting is a model of its own). */
+export async function registerModelAs(stack: Stack, name: string, file: string, fields: Record<string, string>): Promise<void> {
+  const form = new FormData();
+  form.set('name', name);
+  for (const [k, v] of Object.entries(fields)) form.set(k, v);
+  form.set('file', new Blob([await readFile(demoModel(file).path)]), `${name}.onnx`);
+  const res = await fetch(`${stack.baseUrl}/v1/models`, { method: 'POST', body: form, headers: { authorization: `Bearer ${ADMIN_KEY}` } });
+  if (res.status !== 201) throw new Error(`model upload failed: ${res.status} ${await res.text()}`);
 }

@@ -1,7 +1,6 @@
-import { readFile } from 'node:fs/promises';
-import { ADMIN_KEY, demoModel, type Stack } from '@inferq/test-utils';
+import { demoModel } from '@inferq/test-utils';
 import { measureRawOnnx } from '../ceilings/raw-onnx.ts';
-import { base64Body, measureJobs, runBurst, SHIPPED_WORKER_ENV, submitJobsAtRate } from '../driver.ts';
+import { base64Body, measureJobs, registerModelAs, runBurst, SHIPPED_WORKER_ENV, submitJobsAtRate } from '../driver.ts';
 import type { Scenario, Series } from '../scenario.ts';
 import { percentile, round } from '../stats.ts';
 
@@ -12,17 +11,6 @@ const CONCURRENCY = 64;
 const PACED_JOBS_PER_S = 100;
 const INTRA_OP_THREADS = 1;
 const IMAGE_SHAPE = [1, 3, 32, 32];
-
-/** Batching settings are fixed per model version, so each setting is the CNN under its own name. */
-async function registerCnnAs(stack: Stack, name: string, maxBatchSize: number, maxBatchDelayMs: number): Promise<void> {
-  const form = new FormData();
-  form.set('name', name);
-  form.set('maxBatchSize', String(maxBatchSize));
-  form.set('maxBatchDelayMs', String(maxBatchDelayMs));
-  form.set('file', new Blob([await readFile(demoModel('cnn').path)]), `${name}.onnx`);
-  const res = await fetch(`${stack.baseUrl}/v1/models`, { method: 'POST', body: form, headers: { authorization: `Bearer ${ADMIN_KEY}` } });
-  if (res.status !== 201) throw new Error(`model upload failed: ${res.status} ${await res.text()}`);
-}
 
 interface SettingResult {
   maxBatchSize: number;
@@ -51,7 +39,8 @@ export const batchSizeSweep: Scenario = {
     const stack = await ctx.startStack();
     const results: SettingResult[] = [];
     try {
-      for (const s of settings) await registerCnnAs(stack, s.name, s.maxBatchSize, s.maxBatchDelayMs);
+      // Batching settings are fixed per model version, so each setting is the CNN under its own name.
+      for (const s of settings) await registerModelAs(stack, s.name, 'cnn', { maxBatchSize: String(s.maxBatchSize), maxBatchDelayMs: String(s.maxBatchDelayMs) });
       // One worker serves every setting; only one setting has jobs at a time.
       await stack.startWorker({ ...SHIPPED_WORKER_ENV, INTRA_OP_THREADS: String(INTRA_OP_THREADS) });
       for (const s of settings) {

@@ -6,7 +6,9 @@ import { priorityIsolation } from './4-priority-isolation.ts';
 import { depth } from './5-depth.ts';
 import { batchSizeSweep } from './6-batch-size-sweep.ts';
 import { embeddingsAndCache } from './7-embeddings-and-cache.ts';
+import { adaptiveBatching } from './8-adaptive-batching.ts';
+import { deadlines } from './9-deadlines.ts';
 import { soak } from './soak.ts';
 
 /** Every scenario, in report order. */
-export const SCENARIOS: Scenario[] = [batchingEfficiency, queueOverhead, submitLatency, priorityIsolation, depth, batchSizeSweep, embeddingsAndCache, soak];
+export const SCENARIOS: Scenario[] = [batchingEfficiency, queueOverhead, submitLatency, priorityIsolation, depth, batchSizeSweep, embeddingsAndCache, adaptiveBatching, deadlines, soak];
