@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatBytes, formatEmbedding, formatMs, formatPercent, formatRate, formatRelativeTime, shortId } from './format.ts';
+import { formatAdaptiveBatching, formatBatching, formatBytes, formatEmbedding, formatMs, formatPercent, formatRate, formatRelativeTime, shortId } from './format.ts';
 
 describe('format', () => {
   it('formats durations with a unit, and null as a dash', () => {
@@ -33,6 +33,20 @@ describe('format', () => {
   it('says how an embedding model pools, normalises, reads and limits', () => {
     expect(formatEmbedding({ pooling: 'mean', normalize: true, output: 'last_hidden_state', maxTokens: 128 })).toBe('mean pooling, normalized, output last_hidden_state, ≤ 128 tokens');
     expect(formatEmbedding({ pooling: 'none', normalize: false, output: 'pooled', maxTokens: 512 })).toBe('pooled by the model, not normalized, output pooled, ≤ 512 tokens');
+  });
+
+  it('says how a version batches: fixed numbers, or the bounds and latency target of auto', () => {
+    expect(formatBatching(true, { maxBatchSize: 32, maxBatchDelayMs: 5, mode: 'fixed', latencyTargetMs: null })).toBe('up to 32 jobs, waits 5 ms');
+    expect(formatBatching(true, { maxBatchSize: 64, maxBatchDelayMs: 20, mode: 'auto', latencyTargetMs: 250 })).toBe('auto ≤ 64 / ≤ 20 ms, p99 ≤ 250 ms');
+    expect(formatBatching(true, { maxBatchSize: 64, maxBatchDelayMs: 20, mode: 'auto', latencyTargetMs: null })).toBe('auto ≤ 64 / ≤ 20 ms, p99 ≤ 100 ms');
+    expect(formatBatching(false, { maxBatchSize: 1, maxBatchDelayMs: 0, mode: 'fixed', latencyTargetMs: null })).toBe('not batchable (one job per run)');
+  });
+
+  it('sums up what a worker chose for an auto model in one line', () => {
+    const adaptive = { model: 'cnn', latencyTargetMs: 100, maxBatchSize: 32, maxBatchDelayMs: 4, itemsPerS: 2903.4, reason: 'best throughput', curve: [] };
+    expect(formatAdaptiveBatching(adaptive)).toBe(`cnn: auto 32 / 4 ms, ${(2903).toLocaleString()} items/s`);
+    expect(formatAdaptiveBatching({ ...adaptive, maxBatchDelayMs: 0.5, itemsPerS: 7.5 })).toBe('cnn: auto 32 / 0.50 ms, 7.50 items/s');
+    expect(formatAdaptiveBatching({ ...adaptive, itemsPerS: null })).toBe('cnn: auto 32 / 4 ms, no batches measured yet');
   });
 
   it('formats times relative to now', () => {

@@ -1,4 +1,5 @@
 // Display formatting for figures the API returns; null means "nothing measured yet".
+import { DEFAULT_LATENCY_TARGET_MS, type AdaptiveBatching, type Batching } from '@inferq/contracts';
 
 const DASH = '—';
 
@@ -51,9 +52,20 @@ export function formatRelativeTime(iso: string, nowMs: number): string {
 /** First and last characters of an id: job ids are time-ordered (UUIDv7), so their starts repeat within a minute. */
 export const shortId = (id: string): string => `${id.slice(0, 8)}…${id.slice(-4)}`;
 
-/** How the worker batches a model version's jobs. */
-export const formatBatching = (batchable: boolean, batching: { maxBatchSize: number; maxBatchDelayMs: number }): string =>
-  batchable ? `up to ${batching.maxBatchSize} jobs, waits ${batching.maxBatchDelayMs} ms` : 'not batchable (one job per run)';
+/** How the worker batches a model version's jobs; for `auto` the numbers are the bounds the worker chooses within. */
+export function formatBatching(batchable: boolean, batching: Pick<Batching, 'maxBatchSize' | 'maxBatchDelayMs' | 'mode' | 'latencyTargetMs'>): string {
+  if (!batchable) return 'not batchable (one job per run)';
+  if (batching.mode !== 'auto') return `up to ${batching.maxBatchSize} jobs, waits ${batching.maxBatchDelayMs} ms`;
+  return `auto ≤ ${batching.maxBatchSize} / ≤ ${batching.maxBatchDelayMs} ms, p99 ≤ ${batching.latencyTargetMs ?? DEFAULT_LATENCY_TARGET_MS} ms`;
+}
+
+/** Throughput in items per second: two decimals below 10, whole numbers with separators above. */
+export const formatItemsPerS = (itemsPerS: number | null): string =>
+  itemsPerS === null ? DASH : `${itemsPerS < 10 ? itemsPerS.toFixed(2) : Math.round(itemsPerS).toLocaleString()} items/s`;
+
+/** What a worker chose for an `auto` model, in one line: "cnn: auto 32 / 4 ms, 2,900 items/s". */
+export const formatAdaptiveBatching = ({ model, maxBatchSize, maxBatchDelayMs, itemsPerS }: AdaptiveBatching): string =>
+  `${model}: auto ${maxBatchSize} / ${formatMs(maxBatchDelayMs)}, ${itemsPerS === null ? 'no batches measured yet' : formatItemsPerS(itemsPerS)}`;
 
 /** An embedding model's settings in one line: "mean pooling, normalized, output last_hidden_state, ≤ 128 tokens". */
 export const formatEmbedding = ({ pooling, normalize, output, maxTokens }: { pooling: string; normalize: boolean; output: string; maxTokens: number }): string =>

@@ -23,6 +23,14 @@ describe('validateUpload', () => {
     expect(validateUpload(EMPTY_UPLOAD)).toMatchObject({ name: 'Enter a model name.', file: 'Choose an .onnx file.' });
   });
 
+  it('checks the latency target only with auto batching', () => {
+    const mlp = { name: 'mlp', file: onnx('mlp.onnx') };
+    expect(validateUpload(fieldsOf({ ...mlp, batching: 'auto', latencyTargetMs: '250' }))).toEqual({});
+    expect(Object.keys(validateUpload(fieldsOf({ ...mlp, batching: 'auto', latencyTargetMs: '0' })))).toEqual(['latencyTargetMs']);
+    expect(Object.keys(validateUpload(fieldsOf({ ...mlp, batching: 'auto', latencyTargetMs: '600001' })))).toEqual(['latencyTargetMs']);
+    expect(validateUpload(fieldsOf({ ...mlp, batching: 'fixed', latencyTargetMs: 'x' }))).toEqual({});
+  });
+
   it('checks max tokens is a whole number from 1 only when a tokenizer goes with the model', () => {
     const encoder = { name: 'encoder', file: onnx('encoder.onnx'), tokenizer: tokenizerJson() };
     expect(validateUpload(fieldsOf({ ...encoder, maxTokens: '128' }))).toEqual({});
@@ -41,6 +49,14 @@ describe('toModelUpload', () => {
     });
   });
 
+  it('sends auto batching with its latency target, and nothing of either for fixed', () => {
+    const file = onnx('mlp.onnx');
+    expect(toModelUpload({ ...fieldsOf({ name: 'mlp', batching: 'auto', latencyTargetMs: '250' }), file })).toMatchObject({ batching: 'auto', latencyTargetMs: 250 });
+    expect(toModelUpload({ ...fieldsOf({ name: 'mlp', batching: 'auto' }), file })).toMatchObject({ batching: 'auto', latencyTargetMs: undefined });
+    const fixed = toModelUpload({ ...fieldsOf({ name: 'mlp', batching: 'fixed', latencyTargetMs: '250' }), file });
+    expect('batching' in fixed || 'latencyTargetMs' in fixed).toBe(false);
+  });
+
   it('sends the tokenizer with the settings that were set, leaving the rest to the server', () => {
     const file = onnx('encoder.onnx');
     const tokenizer = tokenizerJson();
@@ -54,7 +70,7 @@ describe('toModelUpload', () => {
 
 describe('isUploadField', () => {
   it('knows the fields the API names in its pointers', () => {
-    expect(['file', 'tokenizer', 'pooling', 'embeddingOutput', 'maxTokens', 'maxBatchSize'].every(isUploadField)).toBe(true);
+    expect(['file', 'tokenizer', 'pooling', 'embeddingOutput', 'maxTokens', 'maxBatchSize', 'batching', 'latencyTargetMs'].every(isUploadField)).toBe(true);
     expect(isUploadField('')).toBe(false);
     expect(isUploadField('toString')).toBe(false);
   });

@@ -1,4 +1,4 @@
-import { MODEL_NAME_PATTERN, type Pooling } from '@inferq/contracts';
+import { MODEL_NAME_PATTERN, type BatchingMode, type Pooling } from '@inferq/contracts';
 import type { ModelUpload } from '@inferq/sdk';
 
 /**
@@ -11,6 +11,10 @@ export interface UploadFields {
   /** Text of the number inputs; empty means "use the server's default". */
   maxBatchSize: string;
   maxBatchDelayMs: string;
+  /** `auto`: the two numbers above become the bounds the worker picks size and delay within. */
+  batching: BatchingMode;
+  /** Sent with `auto` only. */
+  latencyTargetMs: string;
   responseCache: boolean;
   /** A Hugging Face tokenizer.json; with one the model serves embeddings and the settings below apply. */
   tokenizer: File | null;
@@ -24,7 +28,7 @@ export interface UploadFields {
 export type UploadField = keyof UploadFields;
 
 export const EMPTY_UPLOAD: Readonly<UploadFields> = {
-  name: '', file: null, maxBatchSize: '', maxBatchDelayMs: '', responseCache: false,
+  name: '', file: null, maxBatchSize: '', maxBatchDelayMs: '', batching: 'fixed', latencyTargetMs: '', responseCache: false,
   tokenizer: null, pooling: '', normalize: true, embeddingOutput: '', maxTokens: '',
 };
 
@@ -59,13 +63,18 @@ export function validateUpload(fields: UploadFields): Partial<Record<UploadField
   if (batch) errors.maxBatchSize = batch;
   const delay = checkInteger(fields.maxBatchDelayMs, 0, 60_000);
   if (delay) errors.maxBatchDelayMs = delay;
+  const latencyTarget = fields.batching === 'auto' ? checkInteger(fields.latencyTargetMs, 1, 600_000) : undefined;
+  if (latencyTarget) errors.latencyTargetMs = latencyTarget;
   // Whether the model can serve embeddings at all only the server can tell (it reads the signature).
   const maxTokens = fields.tokenizer ? checkInteger(fields.maxTokens, 1, 1_000_000) : undefined;
   if (maxTokens) errors.maxTokens = maxTokens;
   return errors;
 }
 
-/** The SDK request for valid fields; the embedding settings go only with a tokenizer, as the API requires. */
+/**
+ * The SDK request for valid fields. `fixed` is the server's default, so only `auto` is sent, with its
+ * latency target; the embedding settings go only with a tokenizer, as the API requires.
+ */
 export function toModelUpload(fields: UploadFields & { file: File }): ModelUpload {
   const { tokenizer } = fields;
   return {
@@ -73,6 +82,7 @@ export function toModelUpload(fields: UploadFields & { file: File }): ModelUploa
     file: fields.file,
     maxBatchSize: optionalInt(fields.maxBatchSize),
     maxBatchDelayMs: optionalInt(fields.maxBatchDelayMs),
+    ...(fields.batching === 'auto' ? { batching: 'auto', latencyTargetMs: optionalInt(fields.latencyTargetMs) } : {}),
     responseCache: fields.responseCache,
     embedding: tokenizer
       ? {

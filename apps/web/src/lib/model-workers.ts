@@ -1,4 +1,4 @@
-import type { ModelEvent, WorkerStatus } from '@inferq/contracts';
+import type { AdaptiveBatching, ModelEvent, WorkerStatus } from '@inferq/contracts';
 
 type LoadedModel = WorkerStatus['modelsLoaded'][number];
 
@@ -11,3 +11,7 @@ export const findModelEvents = (workers: readonly WorkerStatus[], name: string):
   workers
     .flatMap((worker) => (worker.modelEvents ?? []).filter((e) => e.model === name).map((event) => ({ workerId: worker.workerId, event })))
     .sort((a, b) => b.event.at.localeCompare(a.event.at));
+
+/** Each worker's adaptive batching state for model `name` (`batching: "auto"`), from the workers' last heartbeats. */
+export const findAdaptiveBatching = (workers: readonly WorkerStatus[], name: string): Array<{ worker: WorkerStatus; adaptive: AdaptiveBatching }> =>
+  workers.flatMap((worker) => (worker.adaptiveBatching ?? []).filter((a) => a.model === name).map((adaptive) => ({ worker, adaptive })));

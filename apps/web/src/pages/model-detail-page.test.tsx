@@ -42,17 +42,17 @@ const worker = {
 const json = (status: number, body: unknown) =>
   new Response(JSON.stringify(body), { status, headers: { 'content-type': status >= 400 ? 'application/problem+json' : 'application/json' } });
 
-/** The API as the page sees it: two versions of mlp, a 3:1 split, and a PUT that answers `putAnswer`. */
-function stubApi(principal: Principal, putAnswer: (routes: ModelRoute[]) => Response) {
+/** The API as the page sees it: two versions of mlp, a 3:1 split, and a PUT that answers `putAnswer`; `latest` changes v2. */
+function stubApi(principal: Principal, putAnswer: (routes: ModelRoute[]) => Response, { latest = {}, workers = [worker] }: { latest?: object; workers?: WorkerStatus[] } = {}) {
   let routes: ModelRoute[] = [{ version: 1, weight: 3 }, { version: 2, weight: 1 }];
   const puts: ModelRoute[][] = [];
   vi.stubGlobal('fetch', vi.fn(async (url: string, init?: RequestInit) => {
     const path = decodeURIComponent(url.split('?')[0]!);
     if (path === '/v1/me') return json(200, principal);
     if (path === '/v1/stats') return json(200, stats);
-    if (path === '/v1/workers') return json(200, { items: [worker] });
-    if (path === '/v1/models/mlp') return json(200, { ...version(2, true, EMBEDDING), routing: routes });
-    if (path === '/v1/models/mlp/versions') return json(200, { items: [version(2, true, EMBEDDING), version(1)] });
+    if (path === '/v1/workers') return json(200, { items: workers });
+    if (path === '/v1/models/mlp') return json(200, { ...version(2, true, EMBEDDING), ...latest, routing: routes });
+    if (path === '/v1/models/mlp/versions') return json(200, { items: [{ ...version(2, true, EMBEDDING), ...latest }, version(1)] });
     if (path === '/v1/models/mlp/routing' && init?.method === 'PUT') {
       const sent = (JSON.parse(String(init.body)) as { versions: ModelRoute[] }).versions;
       puts.push(sent);
@@ -116,6 +116,51 @@ describe('ModelDetailPage', () => {
     const workers = await screen.findByRole('table', { name: 'Workers with mlp loaded' });
     expect(within(workers).getAllByRole('row')).toHaveLength(2);
     expect(within(workers).getByText('w-cpu-1')).toBeTruthy();
+  });
+
+  it('shows, for an auto model, each worker’s chosen size and delay with the curve it measured', async () => {
+    const adaptive = {
+      model: 'mlp', latencyTargetMs: 250, maxBatchSize: 16, maxBatchDelayMs: 4, itemsPerS: 2000, reason: 'best throughput within the latency target',
+      curve: [
+        { items: 16, inferMs: 8, deviationMs: 0.5, samples: 40 },
+        { items: 1, inferMs: 2, deviationMs: 0.1, samples: 12 },
+      ],
+    };
+    stubApi(reader, saved, {
+      latest: { batching: { maxBatchSize: 64, maxBatchDelayMs: 20, mode: 'auto', latencyTargetMs: 250 } },
+      workers: [{ ...worker, adaptiveBatching: [adaptive, { ...adaptive, model: 'cnn' }] }],
+    });
+    renderPage();
+    const section = await screen.findByRole('region', { name: 'Adaptive batching' });
+    const card = (await within(section).findByRole('heading', { name: 'w-cpu-1 · cpu' })).closest('section')!;
+    expect(card.textContent).toContain('16 jobs, waits 4 ms');
+    expect(card.textContent).toContain(`${(2000).toLocaleString()} items/s`);
+    expect(card.textContent).toContain('best throughput within the latency target');
+    expect(within(card).getByRole('img').getAttribute('aria-label')).toBe(`Items per second by batch size: 1 → 500 items/s, 16 → ${(2000).toLocaleString()} items/s; chosen size 16`);
+    const table = within(card).getByRole('table', { name: 'Inference time per batch size of mlp on w-cpu-1' });
+    expect(within(table).getAllByRole('row').slice(1).map((r) => [...(r as HTMLTableRowElement).cells].map((c) => c.textContent))).toEqual([
+      ['1', '2 ms', '± 0.10 ms', '12'],
+      ['16', '8 ms', '± 0.50 ms', '40'],
+    ]);
+    // Only this model's entry, and the versions table shows the bounds.
+    expect(within(section).getAllByRole('img')).toHaveLength(1);
+    expect(within(await screen.findByRole('table', { name: 'Registered versions' })).getByText('auto ≤ 64 / ≤ 20 ms, p99 ≤ 250 ms')).toBeTruthy();
+  });
+
+  it('says the curve appears once a worker has run batches, while no worker reports the auto model', async () => {
+    stubApi(reader, saved, { latest: { batching: { maxBatchSize: 64, maxBatchDelayMs: 20, mode: 'auto', latencyTargetMs: null } } });
+    renderPage();
+    const section = await screen.findByRole('region', { name: 'Adaptive batching' });
+    expect(await within(section).findByText('No measurements yet')).toBeTruthy();
+    expect(section.textContent).toMatch(/the curve appears here once a worker has run batches/);
+    expect(section.textContent).toContain('under 100 ms');
+  });
+
+  it('has no adaptive batching section for a fixed model', async () => {
+    stubApi(reader, saved);
+    renderPage();
+    await screen.findByRole('table', { name: 'Registered versions' });
+    expect(screen.queryByRole('region', { name: 'Adaptive batching' })).toBeNull();
   });
 
   it('saves a 50/50 split, and promotes or removes through the same Save', async () => {

@@ -1,12 +1,13 @@
 import { useState } from 'react';
 import { Link, useParams } from 'react-router';
-import type { Model } from '@inferq/contracts';
+import { DEFAULT_LATENCY_TARGET_MS, type Model } from '@inferq/contracts';
 import { isInferqError } from '@inferq/sdk';
 import { useMe } from '../api/queries/me.ts';
 import { useModel, useModelRouting, useModelVersions } from '../api/queries/models.ts';
 import { useStats } from '../api/queries/stats.ts';
 import { useWorkers } from '../api/queries/workers.ts';
 import { hasScope } from '../auth/permissions.ts';
+import { ModelAdaptiveBatching } from '../components/models/model-adaptive-batching.tsx';
 import { EmbeddingsBadge, ResponseCacheBadge } from '../components/models/model-badges.tsx';
 import { ModelVersionsTable } from '../components/models/model-versions-table.tsx';
 import { ModelWorkers } from '../components/models/model-workers.tsx';
@@ -97,6 +98,20 @@ function ModelDetail({ latest }: { latest: Model }) {
           <h2 id="versions-heading" className="text-lg font-semibold">Versions</h2>
           {versions.error ? <ErrorAlert error={versions.error} onRetry={() => void versions.refetch()} /> : versions.data ? <ModelVersionsTable versions={versions.data} /> : <LoadingState label="Loading versions…" />}
         </section>
+
+        {latest.batching.mode === 'auto' && (
+          <section aria-labelledby="adaptive-batching-heading" className="space-y-3">
+            <div>
+              <h2 id="adaptive-batching-heading" className="text-lg font-semibold">Adaptive batching</h2>
+              <p className="text-sm text-slate-600">
+                Each worker measures the model on its device and picks the batch size (up to {latest.batching.maxBatchSize}) and delay (up to {latest.batching.maxBatchDelayMs} ms)
+                with the best throughput that keeps the p99 queue wait under {latest.batching.latencyTargetMs ?? DEFAULT_LATENCY_TARGET_MS} ms.
+              </p>
+            </div>
+            {workers.isPending && <LoadingState label="Loading workers…" />}
+            {workers.data && <ModelAdaptiveBatching name={latest.name} workers={workers.data} />}
+          </section>
+        )}
 
         <Card title="Workers">
           {workers.isPending && <LoadingState label="Loading workers…" />}

@@ -70,7 +70,7 @@ export function PlaygroundPage() {
         <form onSubmit={submitOne} noValidate className="space-y-4">
           <Card>
             <div className="grid gap-3 sm:grid-cols-2">
-              <Field label="Model" hint={`Version ${model.version} · ${model.signature.batchable ? `batches up to ${model.batching.maxBatchSize} jobs` : 'not batchable'}`}>
+              <Field label="Model" hint={`Version ${model.version} · ${model.signature.batchable ? `${model.batching.mode === 'auto' ? 'auto-batches' : 'batches'} up to ${model.batching.maxBatchSize} jobs` : 'not batchable'}`}>
                 {(control) => (
                   <Select {...control} value={model.name} onChange={(e) => setSearchParams({ model: e.target.value }, { replace: true })}>
                     {models.data.map((m) => <option key={m.name} value={m.name}>{m.name}</option>)}

@@ -34,6 +34,8 @@ const errorOf = (label: string) => {
   return ids.map((id) => document.getElementById(id)).find((el) => el?.getAttribute('role') === 'alert')?.textContent;
 };
 
+const hintOf = (label: string) => document.getElementById(`${screen.getByLabelText(label).id}-hint`)?.textContent;
+
 afterEach(() => {
   cleanup();
   vi.unstubAllGlobals();
@@ -80,6 +82,38 @@ describe('UploadModelForm', () => {
     upload();
     expect(await screen.findByText('Registered encoder version 1.')).toBeTruthy();
     expect([...sent[0]!.keys()].sort()).toEqual(['file', 'name', 'normalize', 'responseCache', 'tokenizer']);
+  });
+
+  it('sends auto batching with its latency target, the size and delay hinted as upper bounds', async () => {
+    const sent = stubUpload(() => json(201, { name: 'mlp', version: 1 }));
+    renderForm();
+    expect(screen.queryByLabelText('Latency target (ms)')).toBeNull();
+    choose('ONNX file', new File([new Uint8Array([8, 1])], 'mlp.onnx'));
+    type('Batching', 'auto');
+    expect(hintOf('Max batch size')).toMatch(/^Upper bound/);
+    expect(hintOf('Max batch delay (ms)')).toMatch(/^Upper bound/);
+    type('Latency target (ms)', '250');
+    type('Max batch size', '64');
+    upload();
+    expect(await screen.findByText('Registered mlp version 1.')).toBeTruthy();
+    const form = sent[0]!;
+    expect(Object.fromEntries(['batching', 'latencyTargetMs', 'maxBatchSize'].map((k) => [k, form.get(k)]))).toEqual({ batching: 'auto', latencyTargetMs: '250', maxBatchSize: '64' });
+  });
+
+  it('shows the server’s refusal of the latency target beside it', async () => {
+    const detail = 'must be <= 600000';
+    stubUpload(() => json(400, {
+      type: 'about:blank', title: 'Request validation failed', status: 400, code: 'VALIDATION_FAILED', detail: `body/latencyTargetMs ${detail}`,
+      errors: [{ pointer: '/body/latencyTargetMs', code: 'VALIDATION_FAILED', detail }],
+    }));
+    renderForm();
+    choose('ONNX file', new File([new Uint8Array([8, 1])], 'mlp.onnx'));
+    type('Batching', 'auto');
+    type('Latency target (ms)', '500');
+    upload();
+    expect(await screen.findByText(detail)).toBeTruthy();
+    expect(errorOf('Latency target (ms)')).toBe(detail);
+    expect(errorOf('ONNX file')).toBeUndefined();
   });
 
   it('checks max tokens is a whole number before sending anything', () => {

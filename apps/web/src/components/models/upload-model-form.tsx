@@ -7,6 +7,7 @@ import { Button } from '../ui/button.tsx';
 import { Card } from '../ui/card.tsx';
 import { CheckboxField, Field, Input } from '../ui/form-controls.tsx';
 import { ErrorAlert } from '../ui/states.tsx';
+import { BatchingFields } from './batching-fields.tsx';
 import { EmbeddingSettingsFields } from './embedding-settings-fields.tsx';
 import { FileDrop } from './file-drop.tsx';
 
@@ -36,7 +37,7 @@ export function UploadModelForm() {
         setFormVersion((v) => v + 1);
       },
       onError: (err) => {
-        // Form field names are the API's, so `/body/pooling` lands beside Pooling; a pointer to no field leaves the alert.
+        // Form field names are the API's, so `/body/pooling` lands beside Pooling and `/body/latencyTargetMs` beside Latency target; a pointer to no field leaves the alert.
         const server: Partial<Record<UploadField, string>> = Object.fromEntries(Object.entries(fieldErrors(err, '/body')).filter(([field]) => isUploadField(field)));
         if (Object.keys(server).length === 0 && isInferqError(err) && FILE_PROBLEMS.has(err.code)) server.file = err.detail ?? err.title;
         setErrors(server);
@@ -53,12 +54,7 @@ export function UploadModelForm() {
         <Field label="ONNX file" error={errors.file}>
           {(control) => <FileDrop control={control} file={fields.file} accept=".onnx" what="an .onnx file" onFile={(file) => set({ file, ...(file && !fields.name ? { name: modelNameFromFile(file.name) } : {}) })} />}
         </Field>
-        <Field label="Max batch size" hint="Jobs per session run; empty for the default." error={errors.maxBatchSize}>
-          {(control) => <Input {...control} type="number" min={1} max={4096} value={fields.maxBatchSize} onChange={(e) => set({ maxBatchSize: e.target.value })} />}
-        </Field>
-        <Field label="Max batch delay (ms)" hint="How long a batch waits to fill; empty for the default." error={errors.maxBatchDelayMs}>
-          {(control) => <Input {...control} type="number" min={0} max={60000} value={fields.maxBatchDelayMs} onChange={(e) => set({ maxBatchDelayMs: e.target.value })} />}
-        </Field>
+        <BatchingFields fields={fields} errors={errors} set={set} />
         <CheckboxField
           label="Response cache"
           hint="Equal inputs are answered from an earlier job's stored result without running the model; deterministic models only."

@@ -1,5 +1,6 @@
 import type { ReactNode } from 'react';
 import type { WorkerStatus } from '@inferq/contracts';
+import { formatAdaptiveBatching } from '../../lib/format.ts';
 import { Badge } from '../ui/badge.tsx';
 import { Card } from '../ui/card.tsx';
 import { Meter } from '../ui/meter.tsx';
@@ -45,6 +46,14 @@ export function WorkerCard({ worker }: { worker: WorkerStatus }) {
           </ul>
         )}
       </div>
+      {worker.adaptiveBatching && worker.adaptiveBatching.length > 0 && (
+        <div className="mt-4 border-t border-slate-100 pt-3">
+          <h3 className="text-xs font-semibold tracking-wide text-slate-500 uppercase">Adaptive batching</h3>
+          <ul className="mt-1 space-y-0.5 text-sm text-slate-700">
+            {worker.adaptiveBatching.map((a) => <li key={a.model} title={a.reason}>{formatAdaptiveBatching(a)}</li>)}
+          </ul>
+        </div>
+      )}
       {gpu && (
         <div className="mt-4 space-y-2 border-t border-slate-100 pt-3">
           <h3 className="text-xs font-semibold tracking-wide text-slate-500 uppercase">GPU · {gpu.name}</h3>
