@@ -196,7 +196,7 @@ describe('the audit log', () => {
     const about = (resource: string) => entries.filter((e) => e.resource === resource);
     expect(about(`keys/${key.id}`)).toMatchObject([
       { action: 'key:revoked', actorKeyId: adminId, details: { requestId: 'req-revoke', name: 'audited' } },
-      { action: 'key:created', actorKeyId: adminId, details: { requestId: 'req-create', name: 'audited', scopes: ['jobs:read'], rateLimitPerMin: null } },
+      { action: 'key:created', actorKeyId: adminId, details: { requestId: 'req-create', name: 'audited', scopes: ['jobs:read'], rateLimitPerMin: null, weight: 1 } },
     ]);
     expect(about('models/mlp:1')).toMatchObject([{ action: 'model:uploaded', actorKeyId: adminId, details: { sizeBytes: expect.any(Number), sha256: expect.any(String) } }]);
   });

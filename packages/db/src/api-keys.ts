@@ -12,6 +12,7 @@ interface ApiKeyRow {
   secret_hash: string;
   scopes: Scope[];
   rate_limit_per_min: number | null;
+  weight: number;
   created_at: Date;
   revoked_at: Date | null;
 }
@@ -23,6 +24,7 @@ const toRecord = (r: ApiKeyRow): ApiKeyRecord => ({
   secretHash: r.secret_hash,
   scopes: r.scopes,
   rateLimitPerMin: r.rate_limit_per_min,
+  weight: r.weight,
   createdAt: r.created_at.toISOString(),
   revokedAt: r.revoked_at?.toISOString() ?? null,
 });
@@ -34,17 +36,19 @@ export interface NewApiKey {
   secretHash: string;
   scopes: Scope[];
   rateLimitPerMin: number | null;
+  /** Share of each model's queue against other keys at the same priority (1..1000). */
+  weight: number;
 }
 
 /** Inserts keys; a key whose prefix exists (the bootstrap admin key at each start) is updated and un-revoked. */
 export async function insertApiKeys(pool: Pool | PoolClient, keys: NewApiKey[]): Promise<ApiKeyRecord[]> {
   const { rows } = await pool.query<ApiKeyRow>(
-    `INSERT INTO api_keys (id, name, prefix, secret_hash, scopes, rate_limit_per_min)
-     SELECT k.id, k.name, k.prefix, k.secret_hash, ARRAY(SELECT jsonb_array_elements_text(k.scopes)), k.rate_limit_per_min
-       FROM jsonb_to_recordset($1::jsonb) AS k(id uuid, name text, prefix text, secret_hash text, scopes jsonb, rate_limit_per_min integer)
-     ON CONFLICT (prefix) DO UPDATE SET secret_hash = EXCLUDED.secret_hash, scopes = EXCLUDED.scopes, rate_limit_per_min = EXCLUDED.rate_limit_per_min, revoked_at = NULL
+    `INSERT INTO api_keys (id, name, prefix, secret_hash, scopes, rate_limit_per_min, weight)
+     SELECT k.id, k.name, k.prefix, k.secret_hash, ARRAY(SELECT jsonb_array_elements_text(k.scopes)), k.rate_limit_per_min, k.weight
+       FROM jsonb_to_recordset($1::jsonb) AS k(id uuid, name text, prefix text, secret_hash text, scopes jsonb, rate_limit_per_min integer, weight integer)
+     ON CONFLICT (prefix) DO UPDATE SET secret_hash = EXCLUDED.secret_hash, scopes = EXCLUDED.scopes, rate_limit_per_min = EXCLUDED.rate_limit_per_min, weight = EXCLUDED.weight, revoked_at = NULL
      RETURNING *`,
-    [JSON.stringify(keys.map((k) => ({ id: k.id, name: k.name, prefix: k.prefix, secret_hash: k.secretHash, scopes: k.scopes, rate_limit_per_min: k.rateLimitPerMin })))],
+    [JSON.stringify(keys.map((k) => ({ id: k.id, name: k.name, prefix: k.prefix, secret_hash: k.secretHash, scopes: k.scopes, rate_limit_per_min: k.rateLimitPerMin, weight: k.weight })))],
   );
   return rows.map(toRecord);
 }

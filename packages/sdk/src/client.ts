@@ -16,7 +16,7 @@ export interface ClientOptions {
 }
 
 export interface KeysApi {
-  /** Admin only. */
+  /** Admin only. `weight` (1..1000, default 1) is the key's share of each model's queue against other keys at the same priority. */
   create(body: CreateKeyBody): Promise<CreatedKey>;
   list(): Promise<ApiKey[]>;
   revoke(id: string): Promise<ApiKey>;
@@ -36,7 +36,7 @@ export interface InferqClient {
   usage(query?: UsageQuery): Promise<Usage>;
   /** Live worker processes, from their heartbeats. */
   workers(): Promise<WorkerStatus[]>;
-  /** The caller's key: id, scopes, admin. */
+  /** The caller's key: id, scopes, admin, weight. */
   me(): Promise<Principal>;
 }
 

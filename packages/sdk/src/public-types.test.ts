@@ -1,8 +1,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, expectTypeOf, it } from 'vitest';
-import type { Batch, ErrorCode, Job, JobAccepted, Model, SubmitJobBody, Usage, UsageQuery } from '@inferq/contracts';
-import { createClient, InferqError, outputArray, tensor, type InferqErrorCode, type JobSummary, type SubmitResult } from './index.ts';
+import type { Batch, ErrorCode, Job, JobAccepted, Model, Principal, SubmitJobBody, Usage, UsageQuery } from '@inferq/contracts';
+import { createClient, InferqError, outputArray, tensor, type CreatedKey, type InferqErrorCode, type JobSummary, type SubmitResult } from './index.ts';
 
 // tsc checks these (the root typecheck covers packages/*/src); the calls sit in
 // functions that never run, so nothing reaches the network.
@@ -45,6 +45,14 @@ describe('public types', () => {
     typesOnly(() => void client.usage({ from: '2025-06-01T00:00:00Z', groupBy: 'model' }));
     // @ts-expect-error only key and model are groupings
     typesOnly(() => void client.usage({ groupBy: 'worker' }));
+  });
+
+  it('keys take an optional integer weight and show it, as /v1/me does', () => {
+    expectTypeOf<Parameters<typeof client.keys.create>[0]['weight']>().toEqualTypeOf<number | undefined>();
+    expectTypeOf<CreatedKey['weight']>().toEqualTypeOf<number>();
+    expectTypeOf<Principal['weight']>().toEqualTypeOf<number>();
+    // @ts-expect-error a weight is a number
+    typesOnly(() => void client.keys.create({ name: 'k', weight: '2' }));
   });
 
   it('errors carry the problem, typed', () => {

@@ -131,10 +131,11 @@ describe('models', () => {
 
 describe('keys and system', () => {
   it('creates a key that works until it is revoked', async () => {
-    const created = await client.keys.create({ name: 'sdk-test', scopes: ['jobs:read'] });
+    const created = await client.keys.create({ name: 'sdk-test', scopes: ['jobs:read'], weight: 3 });
     expect(created.secret).toMatch(/^iq_/);
+    expect(created.weight).toBe(3);
     const reader = createClient({ baseUrl: stack.baseUrl, apiKey: created.secret });
-    expect(await reader.me()).toMatchObject({ keyId: created.id, scopes: ['jobs:read'], admin: false });
+    expect(await reader.me()).toMatchObject({ keyId: created.id, scopes: ['jobs:read'], admin: false, weight: 3 });
     await expectProblem(reader.jobs.submit({ model: 'mlp', inputs: [features(30)] }), { status: 403, code: 'FORBIDDEN' });
     expect((await client.keys.list()).some((k) => k.id === created.id)).toBe(true);
     const revoked = await client.keys.revoke(created.id);

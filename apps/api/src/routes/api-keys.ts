@@ -18,8 +18,8 @@ export const apiKeysRoutes: FastifyPluginAsyncTypebox<{ keys: ApiKeysService }> 
       response: { 201: CreatedKeySchema, ...problemResponses(400, 401, 403) },
     },
   }, async (request, reply) => {
-    const { name, scopes = ['jobs:read', 'jobs:write'], rateLimitPerMin } = request.body;
-    const { record, secret } = await keys.createKey(name, scopes, { rateLimitPerMin, actor: auditActor(request) });
+    const { name, scopes = ['jobs:read', 'jobs:write'], rateLimitPerMin, weight } = request.body;
+    const { record, secret } = await keys.createKey(name, scopes, { rateLimitPerMin, weight, actor: auditActor(request) });
     return reply.status(201).send({ ...toApiKey(record), secret });
   });
 

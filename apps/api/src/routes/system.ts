@@ -8,8 +8,8 @@ import type { StatsService } from '../services/stats-service.ts';
 export const systemRoutes: FastifyPluginAsyncTypebox<{ stats: StatsService; redis: Redis; producer: JobProducer }> = async (app, { stats, redis, producer }) => {
   app.get('/v1/me', {
     config: { scope: 'any' },
-    schema: { tags: ['system'], summary: "The caller's key: id, scopes, admin", response: { 200: PrincipalSchema, ...problemResponses(401, 403) } },
-  }, async (request) => ({ keyId: request.principal.keyId, scopes: [...request.principal.scopes], admin: request.principal.isAdmin }));
+    schema: { tags: ['system'], summary: "The caller's key: id, scopes, admin, weight", response: { 200: PrincipalSchema, ...problemResponses(401, 403) } },
+  }, async (request) => ({ keyId: request.principal.keyId, scopes: [...request.principal.scopes], admin: request.principal.isAdmin, weight: request.principal.weight }));
 
   app.get('/v1/stats', {
     config: { scope: 'jobs:read' },

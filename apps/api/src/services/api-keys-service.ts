@@ -1,5 +1,5 @@
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
-import { AuditAction, type Scope } from '@inferq/contracts';
+import { AuditAction, DEFAULT_KEY_WEIGHT, type Scope } from '@inferq/contracts';
 import { findApiKeyByPrefix, insertApiKeys, insertAuditEntries, listApiKeys, revokeApiKeys, withTransaction, type ApiKeyRecord, type Pool } from '@inferq/db';
 import { auditEntry, type AuditActor } from './audit-service.ts';
 
@@ -20,6 +20,8 @@ export interface Principal {
   isAdmin: boolean;
   /** Requests per minute; null: the server's default. */
   rateLimitPerMin: number | null;
+  /** Share of each model's queue against other keys at the same priority (1..1000). */
+  weight: number;
 }
 
 /** The owner filter for a principal: admins see every job. */
@@ -29,6 +31,8 @@ export interface CreateKeyOptions {
   /** The whole key to store (the bootstrap admin key); a new one is generated otherwise. */
   key?: string;
   rateLimitPerMin?: number | null;
+  /** @default 1 */
+  weight?: number;
   /** Who asked, for the audit log; keys the server makes itself (bootstrap, tests) have none and are not audited. */
   actor?: AuditActor;
 }
@@ -54,17 +58,17 @@ export function createApiKeysService(pool: Pool, options: { cacheTtlMs: number }
       const expected = Buffer.from(record.secretHash, 'hex');
       const actual = Buffer.from(hashSecret(key), 'hex');
       if (expected.length !== actual.length || !timingSafeEqual(expected, actual)) return undefined;
-      const principal: Principal = { keyId: record.id, scopes: record.scopes, isAdmin: record.scopes.includes('admin'), rateLimitPerMin: record.rateLimitPerMin };
+      const principal: Principal = { keyId: record.id, scopes: record.scopes, isAdmin: record.scopes.includes('admin'), rateLimitPerMin: record.rateLimitPerMin, weight: record.weight };
       if (cache.size > 10_000) cache.clear();
       cache.set(key, { principal, expiresAtMs: Date.now() + options.cacheTtlMs });
       return principal;
     },
-    async createKey(name, scopes, { key = generateApiKey(), rateLimitPerMin = null, actor } = {}) {
+    async createKey(name, scopes, { key = generateApiKey(), rateLimitPerMin = null, weight = DEFAULT_KEY_WEIGHT, actor } = {}) {
       const match = KEY_RE.exec(key);
       if (!match) throw new Error('malformed API key');
       const record = await withTransaction(pool, async (client) => {
-        const [created] = await insertApiKeys(client, [{ id: randomUUID(), name, prefix: match[1]!, secretHash: hashSecret(key), scopes, rateLimitPerMin }]);
-        if (actor) await insertAuditEntries(client, [auditEntry(actor, AuditAction.KeyCreated, `keys/${created!.id}`, { name, scopes, rateLimitPerMin })]);
+        const [created] = await insertApiKeys(client, [{ id: randomUUID(), name, prefix: match[1]!, secretHash: hashSecret(key), scopes, rateLimitPerMin, weight }]);
+        if (actor) await insertAuditEntries(client, [auditEntry(actor, AuditAction.KeyCreated, `keys/${created!.id}`, { name, scopes, rateLimitPerMin, weight })]);
         return created!;
       });
       return { record, secret: key };

@@ -49,8 +49,8 @@ function renderPage() {
   );
 }
 
-const admin: Principal = { keyId: KEY_ID, scopes: [], admin: true };
-const reader: Principal = { keyId: KEY_ID, scopes: ['jobs:read', 'jobs:write'], admin: false };
+const admin: Principal = { keyId: KEY_ID, scopes: [], admin: true, weight: 1 };
+const reader: Principal = { keyId: KEY_ID, scopes: ['jobs:read', 'jobs:write'], admin: false, weight: 1 };
 
 afterEach(() => {
   cleanup();

@@ -41,7 +41,7 @@ function renderPage(principal: Principal, answer: object) {
   );
 }
 
-const admin: Principal = { keyId: '0190f4d2-7b3a-7cc1-8a1e-3f1c2b4d5e6f', scopes: [], admin: true };
+const admin: Principal = { keyId: '0190f4d2-7b3a-7cc1-8a1e-3f1c2b4d5e6f', scopes: [], admin: true, weight: 1 };
 const writer: Principal = { ...admin, scopes: ['jobs:read', 'jobs:write'], admin: false };
 
 afterEach(() => {

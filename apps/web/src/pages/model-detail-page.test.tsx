@@ -79,7 +79,7 @@ function renderPage() {
   );
 }
 
-const reader: Principal = { keyId: '0190f4d2-7b3a-7cc1-8a1e-3f1c2b4d5e6f', scopes: ['jobs:read'], admin: false };
+const reader: Principal = { keyId: '0190f4d2-7b3a-7cc1-8a1e-3f1c2b4d5e6f', scopes: ['jobs:read'], admin: false, weight: 1 };
 const operator: Principal = { ...reader, scopes: ['jobs:read', 'models:write'] };
 const saved = (routes: ModelRoute[]) => json(200, { name: 'mlp', versions: routes, updatedAt: NOW });
 

@@ -60,8 +60,8 @@ function renderPage(entry = '/usage') {
   );
 }
 
-const admin: Principal = { keyId: KEY_A, scopes: [], admin: true };
-const reader: Principal = { keyId: KEY_A, scopes: ['jobs:read'], admin: false };
+const admin: Principal = { keyId: KEY_A, scopes: [], admin: true, weight: 1 };
+const reader: Principal = { keyId: KEY_A, scopes: ['jobs:read'], admin: false, weight: 1 };
 
 const bodyRows = (table: HTMLElement) => within(table).getAllByRole('row').slice(1, -1) as HTMLTableRowElement[];
 const footer = (table: HTMLElement) => within(table).getAllByRole('row').at(-1) as HTMLTableRowElement;

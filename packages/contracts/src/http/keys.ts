@@ -13,13 +13,21 @@ export type Scope = (typeof Scope)[keyof typeof Scope];
 export const SCOPES = Object.values(Scope);
 export const ScopeSchema = StringEnum(SCOPES);
 
+/** Bounds of a key's weight; the migration's CHECK says the same. */
+export const KEY_WEIGHT_MIN = 1;
+export const KEY_WEIGHT_MAX = 1000;
+export const DEFAULT_KEY_WEIGHT = 1;
+const WEIGHT_DESCRIPTION =
+  "Share of each model's queue this key gets against other keys at the same priority when both have work waiting: a key with weight 2 is served twice as many jobs as a key with weight 1";
+
 export const CreateKeyBodySchema = Type.Object(
   {
     name: StorableText({ minLength: 1, maxLength: 100 }),
     scopes: Type.Optional(Type.Array(ScopeSchema, { uniqueItems: true, default: ['jobs:read', 'jobs:write'] })),
     rateLimitPerMin: Type.Optional(FiniteInteger({ minimum: 1, maximum: 10_000_000, description: "Requests per minute this key may make; omitted: the server's default (RATE_LIMIT_PER_MIN)" })),
+    weight: Type.Optional(FiniteInteger({ minimum: KEY_WEIGHT_MIN, maximum: KEY_WEIGHT_MAX, default: DEFAULT_KEY_WEIGHT, description: WEIGHT_DESCRIPTION })),
   },
-  { additionalProperties: false, examples: [{ name: 'search-team', scopes: ['jobs:read', 'jobs:write'], rateLimitPerMin: 600 }] },
+  { additionalProperties: false, examples: [{ name: 'search-team', scopes: ['jobs:read', 'jobs:write'], rateLimitPerMin: 600, weight: 2 }] },
 );
 
 const exampleKey = {
@@ -28,6 +36,7 @@ const exampleKey = {
   prefix: 'Xk4pQ2mN8rTa',
   scopes: ['jobs:read', 'jobs:write'],
   rateLimitPerMin: 600,
+  weight: 2,
   createdAt: '2025-06-01T08:00:00.000Z',
   revokedAt: null,
 };
@@ -40,6 +49,7 @@ export const ApiKeySchema = Type.Object(
     prefix: Type.String({ description: 'The visible start of the key' }),
     scopes: Type.Array(ScopeSchema),
     rateLimitPerMin: Type.Union([Type.Integer(), Type.Null()], { description: "Requests per minute; null: the server's default" }),
+    weight: Type.Integer({ minimum: KEY_WEIGHT_MIN, maximum: KEY_WEIGHT_MAX, description: WEIGHT_DESCRIPTION }),
     createdAt: Type.String({ format: 'date-time' }),
     revokedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
   },
@@ -58,7 +68,8 @@ export const PrincipalSchema = Type.Object(
     keyId: Type.String({ format: 'uuid' }),
     scopes: Type.Array(ScopeSchema),
     admin: Type.Boolean(),
+    weight: Type.Integer({ minimum: KEY_WEIGHT_MIN, maximum: KEY_WEIGHT_MAX, description: WEIGHT_DESCRIPTION }),
   },
-  { examples: [{ keyId: EXAMPLE_KEY_ID, scopes: ['jobs:read', 'jobs:write'], admin: false }] },
+  { examples: [{ keyId: EXAMPLE_KEY_ID, scopes: ['jobs:read', 'jobs:write'], admin: false, weight: 2 }] },
 );
 export type Principal = Static<typeof PrincipalSchema>;
