@@ -25,6 +25,8 @@ export const apiConfig = {
   WAIT_MAX_S: Type.Integer({ default: 60, minimum: 0, maximum: 600 }),
   /** How often queued jobs past their deadline are expired. */
   DEADLINE_SWEEP_INTERVAL_MS: Type.Integer({ default: 1_000, minimum: 50 }),
+  /** Order each priority's jobs fairly between API keys (weighted); false: plain BullMQ priorities, first come first served within each. */
+  FAIR_SCHEDULING: Type.Boolean({ default: true }),
   /** Requests per minute per API key, for keys without a limit of their own (429 RATE_LIMITED past it); 0: no default limit. */
   RATE_LIMIT_PER_MIN: Type.Integer({ default: 6_000, minimum: 0 }),
   OUTPUT_URL_TTL_S: Type.Integer({ default: 300, minimum: 10, maximum: 86_400 }),

@@ -28,7 +28,7 @@ describe('POST /v1/jobs', () => {
   it('queues ids and the batch key only: the inputs stay in the row (invariant 5)', async () => {
     const { id } = (await submit({ model: 'mlp', inputs: [mlpInput(2)] })).json();
     const queueJob = await t.producer.queueFor('mlp').getJob(id);
-    expect(queueJob?.data).toEqual({ modelVersion: 1, batchKey: 'features:64' });
+    expect(queueJob?.data).toEqual({ modelVersion: 1, batchKey: 'features:64', priority: 'normal' });
   });
 
   it('accepts base64 little-endian data and name:version references', async () => {

@@ -34,6 +34,12 @@ export const workerConfig = {
    * only expire jobs still queued.
    */
   DEADLINE_SCHEDULING: Type.Boolean({ default: true }),
+  /**
+   * Priority aging: a normal or low job moves up one priority class for every
+   * this many seconds it has waited, so no stream of more urgent work starves
+   * it. 0: off (strict priorities).
+   */
+  PRIORITY_AGING_S: Type.Number({ default: 10, minimum: 0 }),
   /** How long a worker holds a queue job before another may take it over. */
   WORKER_LOCK_DURATION_MS: Type.Integer({ default: 30_000, minimum: 1_000 }),
   WORKER_STALLED_INTERVAL_MS: Type.Integer({ default: 30_000, minimum: 500 }),

@@ -93,7 +93,7 @@ export function createModelWorker(o: ModelWorkerOptions) {
       throw await o.runner.failIntake(attempt, err);
     }
     const pending = {
-      ...attempt, model: o.model, modelVersion: payload.modelVersion, priority: priorityOfBull(job.priority), createdAtMs: job.timestamp,
+      ...attempt, model: o.model, modelVersion: payload.modelVersion, priority: payload.priority ?? priorityOfBull(job.priority), createdAtMs: job.timestamp,
       traceContext: payload.traceContext, deadlineAt: payload.deadlineAt,
     };
     // The batcher runs on the monotonic clock; the deadline is wall-clock time.

@@ -37,8 +37,8 @@ export function createReconciler(deps: { pool: Pool; producer: JobProducer; redi
       const requests = missing.flatMap((j) => {
         const tensors = inputs.get(j.id);
         if (!tensors) return []; // deleted meanwhile
-        const payload = { modelVersion: j.modelVersion, batchKey: batchShapeKey(tensors), ...(j.deadlineAt ? { deadlineAt: j.deadlineAt.getTime() } : {}) };
-        return [{ jobId: j.id, model: j.modelName, priority: j.priority, payload }];
+        const payload = { modelVersion: j.modelVersion, batchKey: batchShapeKey(tensors), priority: j.priority, ...(j.deadlineAt ? { deadlineAt: j.deadlineAt.getTime() } : {}) };
+        return [{ jobId: j.id, model: j.modelName, priority: j.priority, tenant: j.ownerKeyId, payload }];
       });
       await deps.producer.enqueueJobs(requests);
       requeued += requests.length;

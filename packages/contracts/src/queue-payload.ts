@@ -1,4 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { PRIORITIES } from './job-status.ts';
+import { StringEnum } from './string-enum.ts';
 
 /**
  * What a queue job carries besides what BullMQ already holds (the job id is
@@ -13,6 +15,8 @@ export const InferJobPayloadSchema = Type.Object({
   batchKey: Type.String(),
   /** W3C trace context of the submitting request (`traceparent`, `tracestate`), when tracing is on: the worker's spans join its trace. */
   traceContext: Type.Optional(Type.Record(Type.String(), Type.String({ maxLength: 512 }), { maxProperties: 4 })),
+  /** The job's priority class; the queue job's BullMQ priority is its fair position within the class. */
+  priority: Type.Optional(StringEnum(PRIORITIES)),
   /** The job's deadline (epoch ms): the worker closes its batch early to meet it, or expires it when it cannot. */
   deadlineAt: Type.Optional(Type.Integer()),
 });

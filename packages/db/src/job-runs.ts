@@ -108,6 +108,7 @@ export interface UnfinishedJob {
   priority: Priority;
   createdAt: Date;
   deadlineAt: Date | null;
+  ownerKeyId: string;
 }
 
 export interface UnfinishedJobsPage {
@@ -123,14 +124,25 @@ export interface UnfinishedJobsPage {
 /** Queued or running jobs, oldest first, a page at a time: candidates for re-enqueueing. */
 export async function findUnfinishedJobs(pool: Pool, page: UnfinishedJobsPage): Promise<UnfinishedJob[]> {
   const { rows } = await pool.query(
-    `SELECT id, model_name, model_version, priority, created_at, deadline_at FROM jobs
+    `SELECT id, model_name, model_version, priority, created_at, deadline_at, owner_key_id FROM jobs
       WHERE status IN ('queued', 'running') AND created_at < now() - make_interval(secs => $1::float8 / 1000)
         AND ($2::timestamptz IS NULL OR created_at > $2)
         AND ($3::timestamptz IS NULL OR (created_at, id) > ($3, $4::uuid))
       ORDER BY created_at, id LIMIT $5`,
     [page.minAgeMs, page.createdAfter ?? null, page.after?.createdAt ?? null, page.after?.id ?? null, page.limit],
   );
-  return rows.map((r) => ({ id: r.id, modelName: r.model_name, modelVersion: r.model_version, priority: r.priority, createdAt: r.created_at, deadlineAt: r.deadline_at }));
+  return rows.map((r) => ({ id: r.id, modelName: r.model_name, modelVersion: r.model_version, priority: r.priority, createdAt: r.created_at, deadlineAt: r.deadline_at, ownerKeyId: r.owner_key_id }));
+}
+
+/** Queued jobs of priority normal or low created before `olderThan`, oldest first: candidates for moving up a class. */
+export async function findAgedQueuedJobs(pool: Pool, o: { olderThan: Date; limit: number }): Promise<Array<{ id: string; modelName: string; priority: Priority; ownerKeyId: string; createdAt: Date }>> {
+  const { rows } = await pool.query(
+    `SELECT id, model_name, priority, owner_key_id, created_at FROM jobs
+      WHERE status = 'queued' AND created_at < $1 AND priority <> 'high'
+      ORDER BY created_at LIMIT $2`,
+    [o.olderThan, o.limit],
+  );
+  return rows.map((r) => ({ id: r.id, modelName: r.model_name, priority: r.priority, ownerKeyId: r.owner_key_id, createdAt: r.created_at }));
 }
 
 /** The input headers of the given jobs, by id: what a re-enqueued job's batch key is made of. */

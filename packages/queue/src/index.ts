@@ -1,5 +1,6 @@
 export * from './connection.ts';
 export * from './names.ts';
+export * from './fair-priority.ts';
 export * from './job-options.ts';
 export * from './job-producer.ts';
 export { Worker as QueueWorker, UnrecoverableError, type Job as QueueJob } from 'bullmq';

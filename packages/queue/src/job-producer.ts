@@ -2,13 +2,18 @@ import { Queue } from 'bullmq';
 import type { InferJobPayload, Priority } from '@inferq/contracts';
 import type { Redis } from './connection.ts';
 import { jobOptions, type RetryOptions, DEFAULT_RETRY } from './job-options.ts';
-import { BULL_PRIORITY, JOB_NAME, queueNameFor } from './names.ts';
+import { assignFairPriorities, BULL_PRIORITY } from './fair-priority.ts';
+import { JOB_NAME, queueNameFor } from './names.ts';
 
 export interface EnqueueRequest {
   /** The job's id, which becomes the queue job's id. */
   jobId: string;
   model: string;
   priority: Priority;
+  /** The API key whose job it is: jobs of one priority are ordered fairly between keys. Without one, the job is a flow of its own. */
+  tenant?: string;
+  /** The key's fair-share weight. @default 1 */
+  weight?: number;
   payload: InferJobPayload;
 }
 
@@ -27,7 +32,15 @@ export interface JobProducer {
   close(): Promise<void>;
 }
 
-export function createJobProducer(options: { connection: Redis; prefix: string; retry?: RetryOptions }): JobProducer {
+export interface JobProducerOptions {
+  connection: Redis;
+  prefix: string;
+  retry?: RetryOptions;
+  /** Fair ordering between keys within each priority (FAIR_SCHEDULING); false: plain BullMQ priorities, FIFO within each. @default true */
+  fair?: boolean;
+}
+
+export function createJobProducer(options: JobProducerOptions): JobProducer {
   const queues = new Map<string, Queue>();
   const retry = options.retry ?? DEFAULT_RETRY;
   const queueFor = (model: string): Queue => {
@@ -58,9 +71,13 @@ export function createJobProducer(options: { connection: Redis; prefix: string; 
         group.push(r);
         byModel.set(r.model, group);
       }
-      await Promise.all([...byModel].map(([model, rs]) =>
-        queueFor(model).addBulk(rs.map((r) => ({ name: JOB_NAME, data: r.payload, opts: jobOptions(r.jobId, BULL_PRIORITY[r.priority], retry) }))),
-      ));
+      await Promise.all([...byModel].map(async ([model, rs]) => {
+        const queue = queueFor(model);
+        const priorities = options.fair === false
+          ? rs.map((r) => BULL_PRIORITY[r.priority])
+          : await assignFairPriorities(options.connection, queue, rs.map((r) => ({ tenant: r.tenant ?? r.jobId, priority: r.priority, weight: r.weight })));
+        await queue.addBulk(rs.map((r, i) => ({ name: JOB_NAME, data: r.payload, opts: jobOptions(r.jobId, priorities[i]!, retry) })));
+      }));
     },
     async findQueuedIds(model, ids) {
       if (ids.length === 0) return new Set();

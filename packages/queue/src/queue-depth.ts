@@ -1,18 +1,17 @@
 import type { Queue } from 'bullmq';
 import type { QueueDepth } from '@inferq/contracts';
-import { BULL_PRIORITY } from './names.ts';
+import type { Redis } from './connection.ts';
+import { countWaitingPerClass } from './fair-priority.ts';
 
 /** A model queue's jobs right now: waiting ones per priority, held ones, and those in retry backoff. */
-export async function readQueueDepth(queue: Queue, model: string): Promise<Omit<QueueDepth, 'workers'>> {
-  const [perPriority, counts] = await Promise.all([
-    queue.getCountsPerPriority([BULL_PRIORITY.high, BULL_PRIORITY.normal, BULL_PRIORITY.low]),
+export async function readQueueDepth(connection: Redis, queue: Queue, model: string): Promise<Omit<QueueDepth, 'workers'>> {
+  const [perClass, counts] = await Promise.all([
+    countWaitingPerClass(connection, queue),
     queue.getJobCounts('active', 'delayed'),
   ]);
   return {
     model,
-    high: perPriority[String(BULL_PRIORITY.high)] ?? 0,
-    normal: perPriority[String(BULL_PRIORITY.normal)] ?? 0,
-    low: perPriority[String(BULL_PRIORITY.low)] ?? 0,
+    ...perClass,
     active: counts.active ?? 0,
     delayed: counts.delayed ?? 0,
   };

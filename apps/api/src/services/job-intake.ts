@@ -7,6 +7,8 @@ import type { JobProducer } from '@inferq/queue';
 interface Submission {
   job: NewJob;
   traceContext: Record<string, string> | undefined;
+  /** The submitting key's fair-share weight. */
+  weight: number | undefined;
 }
 
 export interface JobIntake {
@@ -16,7 +18,7 @@ export interface JobIntake {
    * QUEUE_UNAVAILABLE (the row removed again) when Redis cannot take it.
    * `traceContext` (the submitting request's) travels in the queue job.
    */
-  accept(job: NewJob, traceContext?: Record<string, string>): Promise<boolean>;
+  accept(job: NewJob, traceContext?: Record<string, string>, weight?: number): Promise<boolean>;
 }
 
 /**
@@ -33,10 +35,10 @@ export function createJobIntake(deps: { pool: Pool; producer: JobProducer; maxGr
     const inserted = await insertJobs(deps.pool, jobs);
     const fresh = submissions.filter((s) => inserted.has(s.job.id));
     try {
-      await deps.producer.enqueueJobs(fresh.map(({ job: j, traceContext }) => ({
-        jobId: j.id, model: j.modelName, priority: j.priority,
+      await deps.producer.enqueueJobs(fresh.map(({ job: j, traceContext, weight }) => ({
+        jobId: j.id, model: j.modelName, priority: j.priority, tenant: j.ownerKeyId, weight,
         payload: {
-          modelVersion: j.modelVersion, batchKey: batchShapeKey(j.inputs),
+          modelVersion: j.modelVersion, batchKey: batchShapeKey(j.inputs), priority: j.priority,
           ...(traceContext ? { traceContext } : {}), ...(j.deadlineAt ? { deadlineAt: j.deadlineAt.getTime() } : {}),
         },
       })));
@@ -63,5 +65,5 @@ export function createJobIntake(deps: { pool: Pool; producer: JobProducer; maxGr
       batchScheduleFn: (dispatch) => void inFlight.then(() => setImmediate(dispatch)),
     },
   );
-  return { accept: (job, traceContext) => loader.load({ job, traceContext }) };
+  return { accept: (job, traceContext, weight) => loader.load({ job, traceContext, weight }) };
 }

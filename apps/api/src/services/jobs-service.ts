@@ -112,8 +112,8 @@ export function createJobsService(deps: JobsServiceDeps): JobsService {
   }
 
   /** Records and queues one job; undefined when an equal idempotency key won the insert. */
-  async function accept(job: NewJob, traceContext?: Record<string, string>): Promise<JobAccepted | undefined> {
-    if (!(await intake.accept(job, traceContext))) return undefined;
+  async function accept(job: NewJob, traceContext?: Record<string, string>, weight?: number): Promise<JobAccepted | undefined> {
+    if (!(await intake.accept(job, traceContext, weight))) return undefined;
     return { id: job.id, status: 'queued', links: jobLinks(job.id) };
   }
 
@@ -147,7 +147,7 @@ export function createJobsService(deps: JobsServiceDeps): JobsService {
         if (hit) return { id, status: 'succeeded', links: jobLinks(id) };
       }
       await backlog.admit(model.name);
-      const accepted = await accept({ ...job, inputs: await storeInputs(id, tensors) }, input.traceContext);
+      const accepted = await accept({ ...job, inputs: await storeInputs(id, tensors) }, input.traceContext, input.principal.weight);
       // Lost a race with a concurrent request carrying the same key: answer with the winner.
       return accepted ?? (await findIdempotent(input, hash))!;
     },
@@ -168,7 +168,7 @@ export function createJobsService(deps: JobsServiceDeps): JobsService {
         idempotencyKey: null, requestHash: null, inputs, metadata: job.metadata, deadlineAt: null, webhookUrl: job.webhookUrl,
         // Run again, not answered from the cache (a retry asks for a fresh run), but it may answer later jobs.
         inputSha256: job.inputSha256,
-      }))!;
+      }, undefined, principal.weight))!;
     },
     async readTensor(id, ownerKeyId, kind, index) {
       const job = await findOwnJob(id, ownerKeyId);

@@ -28,7 +28,7 @@ function withRates<T extends JobBreakdown>(b: T, windowMinutes: number) {
 export async function readQueueOverview(deps: { pool: Pool; producer: JobProducer; redis: Redis }): Promise<{ queues: QueueDepth[]; workersOnline: number }> {
   const [models, workers] = await Promise.all([listLatestModels(deps.pool), listWorkerStatuses(deps.redis, deps.producer.prefix)]);
   const queues = await Promise.all(models.map(async (m) => ({
-    ...(await readQueueDepth(deps.producer.queueFor(m.name), m.name)),
+    ...(await readQueueDepth(deps.redis, deps.producer.queueFor(m.name), m.name)),
     workers: workers.filter((w) => w.modelsServed.includes(m.name)).length,
   })));
   return { queues, workersOnline: workers.length };

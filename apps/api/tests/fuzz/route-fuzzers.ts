@@ -187,12 +187,17 @@ const adminOnly = (gen: (w: FuzzWorld) => fc.Arbitrary<Omit<FuzzCase, 'as'>>): G
 
 /** POST /v1/keys bodies: valid ones (a new non-admin key) and ones with one bad field. */
 const keyBody = fc.oneof(
-  fc.record({ name: fc.string({ unit: 'binary', minLength: 1, maxLength: 100 }).filter((s) => !s.includes('\u0000')), scopes: fc.option(fc.uniqueArray(fc.constantFrom(...SCOPES.filter((s) => s !== 'admin'))), { nil: undefined }) })
+  fc.record({
+    name: fc.string({ unit: 'binary', minLength: 1, maxLength: 100 }).filter((s) => !s.includes('\u0000')),
+    scopes: fc.option(fc.uniqueArray(fc.constantFrom(...SCOPES.filter((s) => s !== 'admin'))), { nil: undefined }),
+    weight: fc.option(fc.oneof(fc.constantFrom(1, 1000), fc.integer({ min: 1, max: 1000 })), { nil: undefined }),
+  })
     .map((b) => ({ payload: JSON.stringify(b), ok: true })),
   fc.oneof(
     fc.constantFrom<unknown>('', 'x'.repeat(101), '\u0000', 'a\u0000', '\ud800', 'x\udfff', {}, [], null).map((name) => ({ name })),
     fc.oneof(fc.constantFrom<unknown>(['root'], 'admin', ['jobs:read', 'jobs:read'], null, [1], {}), fc.array(hostileString, { minLength: 1, maxLength: 3 })).map((scopes) => ({ name: 'k', scopes })),
     fc.oneof(badNumber, fc.constantFrom<unknown>(0, 10_000_001, 'x')).map((rateLimitPerMin) => ({ name: 'k', rateLimitPerMin })),
+    fc.oneof(badNumber, fc.constantFrom<unknown>(0, 1001, 'x', '0', null)).map((weight) => ({ name: 'k', weight })),
   ).map((b) => ({ payload: toJsonText(b), ok: false })),
   fc.constantFrom('{', '[]', 'null', '{"name":"x","extra":1}', '{"name":"x","__proto__":{"admin":true}}').map((payload) => ({ payload, ok: false })),
 );

@@ -1,0 +1,112 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Priority } from '@inferq/contracts';
+import { createLogger } from '@inferq/core';
+import { insertJobs } from '@inferq/db';
+import { classRange, countWaitingPerClass, createJobProducer, createRedisConnection, type JobProducer, type Redis } from '@inferq/queue';
+import { createTestContext, type TestContext } from '@inferq/test-utils';
+import { agedClass, createPriorityAger } from './priority-aging.ts';
+
+// Fair ordering within a priority class and aging across classes, on real
+// Redis (BullMQ's own ordering decides) and Postgres, with no worker: the
+// order the queue would serve is read straight from the prioritized set.
+
+let ctx: TestContext;
+let redis: Redis;
+let producer: JobProducer;
+const keys = { a: randomUUID(), b: randomUUID(), c: randomUUID() };
+beforeAll(async () => {
+  ctx = await createTestContext();
+  redis = createRedisConnection(ctx.env.REDIS_URL!, 'producer');
+  producer = createJobProducer({ connection: redis, prefix: ctx.prefix });
+  for (const [name, id] of Object.entries(keys)) {
+    await ctx.pool.query("INSERT INTO api_keys (id, name, prefix, secret_hash, scopes) VALUES ($1, $2, $3, 'x', '{jobs:write}')", [id, name, id.slice(0, 8)]);
+  }
+});
+afterAll(async () => {
+  await producer?.close();
+  await redis?.quit();
+  await ctx?.close();
+});
+
+let model = 0;
+/** Records and queues jobs of one model (a fresh one per test); returns their ids in submit order. */
+async function submit(modelName: string, jobs: Array<{ tenant: string; priority?: Priority; weight?: number }>): Promise<string[]> {
+  const rows = jobs.map((j) => ({
+    id: randomUUID(), ownerKeyId: j.tenant, modelName, modelVersion: 1, priority: j.priority ?? 'normal', idempotencyKey: null, requestHash: null,
+    inputs: [], metadata: {}, deadlineAt: null, webhookUrl: null, inputSha256: null,
+  }));
+  await insertJobs(ctx.pool, rows);
+  await producer.enqueueJobs(rows.map((r, i) => ({ jobId: r.id, model: modelName, priority: r.priority, tenant: r.ownerKeyId, weight: jobs[i]!.weight, payload: { modelVersion: 1, batchKey: 'x' } })));
+  return rows.map((r) => r.id);
+}
+/** Job ids in the order BullMQ would hand them to a worker. */
+const serveOrder = async (modelName: string): Promise<string[]> => redis.zrange(producer.queueFor(modelName).toKey('prioritized'), 0, -1);
+const fresh = () => `fair-${++model}`;
+
+describe('fair ordering within a priority', () => {
+  it("puts a trickle key's job at the front, not behind another key's flood of 2,000", async () => {
+    const m = fresh();
+    const flood = await submit(m, Array.from({ length: 2_000 }, () => ({ tenant: keys.a })));
+    const [trickle] = await submit(m, [{ tenant: keys.b }]);
+    const order = await serveOrder(m);
+    expect(order.indexOf(trickle!)).toBeLessThanOrEqual(1);
+    // The flood keeps its own order.
+    expect(order.filter((id) => id !== trickle)).toEqual(flood);
+  });
+
+  it('interleaves two flooding keys by their weights (2:1)', async () => {
+    const m = fresh();
+    const heavy = new Set(await submit(m, Array.from({ length: 300 }, () => ({ tenant: keys.a, weight: 2 }))));
+    await submit(m, Array.from({ length: 300 }, () => ({ tenant: keys.b })));
+    const first150 = (await serveOrder(m)).slice(0, 150);
+    const share = first150.filter((id) => heavy.has(id)).length / 150;
+    expect(share).toBeGreaterThan(0.6);
+    expect(share).toBeLessThan(0.72);
+  });
+
+  it('serves classes in order, counts them apart, and starts a class afresh once it has drained', async () => {
+    const m = fresh();
+    const low = await submit(m, [{ tenant: keys.a, priority: 'low' }]);
+    const normal = await submit(m, [{ tenant: keys.a, priority: 'normal' }]);
+    const high = await submit(m, [{ tenant: keys.b, priority: 'high' }, { tenant: keys.b, priority: 'high' }]);
+    expect(await serveOrder(m)).toEqual([...high, ...normal, ...low]);
+    const queue = producer.queueFor(m);
+    expect(await countWaitingPerClass(redis, queue)).toEqual({ high: 2, normal: 1, low: 1 });
+    await queue.obliterate({ force: true });
+    const [again] = await submit(m, [{ tenant: keys.b, priority: 'high' }]);
+    expect((await queue.getJob(again!))!.priority).toBe(classRange('high').min);
+  });
+});
+
+describe('priority aging', () => {
+  it('moves a job up one class per aging step, never past high', () => {
+    expect(agedClass('low', 9_999, 10_000)).toBe('low');
+    expect(agedClass('low', 10_000, 10_000)).toBe('normal');
+    expect(agedClass('low', 25_000, 10_000)).toBe('high');
+    expect(agedClass('normal', 10_000, 10_000)).toBe('high');
+    expect(agedClass('high', 99_000, 10_000)).toBe('high');
+  });
+
+  it('puts a low job that waited two steps at the front of a flood of high jobs (a clock moved ahead by hand)', async () => {
+    // The ager looks at every queued job: only this test's.
+    await ctx.pool.query('DELETE FROM jobs');
+    const m = fresh();
+    const [lowJob] = await submit(m, [{ tenant: keys.c, priority: 'low' }]);
+    await submit(m, Array.from({ length: 500 }, () => ({ tenant: keys.a, priority: 'high' as const })));
+    expect((await serveOrder(m)).indexOf(lowJob!)).toBe(500);
+
+    const logger = createLogger({ service: 'test', level: 'silent' });
+    const step = 10_000;
+    const at = (ms: number) => createPriorityAger({ pool: ctx.pool, producer, connection: redis, agingMs: step, logger, now: () => Date.now() + ms });
+    expect(await at(0).run()).toBe(0);
+    // One step: low → normal, still behind every high job.
+    expect(await at(step + 1).run()).toBe(1);
+    expect((await serveOrder(m)).indexOf(lowJob!)).toBe(500);
+    // Two steps: → high, where its key has no other work: the front of the class.
+    expect(await at(2 * step + 1).run()).toBe(1);
+    expect((await serveOrder(m)).indexOf(lowJob!)).toBeLessThanOrEqual(1);
+    // Already where its age puts it: nothing moves again.
+    expect(await at(3 * step).run()).toBe(0);
+  });
+});

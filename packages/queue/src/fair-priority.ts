@@ -1,0 +1,100 @@
+import type { Queue } from 'bullmq';
+import type { Priority } from '@inferq/contracts';
+import type { Redis } from './connection.ts';
+
+// Fair ordering inside each priority class of a model queue. BullMQ serves
+// the lowest priority number first, FIFO within a number. The number space
+// (1 … 2^21 − 1) is cut into three ranges, one per class, so a class is
+// always served before the next (jobs move up a class by aging, see
+// priority-aging). Inside a class the number is a start tag of start-time
+// fair queueing: a job starts where its key's previous job in the class
+// finished, or where the class is now (its first waiting job) if that is
+// later, and each job advances its key by 1 / weight. A key that floods the
+// queue gets numbers far ahead; a key with a trickle starts at the front.
+
+/** BullMQ's largest priority. */
+const PRIORITY_LIMIT = 2 ** 21 - 1;
+/** Numbers per class. */
+export const CLASS_RANGE = Math.floor(PRIORITY_LIMIT / 3);
+export const PRIORITY_CLASSES: readonly Priority[] = ['high', 'normal', 'low'];
+
+/** The BullMQ numbers of a class: [min, max]. */
+export const classRange = (p: Priority): { min: number; max: number } => {
+  const min = PRIORITY_CLASSES.indexOf(p) * CLASS_RANGE + 1;
+  return { min, max: min + CLASS_RANGE - 1 };
+};
+
+/** Each class's first number: what every job of the class gets without fair ordering (FAIR_SCHEDULING=false: plain BullMQ priorities). */
+export const BULL_PRIORITY: Record<Priority, number> = { high: classRange('high').min, normal: classRange('normal').min, low: classRange('low').min };
+
+/** The class of a BullMQ priority number. */
+export const priorityOfBull = (bull: number): Priority => PRIORITY_CLASSES[Math.min(2, Math.max(0, Math.floor((bull - 1) / CLASS_RANGE)))]!;
+
+/**
+ * KEYS: the queue's prioritized set, the fair state hash. ARGV: the class
+ * range size, then (key id, class index, cost) per job. Returns a priority per
+ * job. A class with nothing waiting starts afresh (its generation moves on,
+ * so every key's previous finish is forgotten). Scores are priority × 2^32 +
+ * counter (BullMQ), exact in a double.
+ */
+const FAIR_PRIORITIES_LUA = `
+local range = tonumber(ARGV[1])
+local shift = 4294967296
+local now = {}
+local gen = {}
+local function classStart(c)
+  if now[c] == nil then
+    local lo = c * range + 1
+    local first = redis.call('ZRANGEBYSCORE', KEYS[1], string.format('%.0f', lo * shift), '(' .. string.format('%.0f', (lo + range) * shift), 'WITHSCORES', 'LIMIT', 0, 1)
+    if #first == 0 then
+      gen[c] = redis.call('HINCRBY', KEYS[2], 'gen:' .. c, 1)
+      now[c] = 0
+    else
+      gen[c] = tonumber(redis.call('HGET', KEYS[2], 'gen:' .. c) or '0')
+      now[c] = math.floor(tonumber(first[2]) / shift) - lo
+    end
+  end
+  return now[c]
+end
+local out = {}
+for i = 2, #ARGV, 3 do
+  local c = tonumber(ARGV[i + 1])
+  local cost = tonumber(ARGV[i + 2])
+  local start = classStart(c)
+  local field = c .. ':' .. ARGV[i]
+  local prev = redis.call('HGET', KEYS[2], field)
+  if prev then
+    local sep = string.find(prev, '|', 1, true)
+    if tonumber(string.sub(prev, 1, sep - 1)) == gen[c] then start = math.max(start, tonumber(string.sub(prev, sep + 1))) end
+  end
+  redis.call('HSET', KEYS[2], field, gen[c] .. '|' .. (start + cost))
+  out[#out + 1] = c * range + 1 + math.min(math.floor(start), range - 1)
+end
+return out
+`;
+
+export interface FairJob {
+  /** Whose job: the API key id. */
+  tenant: string;
+  priority: Priority;
+  /** The key's share against others at the same priority. @default 1 */
+  weight?: number;
+}
+
+/** BullMQ priorities for jobs about to be added to `queue`, in order, fair between tenants within each class. */
+export async function assignFairPriorities(connection: Redis, queue: Queue, jobs: readonly FairJob[]): Promise<number[]> {
+  if (jobs.length === 0) return [];
+  const args = jobs.flatMap((j) => [j.tenant, String(PRIORITY_CLASSES.indexOf(j.priority)), String(1 / (j.weight ?? 1))]);
+  return (await connection.eval(FAIR_PRIORITIES_LUA, 2, queue.toKey('prioritized'), queue.toKey('fair'), String(CLASS_RANGE), ...args)) as number[];
+}
+
+/** Waiting jobs per class: one ZCOUNT per class range on the prioritized set. */
+export async function countWaitingPerClass(connection: Redis, queue: Queue): Promise<Record<Priority, number>> {
+  const shift = 2 ** 32;
+  const key = queue.toKey('prioritized');
+  const counts = await Promise.all(PRIORITY_CLASSES.map((p) => {
+    const { min, max } = classRange(p);
+    return connection.zcount(key, min * shift, `(${(max + 1) * shift}`);
+  }));
+  return { high: counts[0]!, normal: counts[1]!, low: counts[2]! };
+}
