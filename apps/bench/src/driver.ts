@@ -11,9 +11,9 @@ export interface SubmitRun {
 }
 
 /** One HTTP client submitting jobs; records each 202's id and latency. */
-function createSubmitter(baseUrl: string, count: number, connections: number, body: (i: number) => unknown) {
+function createSubmitter(baseUrl: string, count: number, connections: number, body: (i: number) => unknown, apiKey = ADMIN_KEY) {
   const http = new HttpPool(baseUrl, { connections, pipelining: 1 });
-  const headers = { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' };
+  const headers = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' };
   const ids: string[] = new Array(count);
   const latenciesMs: number[] = [];
   const started = performance.now();
@@ -42,8 +42,8 @@ function createSubmitter(baseUrl: string, count: number, connections: number, bo
  * Submits `count` jobs over HTTP keep-alive with `concurrency` requests in
  * flight, from this process (the API and workers are other processes).
  */
-export async function submitJobs(baseUrl: string, count: number, concurrency: number, body: (i: number) => unknown): Promise<SubmitRun> {
-  const submitter = createSubmitter(baseUrl, count, concurrency, body);
+export async function submitJobs(baseUrl: string, count: number, concurrency: number, body: (i: number) => unknown, apiKey?: string): Promise<SubmitRun> {
+  const submitter = createSubmitter(baseUrl, count, concurrency, body, apiKey);
   let next = 0;
   try {
     await Promise.all(Array.from({ length: Math.min(concurrency, count) }, async () => {
@@ -101,8 +101,8 @@ export function base64Body(model: string, input: string, shape: number[], values
  * Submits `count` jobs at a steady `ratePerS`, open loop: a slow answer never
  * delays the next send, so queue waits show what a client at that rate sees.
  */
-export async function submitJobsAtRate(baseUrl: string, count: number, ratePerS: number, body: (i: number) => unknown): Promise<SubmitRun> {
-  const submitter = createSubmitter(baseUrl, count, 64, body);
+export async function submitJobsAtRate(baseUrl: string, count: number, ratePerS: number, body: (i: number) => unknown, apiKey?: string): Promise<SubmitRun> {
+  const submitter = createSubmitter(baseUrl, count, 64, body, apiKey);
   const started = performance.now();
   const sends: Array<Promise<void>> = [];
   try {

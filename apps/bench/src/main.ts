@@ -28,7 +28,7 @@ const ctx: BenchContext = {
   smoke: args.smoke,
   device: args.device,
   size: (full, smoke) => (args.smoke ? smoke : full),
-  startStack: () => startStack({ logLevel: 'warn' }),
+  startStack: (apiEnv) => startStack({ logLevel: 'warn', apiEnv }),
   log,
 };
 const only = args.only?.split(',').map((s) => s.trim());

@@ -43,8 +43,8 @@ export interface BenchContext {
   device: string;
   /** `full` normally, `smoke` in a smoke run. */
   size(full: number, smoke: number): number;
-  /** The real stack (API process, workers on demand) over fresh schema, prefix and bucket. */
-  startStack(): Promise<Stack>;
+  /** The real stack (API process, workers on demand) over fresh schema, prefix and bucket; `apiEnv`: extra API settings. */
+  startStack(apiEnv?: Record<string, string>): Promise<Stack>;
   log(line: string): void;
 }
 

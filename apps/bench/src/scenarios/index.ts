@@ -8,7 +8,8 @@ import { batchSizeSweep } from './6-batch-size-sweep.ts';
 import { embeddingsAndCache } from './7-embeddings-and-cache.ts';
 import { adaptiveBatching } from './8-adaptive-batching.ts';
 import { deadlines } from './9-deadlines.ts';
+import { fairness } from './10-fairness.ts';
 import { soak } from './soak.ts';
 
 /** Every scenario, in report order. */
-export const SCENARIOS: Scenario[] = [batchingEfficiency, queueOverhead, submitLatency, priorityIsolation, depth, batchSizeSweep, embeddingsAndCache, adaptiveBatching, deadlines, soak];
+export const SCENARIOS: Scenario[] = [batchingEfficiency, queueOverhead, submitLatency, priorityIsolation, depth, batchSizeSweep, embeddingsAndCache, adaptiveBatching, deadlines, fairness, soak];
