@@ -109,4 +109,22 @@ describe('priority aging', () => {
     // Already where its age puts it: nothing moves again.
     expect(await at(3 * step).run()).toBe(0);
   });
+
+  it("moves one job per key a pass, so a flood's aged backlog does not jump ahead of another key's fresh work", async () => {
+    await ctx.pool.query('DELETE FROM jobs');
+    const m = fresh();
+    const flood = await submit(m, Array.from({ length: 50 }, () => ({ tenant: keys.a })));
+    const [fresh1] = await submit(m, [{ tenant: keys.b }]);
+    const logger = createLogger({ service: 'test', level: 'silent' });
+    // Every flood job is over a step old at this clock; key b's job is too, but it is already at the front of normal.
+    const ager = createPriorityAger({ pool: ctx.pool, producer, connection: redis, agingMs: 10_000, logger, now: () => Date.now() + 10_001 });
+    expect(await ager.run()).toBe(2);
+    const order = await serveOrder(m);
+    // One job of each key is now high (the flood's rows share a created_at here, so which one is up to the ids); the rest of the flood stays normal, behind them.
+    expect(order.slice(0, 2)).toContain(fresh1);
+    const movedFlood = order.slice(0, 2).find((id) => id !== fresh1)!;
+    expect(flood).toContain(movedFlood);
+    expect(order.slice(2)).toEqual(flood.filter((id) => id !== movedFlood));
+    expect(await ager.run()).toBe(1);
+  });
 });

@@ -1,10 +1,10 @@
 import type { Priority } from '@inferq/contracts';
 import type { Logger } from '@inferq/core';
 import { findAgedQueuedJobs, type Pool } from '@inferq/db';
-import { assignFairPriorities, classRange, priorityOfBull, type JobProducer, type Redis } from '@inferq/queue';
+import { promoteJobs, type JobProducer, type Redis } from '@inferq/queue';
 
-/** Jobs looked at per pass, oldest first. */
-const PASS_LIMIT = 500;
+/** Each key's oldest jobs looked at per pass and model; one of them moves. */
+const PER_KEY = 20;
 
 /** The class a job waiting `ageMs` should be in: one class up per `agingMs` waited, never past high. */
 export function agedClass(submitted: Priority, ageMs: number, agingMs: number): Priority {
@@ -17,30 +17,30 @@ export function agedClass(submitted: Priority, ageMs: number, agingMs: number): 
  * Priority aging: a normal or low job moves up one class for every
  * `agingMs` it has waited, taking the fair position of its API key in the
  * new class (the class's front unless the key already has work waiting
- * there). So no job waits behind a stream of more urgent work for more than
- * 2 × agingMs (low) or agingMs (normal) plus the pass interval before it is
- * among the high jobs. Jobs are read from Postgres (queued, oldest first) and
- * moved in Redis only when they are below their class; the row keeps the
- * priority the job was submitted with.
+ * there). Each pass moves at most one job per key and model, its oldest
+ * still below its class: a key's aged backlog enters the class above one job
+ * a pass, so it cannot crowd out other keys' work there, while every waiting
+ * key keeps moving. So a key's oldest low job is among the high jobs at
+ * most 2 × agingMs (normal: agingMs) plus a pass after it was submitted,
+ * whatever stream of more urgent work keeps coming. Jobs are read from
+ * Postgres (queued, each key's oldest first) and moved in Redis, one script
+ * call per model; the row keeps the priority the job was submitted with.
  */
 export function createPriorityAger(deps: { pool: Pool; producer: JobProducer; connection: Redis; agingMs: number; logger: Logger; now?: () => number }) {
   const now = deps.now ?? Date.now;
   return {
     /** One pass; returns how many jobs moved up. */
     async run(): Promise<number> {
-      const candidates = await findAgedQueuedJobs(deps.pool, { olderThan: new Date(now() - deps.agingMs), limit: PASS_LIMIT });
-      let moved = 0;
+      const candidates = await findAgedQueuedJobs(deps.pool, { olderThan: new Date(now() - deps.agingMs), perKey: PER_KEY });
+      const byModel = new Map<string, Array<{ id: string; tenant: string; target: Priority }>>();
       for (const job of candidates) {
         const target = agedClass(job.priority, now() - job.createdAt.getTime(), deps.agingMs);
-        const queue = deps.producer.queueFor(job.modelName);
-        const queued = await queue.getJob(job.id);
-        // Held by a worker, in retry backoff, or not in Redis (the reconciler will re-add it): nothing to move.
-        if (!queued || (await queued.getState()) !== 'prioritized') continue;
-        if (classRange(priorityOfBull(queued.priority)).min <= classRange(target).min) continue;
-        const [priority] = await assignFairPriorities(deps.connection, queue, [{ tenant: job.ownerKeyId, priority: target }]);
-        await queued.changePriority({ priority: priority! });
-        moved++;
+        if (target === job.priority) continue;
+        byModel.set(job.modelName, [...(byModel.get(job.modelName) ?? []), { id: job.id, tenant: job.ownerKeyId, target }]);
       }
+      // Jobs a worker holds, in retry backoff, or already in their class are left where they are (the script checks).
+      let moved = 0;
+      for (const [model, jobs] of byModel) moved += await promoteJobs(deps.connection, deps.producer.queueFor(model), jobs);
       if (moved > 0) deps.logger.info({ moved }, 'aged jobs moved up a priority class');
       return moved;
     },

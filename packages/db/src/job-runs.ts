@@ -134,13 +134,20 @@ export async function findUnfinishedJobs(pool: Pool, page: UnfinishedJobsPage): 
   return rows.map((r) => ({ id: r.id, modelName: r.model_name, modelVersion: r.model_version, priority: r.priority, createdAt: r.created_at, deadlineAt: r.deadline_at, ownerKeyId: r.owner_key_id }));
 }
 
-/** Queued jobs of priority normal or low created before `olderThan`, oldest first: candidates for moving up a class. */
-export async function findAgedQueuedJobs(pool: Pool, o: { olderThan: Date; limit: number }): Promise<Array<{ id: string; modelName: string; priority: Priority; ownerKeyId: string; createdAt: Date }>> {
+/**
+ * Candidates for moving up a class: each key's `perKey` oldest queued jobs
+ * of priority normal or low created before `olderThan`, per model, oldest
+ * first within a key.
+ */
+export async function findAgedQueuedJobs(pool: Pool, o: { olderThan: Date; perKey: number }): Promise<Array<{ id: string; modelName: string; priority: Priority; ownerKeyId: string; createdAt: Date }>> {
   const { rows } = await pool.query(
-    `SELECT id, model_name, priority, owner_key_id, created_at FROM jobs
-      WHERE status = 'queued' AND created_at < $1 AND priority <> 'high'
-      ORDER BY created_at LIMIT $2`,
-    [o.olderThan, o.limit],
+    `SELECT id, model_name, priority, owner_key_id, created_at FROM (
+       SELECT id, model_name, priority, owner_key_id, created_at,
+              row_number() OVER (PARTITION BY model_name, owner_key_id ORDER BY created_at, id) AS rank
+         FROM jobs WHERE status = 'queued' AND created_at < $1 AND priority <> 'high') aged
+      WHERE rank <= $2
+      ORDER BY model_name, owner_key_id, created_at, id`,
+    [o.olderThan, o.perKey],
   );
   return rows.map((r) => ({ id: r.id, modelName: r.model_name, priority: r.priority, ownerKeyId: r.owner_key_id, createdAt: r.created_at }));
 }

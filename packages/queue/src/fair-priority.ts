@@ -31,13 +31,15 @@ export const BULL_PRIORITY: Record<Priority, number> = { high: classRange('high'
 export const priorityOfBull = (bull: number): Priority => PRIORITY_CLASSES[Math.min(2, Math.max(0, Math.floor((bull - 1) / CLASS_RANGE)))]!;
 
 /**
- * KEYS: the queue's prioritized set, the fair state hash. ARGV: the class
- * range size, then (key id, class index, cost) per job. Returns a priority per
- * job. A class with nothing waiting starts afresh (its generation moves on,
- * so every key's previous finish is forgotten). Scores are priority × 2^32 +
- * counter (BullMQ), exact in a double.
+ * Shared Lua: `fairTag(c, tenant, cost)` is a job's number in class c (0 high,
+ * 1 normal, 2 low) for key `tenant`, advancing the key's finish by `cost`. A
+ * class with nothing waiting starts afresh (its generation moves on, so every
+ * key's previous finish is forgotten). An empty tenant is a flow of its own
+ * and leaves no state. Scores are priority × 2^32 + counter (BullMQ), exact in
+ * a double. KEYS[1] is the prioritized set, KEYS[2] the fair state hash,
+ * ARGV[1] the class range size.
  */
-const FAIR_PRIORITIES_LUA = `
+const FAIR_TAG_LUA = `
 local range = tonumber(ARGV[1])
 local shift = 4294967296
 local now = {}
@@ -56,25 +58,62 @@ local function classStart(c)
   end
   return now[c]
 end
+local function fairTag(c, tenant, cost)
+  local start = classStart(c)
+  if tenant ~= '' then
+    local field = c .. ':' .. tenant
+    local prev = redis.call('HGET', KEYS[2], field)
+    if prev then
+      local sep = string.find(prev, '|', 1, true)
+      if tonumber(string.sub(prev, 1, sep - 1)) == gen[c] then start = math.max(start, tonumber(string.sub(prev, sep + 1))) end
+    end
+    redis.call('HSET', KEYS[2], field, gen[c] .. '|' .. (start + cost))
+  end
+  return c * range + 1 + math.min(math.floor(start), range - 1)
+end
+`;
+
+/** ARGV after the range: (key id, class index, cost) per job. Returns a priority per job. */
+const ASSIGN_LUA = `${FAIR_TAG_LUA}
 local out = {}
 for i = 2, #ARGV, 3 do
-  local c = tonumber(ARGV[i + 1])
-  local cost = tonumber(ARGV[i + 2])
-  local start = classStart(c)
-  local field = c .. ':' .. ARGV[i]
-  local prev = redis.call('HGET', KEYS[2], field)
-  if prev then
-    local sep = string.find(prev, '|', 1, true)
-    if tonumber(string.sub(prev, 1, sep - 1)) == gen[c] then start = math.max(start, tonumber(string.sub(prev, sep + 1))) end
-  end
-  redis.call('HSET', KEYS[2], field, gen[c] .. '|' .. (start + cost))
-  out[#out + 1] = c * range + 1 + math.min(math.floor(start), range - 1)
+  out[#out + 1] = fairTag(tonumber(ARGV[i + 1]), ARGV[i], tonumber(ARGV[i + 2]))
 end
 return out
 `;
 
+/**
+ * KEYS[3] the priority counter, KEYS[4] the marker; ARGV after the range: the
+ * job key prefix, then (job id, key id, target class index) per job, each
+ * key's oldest first. The first job of each key still waiting below its
+ * target class is re-added at its key's fair number there, as BullMQ's
+ * changePriority does (new score, the job hash's priority, the marker that
+ * wakes workers): one job per key a pass, so a key's aged backlog enters the
+ * class above at the pace of the passes instead of all at once ahead of
+ * other keys' work there. Returns how many moved.
+ */
+const PROMOTE_LUA = `${FAIR_TAG_LUA}
+local moved = 0
+local done = {}
+for i = 3, #ARGV, 3 do
+  local id = ARGV[i]
+  local target = tonumber(ARGV[i + 2])
+  local score = (not done[ARGV[i + 1]]) and redis.call('ZSCORE', KEYS[1], id)
+  if score and math.floor((math.floor(tonumber(score) / shift) - 1) / range) > target then
+    done[ARGV[i + 1]] = true
+    local priority = fairTag(target, ARGV[i + 1], 1)
+    local counter = redis.call('INCR', KEYS[3]) % shift
+    redis.call('ZADD', KEYS[1], string.format('%.0f', priority * shift + counter), id)
+    redis.call('HSET', ARGV[2] .. id, 'priority', priority)
+    redis.call('ZADD', KEYS[4], 0, '0')
+    moved = moved + 1
+  end
+end
+return moved
+`;
+
 export interface FairJob {
-  /** Whose job: the API key id. */
+  /** Whose job: the API key id; '' for a job that is a flow of its own (nothing is kept for it). */
   tenant: string;
   priority: Priority;
   /** The key's share against others at the same priority. @default 1 */
@@ -85,7 +124,14 @@ export interface FairJob {
 export async function assignFairPriorities(connection: Redis, queue: Queue, jobs: readonly FairJob[]): Promise<number[]> {
   if (jobs.length === 0) return [];
   const args = jobs.flatMap((j) => [j.tenant, String(PRIORITY_CLASSES.indexOf(j.priority)), String(1 / (j.weight ?? 1))]);
-  return (await connection.eval(FAIR_PRIORITIES_LUA, 2, queue.toKey('prioritized'), queue.toKey('fair'), String(CLASS_RANGE), ...args)) as number[];
+  return (await connection.eval(ASSIGN_LUA, 2, queue.toKey('prioritized'), queue.toKey('fair'), String(CLASS_RANGE), ...args)) as number[];
+}
+
+/** Moves waiting jobs up to their target class (aging), at most one per key, each to its key's fair number there, in one round trip; returns how many moved. */
+export async function promoteJobs(connection: Redis, queue: Queue, jobs: ReadonlyArray<{ id: string; tenant: string; target: Priority }>): Promise<number> {
+  if (jobs.length === 0) return 0;
+  const args = jobs.flatMap((j) => [j.id, j.tenant, String(PRIORITY_CLASSES.indexOf(j.target))]);
+  return (await connection.eval(PROMOTE_LUA, 4, queue.toKey('prioritized'), queue.toKey('fair'), queue.toKey('pc'), queue.toKey('marker'), String(CLASS_RANGE), queue.toKey(''), ...args)) as number;
 }
 
 /** Waiting jobs per class: one ZCOUNT per class range on the prioritized set. */

@@ -75,7 +75,7 @@ export function createJobProducer(options: JobProducerOptions): JobProducer {
         const queue = queueFor(model);
         const priorities = options.fair === false
           ? rs.map((r) => BULL_PRIORITY[r.priority])
-          : await assignFairPriorities(options.connection, queue, rs.map((r) => ({ tenant: r.tenant ?? r.jobId, priority: r.priority, weight: r.weight })));
+          : await assignFairPriorities(options.connection, queue, rs.map((r) => ({ tenant: r.tenant ?? '', priority: r.priority, weight: r.weight })));
         await queue.addBulk(rs.map((r, i) => ({ name: JOB_NAME, data: r.payload, opts: jobOptions(r.jobId, priorities[i]!, retry) })));
       }));
     },

@@ -32,12 +32,15 @@ async function fillJobsTable(pool: Pool, rows: number): Promise<void> {
   await pool.query('ALTER TABLE jobs SET (autovacuum_enabled = false)');
 }
 
+/** One API key, as if one client queued them all. */
+const BENCH_TENANT = '0190a1b2-3e4f-7a5b-9c6d-7e8f9a0b1c2d';
+
 /** Adds `count` queue jobs carrying the payload the API enqueues, through inferq's producer (their rows are not needed: no worker runs). */
 async function enqueueJobs(producer: JobProducer, count: number): Promise<void> {
   for (let i = 0; i < count; i += ENQUEUE_CHUNK) {
     await producer.enqueueJobs(Array.from({ length: Math.min(ENQUEUE_CHUNK, count - i) }, () => ({
       priority: 'normal' as const,
-      jobId: randomUUID(), model: 'mlp', payload: { modelVersion: 1, batchKey: batchShapeKey([INPUT]) },
+      jobId: randomUUID(), model: 'mlp', tenant: BENCH_TENANT, payload: { modelVersion: 1, batchKey: batchShapeKey([INPUT]), priority: 'normal' },
     })));
   }
 }
