@@ -32,27 +32,26 @@ export const priorityOfBull = (bull: number): Priority => PRIORITY_CLASSES[Math.
 
 /**
  * Shared Lua: `fairTag(c, tenant, cost)` is a job's number in class c (0 high,
- * 1 normal, 2 low) for key `tenant`, advancing the key's finish by `cost`. A
- * class with nothing waiting starts afresh (its generation moves on, so every
- * key's previous finish is forgotten). An empty tenant is a flow of its own
- * and leaves no state. Scores are priority × 2^32 + counter (BullMQ), exact in
- * a double. KEYS[1] is the prioritized set, KEYS[2] the fair state hash,
- * ARGV[1] the class range size.
+ * 1 normal, 2 low) for key `tenant`, advancing the key's finish by `cost`.
+ * Each class keeps its keys' finishes in a hash of its own (KEYS[2] .. ':' ..
+ * class, in the queue's hash slot), deleted when the class has nothing
+ * waiting: it starts afresh, and keys that stopped sending leave nothing
+ * behind. An empty tenant is a flow of its own and keeps no state. Scores are
+ * priority × 2^32 + counter (BullMQ), exact in a double. KEYS[1] is the
+ * prioritized set, ARGV[1] the class range size.
  */
 const FAIR_TAG_LUA = `
 local range = tonumber(ARGV[1])
 local shift = 4294967296
 local now = {}
-local gen = {}
 local function classStart(c)
   if now[c] == nil then
     local lo = c * range + 1
     local first = redis.call('ZRANGEBYSCORE', KEYS[1], string.format('%.0f', lo * shift), '(' .. string.format('%.0f', (lo + range) * shift), 'WITHSCORES', 'LIMIT', 0, 1)
     if #first == 0 then
-      gen[c] = redis.call('HINCRBY', KEYS[2], 'gen:' .. c, 1)
+      redis.call('DEL', KEYS[2] .. ':' .. c)
       now[c] = 0
     else
-      gen[c] = tonumber(redis.call('HGET', KEYS[2], 'gen:' .. c) or '0')
       now[c] = math.floor(tonumber(first[2]) / shift) - lo
     end
   end
@@ -61,13 +60,9 @@ end
 local function fairTag(c, tenant, cost)
   local start = classStart(c)
   if tenant ~= '' then
-    local field = c .. ':' .. tenant
-    local prev = redis.call('HGET', KEYS[2], field)
-    if prev then
-      local sep = string.find(prev, '|', 1, true)
-      if tonumber(string.sub(prev, 1, sep - 1)) == gen[c] then start = math.max(start, tonumber(string.sub(prev, sep + 1))) end
-    end
-    redis.call('HSET', KEYS[2], field, gen[c] .. '|' .. (start + cost))
+    local finishes = KEYS[2] .. ':' .. c
+    start = math.max(start, tonumber(redis.call('HGET', finishes, tenant) or '0'))
+    redis.call('HSET', finishes, tenant, start + cost)
   end
   return c * range + 1 + math.min(math.floor(start), range - 1)
 end
