@@ -98,7 +98,7 @@ describe('priority aging', () => {
 
     const logger = createLogger({ service: 'test', level: 'silent' });
     const step = 10_000;
-    const at = (ms: number) => createPriorityAger({ pool: ctx.pool, producer, connection: redis, agingMs: step, logger, now: () => Date.now() + ms });
+    const at = (ms: number) => createPriorityAger({ pool: ctx.pool, producer, connection: redis, agingMs: step, logger, now: () => Date.now() + ms, passLeaseMs: 0 });
     expect(await at(0).run()).toBe(0);
     // One step: low → normal, still behind every high job.
     expect(await at(step + 1).run()).toBe(1);
@@ -110,6 +110,19 @@ describe('priority aging', () => {
     expect(await at(3 * step).run()).toBe(0);
   });
 
+  it('runs one pass at a time across workers: a second pass within the lease does nothing', async () => {
+    await ctx.pool.query('DELETE FROM jobs');
+    const m = fresh();
+    await submit(m, [{ tenant: keys.a, priority: 'low' }, { tenant: keys.b, priority: 'low' }]);
+    const logger = createLogger({ service: 'test', level: 'silent' });
+    const worker = () => createPriorityAger({ pool: ctx.pool, producer, connection: redis, agingMs: 10_000, logger, now: () => Date.now() + 10_001, passLeaseMs: 60_000 });
+    expect(await worker().run()).toBe(2);
+    await submit(m, [{ tenant: keys.c, priority: 'low' }]);
+    expect(await worker().run()).toBe(0);
+    await redis.del(`${producer.prefix}:priority-aging-lease`);
+    expect(await worker().run()).toBe(1);
+  });
+
   it("moves one job per key a pass, so a flood's aged backlog does not jump ahead of another key's fresh work", async () => {
     await ctx.pool.query('DELETE FROM jobs');
     const m = fresh();
@@ -117,7 +130,7 @@ describe('priority aging', () => {
     const [fresh1] = await submit(m, [{ tenant: keys.b }]);
     const logger = createLogger({ service: 'test', level: 'silent' });
     // Every flood job is over a step old at this clock; key b's job is too, but it is already at the front of normal.
-    const ager = createPriorityAger({ pool: ctx.pool, producer, connection: redis, agingMs: 10_000, logger, now: () => Date.now() + 10_001 });
+    const ager = createPriorityAger({ pool: ctx.pool, producer, connection: redis, agingMs: 10_000, logger, now: () => Date.now() + 10_001, passLeaseMs: 0 });
     expect(await ager.run()).toBe(2);
     const order = await serveOrder(m);
     // One job of each key is now high (the flood's rows share a created_at here, so which one is up to the ids); the rest of the flood stays normal, behind them.

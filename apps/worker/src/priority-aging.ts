@@ -26,11 +26,17 @@ export function agedClass(submitted: Priority, ageMs: number, agingMs: number): 
  * Postgres (queued, each key's oldest first) and moved in Redis, one script
  * call per model; the row keeps the priority the job was submitted with.
  */
-export function createPriorityAger(deps: { pool: Pool; producer: JobProducer; connection: Redis; agingMs: number; logger: Logger; now?: () => number }) {
+export function createPriorityAger(deps: {
+  pool: Pool; producer: JobProducer; connection: Redis; agingMs: number; logger: Logger; now?: () => number;
+  /** Every worker runs the pass on a timer; the first to take this lease (in Redis, for this long) runs it, the others skip. 0: no lease. */
+  passLeaseMs: number;
+}) {
   const now = deps.now ?? Date.now;
+  const leaseKey = `${deps.producer.prefix}:priority-aging-lease`;
   return {
-    /** One pass; returns how many jobs moved up. */
+    /** One pass; returns how many jobs moved up (0 when another worker holds this pass). */
     async run(): Promise<number> {
+      if (deps.passLeaseMs > 0 && (await deps.connection.set(leaseKey, '1', 'PX', deps.passLeaseMs, 'NX')) !== 'OK') return 0;
       const candidates = await findAgedQueuedJobs(deps.pool, { olderThan: new Date(now() - deps.agingMs), perKey: PER_KEY });
       const byModel = new Map<string, Array<{ id: string; tenant: string; target: Priority }>>();
       for (const job of candidates) {

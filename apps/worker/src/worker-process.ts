@@ -51,7 +51,9 @@ export async function startWorkerProcess(config: WorkerConfig, baseLogger: Logge
     writer: createResultWriter({ pool, storage, inlineTensorMaxBytes: config.INLINE_TENSOR_MAX_BYTES }),
   });
   const reconciler = createReconciler({ pool, producer, redis: producerRedis, minAgeMs: config.RECONCILE_MIN_AGE_MS, logger });
-  const ager = createPriorityAger({ pool, producer, connection: producerRedis, agingMs: config.PRIORITY_AGING_S * 1000, logger });
+  // A pass every quarter step, by one worker of all (the lease): a job moves up at most a quarter step late.
+  const agingPassMs = config.PRIORITY_AGING_S * 250;
+  const ager = createPriorityAger({ pool, producer, connection: producerRedis, agingMs: config.PRIORITY_AGING_S * 1000, passLeaseMs: agingPassMs, logger });
 
   const policy = await readMaxmemoryPolicy(producerRedis).catch(() => undefined);
   if (policy !== undefined && policy !== 'noeviction') logger.warn({ policy }, 'redis maxmemory-policy is not noeviction; queue data may be evicted');
@@ -94,8 +96,7 @@ export async function startWorkerProcess(config: WorkerConfig, baseLogger: Logge
   timers.push(
     every(config.MODEL_REFRESH_INTERVAL_MS, refreshModels, 'model refresh'),
     every(config.RECONCILE_INTERVAL_MS, () => reconciler.reconcileOnce(), 'reconcile'),
-    // A quarter of the aging step, so a job moves up at most a quarter step late.
-    ...(config.PRIORITY_AGING_S > 0 ? [every(config.PRIORITY_AGING_S * 250, () => ager.run(), 'priority aging')] : []),
+    ...(config.PRIORITY_AGING_S > 0 ? [every(agingPassMs, () => ager.run(), 'priority aging')] : []),
   );
   if (config.MODEL_IDLE_UNLOAD_S > 0) {
     // A quarter of the idle time between sweeps: a model outlives its idle time by at most that much.
