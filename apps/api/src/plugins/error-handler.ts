@@ -71,3 +71,16 @@ export function registerErrorHandler(app: FastifyInstance): void {
   app.setErrorHandler(replyWithProblem);
   app.setNotFoundHandler((request, reply) => sendProblem(reply, request, 'NOT_FOUND', `no route ${request.method} ${request.url.split('?')[0]}`));
 }
+
+/**
+ * Adds a protocol's own error member to every problem the routes of this
+ * plugin scope answer with (KServe v2's `error` string, OpenAI's `error`
+ * object), so those clients and RFC 9457 clients both read it.
+ */
+export function addProblemMember(app: FastifyInstance, member: (problem: { code: string; message: string }, statusCode: number) => unknown): void {
+  app.addHook('preSerialization', async (_request, reply, payload) => {
+    const problem = payload as { code?: unknown; detail?: string; title?: string } | null;
+    if (reply.statusCode < 400 || !problem || typeof problem !== 'object' || typeof problem.code !== 'string') return payload;
+    return { ...problem, error: member({ code: problem.code, message: problem.detail ?? problem.title ?? problem.code }, reply.statusCode) };
+  });
+}

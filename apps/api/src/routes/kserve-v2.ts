@@ -8,6 +8,7 @@ import type { Pool } from '@inferq/db';
 import type { Redis } from '@inferq/queue';
 import type { FastifyRequest } from 'fastify';
 import type { ApiMetrics } from '../metrics/api-metrics.ts';
+import { addProblemMember } from '../plugins/error-handler.ts';
 import { traceContextOf } from '../plugins/tracing.ts';
 import { ownerFilter } from '../services/api-keys-service.ts';
 import type { JobsService } from '../services/jobs-service.ts';
@@ -33,11 +34,7 @@ const JSON_ONLY = 'JSON bodies only: the binary tensor data extension is not ser
 
 export const kserveV2Routes: FastifyPluginAsyncTypebox<KserveV2RoutesOptions> = async (app, o) => {
   // The protocol's error body is `{ "error": "..." }`: every problem from these routes carries it too.
-  app.addHook('preSerialization', async (_request, reply, payload) => {
-    const problem = payload as { code?: unknown; detail?: string; title?: string } | null;
-    if (reply.statusCode < 400 || !problem || typeof problem !== 'object' || typeof problem.code !== 'string') return payload;
-    return { ...problem, error: problem.detail ?? problem.title ?? problem.code };
-  });
+  addProblemMember(app, ({ message }) => message);
 
   app.get('/v2/health/live', {
     schema: { tags: [TAG], summary: 'Server liveness', description: 'The status code is the answer (protocol): 200 live.', response: { 200: V2LiveSchema } },

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { EmbeddingsBodySchema, EmbeddingsHeadersSchema, EmbeddingsResponseSchema, OpenAiProblemSchema } from '@inferq/contracts';
+import { addProblemMember } from '../plugins/error-handler.ts';
 import { traceContextOf } from '../plugins/tracing.ts';
 import type { EmbeddingsService } from '../services/embeddings-service.ts';
 
@@ -7,12 +8,7 @@ const openAiProblems = (...statuses: number[]) => Object.fromEntries(statuses.ma
 
 export const openAiEmbeddingsRoutes: FastifyPluginAsyncTypebox<{ embeddings: EmbeddingsService }> = async (app, { embeddings }) => {
   // OpenAI clients read `error.message`: every problem from these routes carries OpenAI's error object too.
-  app.addHook('preSerialization', async (_request, reply, payload) => {
-    const problem = payload as { code?: unknown; detail?: string; title?: string } | null;
-    if (reply.statusCode < 400 || !problem || typeof problem !== 'object' || typeof problem.code !== 'string') return payload;
-    const type = reply.statusCode < 500 ? 'invalid_request_error' : 'server_error';
-    return { ...problem, error: { message: problem.detail ?? problem.title ?? problem.code, type, code: problem.code, param: null } };
-  });
+  addProblemMember(app, ({ code, message }, statusCode) => ({ message, type: statusCode < 500 ? 'invalid_request_error' : 'server_error', code, param: null }));
 
   app.post('/v1/embeddings', {
     config: { scope: 'jobs:write' },
