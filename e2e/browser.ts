@@ -9,8 +9,9 @@ export const SCREENSHOT_DIR = resolve(import.meta.dirname, '../test-results/scre
 
 /** Headless Chromium from the system (Debian's `chromium`): no browser downloads. */
 export async function launchBrowser(): Promise<Browser> {
-  const executablePath = optionalTestVar('CHROMIUM_PATH', '')
-    || await resolveDebianBinary(CHROMIUM, { findExecutable: createExecutableFinder(optionalTestVar('PATH', '')), log: (line) => console.log(`[e2e] ${line}`) });
+  const executablePath =
+    optionalTestVar('CHROMIUM_PATH', '') ||
+    (await resolveDebianBinary(CHROMIUM, { findExecutable: createExecutableFinder(optionalTestVar('PATH', '')), log: (line) => console.log(`[e2e] ${line}`) }));
   // --no-sandbox: CI runs as root, where Chromium refuses its sandbox.
   return chromium.launch({ executablePath, headless: true, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
 }

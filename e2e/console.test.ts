@@ -38,7 +38,10 @@ describe('the web console', () => {
     await page.goto(stack.baseUrl);
     await page.getByLabel('API key').fill('iq_notarealkey0_notarealsecret0000');
     await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('alert').filter({ hasText: /not valid|revoked/i }).waitFor();
+    await page
+      .getByRole('alert')
+      .filter({ hasText: /not valid|revoked/i })
+      .waitFor();
     await screenshot(page, 'sign-in-error');
   });
 
@@ -54,11 +57,17 @@ describe('the web console', () => {
     await page.getByRole('combobox', { name: 'Model' }).selectOption('mlp');
     await page.getByRole('button', { name: 'Random' }).click();
     await page.getByRole('button', { name: 'Submit', exact: true }).click();
-    await page.getByRole('status').filter({ hasText: /succeeded/i }).waitFor();
-    jobId = await waitFor(async () => {
-      const { json } = await stack.request('GET', '/v1/jobs?limit=1');
-      return json.items[0]?.status === 'succeeded' ? json.items[0].id as string : undefined;
-    }, { what: 'the playground job to be stored' });
+    await page
+      .getByRole('status')
+      .filter({ hasText: /succeeded/i })
+      .waitFor();
+    jobId = await waitFor(
+      async () => {
+        const { json } = await stack.request('GET', '/v1/jobs?limit=1');
+        return json.items[0]?.status === 'succeeded' ? (json.items[0].id as string) : undefined;
+      },
+      { what: 'the playground job to be stored' },
+    );
     // The job's output is what onnxruntime computes for the input the console sent.
     const input = await fetch(`${stack.baseUrl}/v1/jobs/${jobId}/inputs/0`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } });
     const x = new Float32Array(await input.arrayBuffer());
@@ -84,10 +93,16 @@ describe('the web console', () => {
 
   it('cancels a queued job', async () => {
     const image = Array.from({ length: 3 * 32 * 32 }, (_, i) => Math.sin(i));
-    const { json } = await stack.request('POST', '/v1/jobs', { model: 'cnn', inputs: [{ name: 'image', datatype: 'FP32', shape: [1, 3, 32, 32], data: image }] });
+    const { json } = await stack.request('POST', '/v1/jobs', {
+      model: 'cnn',
+      inputs: [{ name: 'image', datatype: 'FP32', shape: [1, 3, 32, 32], data: image }],
+    });
     await page.goto(`${stack.baseUrl}/jobs/${json.id}`);
     await page.getByRole('button', { name: 'Cancel job' }).click();
-    await page.getByRole('status').filter({ hasText: /canceled/i }).waitFor();
+    await page
+      .getByRole('status')
+      .filter({ hasText: /canceled/i })
+      .waitFor();
     expect((await stack.request('GET', `/v1/jobs/${json.id}`)).json.status).toBe('canceled');
   });
 
@@ -122,14 +137,20 @@ describe('the web console', () => {
     await openPage('Playground');
     await page.getByRole('combobox', { name: 'Model' }).selectOption('mlp');
     await page.getByRole('button', { name: 'Submit 100' }).click();
-    await waitFor(async () => {
-      const { json } = await stack.request('GET', "/v1/jobs?status=succeeded&limit=101");
-      return json.items.length >= 101;
-    }, { timeoutMs: 60_000, what: 'the burst to finish' });
+    await waitFor(
+      async () => {
+        const { json } = await stack.request('GET', '/v1/jobs?status=succeeded&limit=101');
+        return json.items.length >= 101;
+      },
+      { timeoutMs: 60_000, what: 'the burst to finish' },
+    );
     await openPage('Overview');
     const stats = (await stack.request('GET', '/v1/stats')).json;
     expect(stats.completedPerSec).toBeGreaterThan(0);
-    await page.getByText(/workers online/i).first().waitFor();
+    await page
+      .getByText(/workers online/i)
+      .first()
+      .waitFor();
     // The burst shows up per model version, next to the queue table.
     const versions = page.getByRole('table', { name: 'Finished jobs per model version' });
     await versions.getByRole('cell', { name: 'mlp:1' }).waitFor();
@@ -140,7 +161,10 @@ describe('the web console', () => {
     await openPage('API keys');
     await page.getByLabel('Key name').fill('e2e key');
     await page.getByRole('button', { name: 'Create key' }).click();
-    await page.getByText(/^iq_[A-Za-z0-9]{12}_/).first().waitFor();
+    await page
+      .getByText(/^iq_[A-Za-z0-9]{12}_/)
+      .first()
+      .waitFor();
     await screenshot(page, 'api-keys');
   });
 
@@ -159,7 +183,10 @@ describe('the web console', () => {
     await page.getByRole('button', { name: 'Save routing' }).click();
     await page.getByRole('status').filter({ hasText: 'Routing saved' }).waitFor();
     expect(await page.getByLabel('Share of v2').textContent()).toBe('50.0%');
-    expect((await stack.request('GET', '/v1/models/mlp/routing')).json.versions).toEqual([{ version: 1, weight: 50 }, { version: 2, weight: 50 }]);
+    expect((await stack.request('GET', '/v1/models/mlp/routing')).json.versions).toEqual([
+      { version: 1, weight: 50 },
+      { version: 2, weight: 50 },
+    ]);
     await screenshot(page, 'model-detail');
   });
 });

@@ -17,7 +17,10 @@ export interface ComposeService {
   volumes?: Array<string | { type: string; source?: string; target: string }>;
   depends_on?: Record<string, { condition: string }> | string[];
   healthcheck?: { test: string[] | string; disable?: boolean };
-  deploy?: { replicas?: number; resources?: { reservations?: { devices?: Array<{ driver?: string; device_ids?: string[]; count?: number | string; capabilities?: string[] }> } } };
+  deploy?: {
+    replicas?: number;
+    resources?: { reservations?: { devices?: Array<{ driver?: string; device_ids?: string[]; count?: number | string; capabilities?: string[] }> } };
+  };
   profiles?: string[];
   restart?: string;
   stop_grace_period?: string;
@@ -33,20 +36,23 @@ export interface ComposeFile {
 /** Compose's interpolation: $$, $VAR, ${VAR}, ${VAR:-d}, ${VAR-d}, ${VAR:?e}, ${VAR?e}, ${VAR:+r}, ${VAR+r}. */
 export function interpolate<T>(value: T, env: Record<string, string | undefined>, unset: string[] = []): T {
   if (typeof value === 'string') {
-    return value.replace(/\$\$|\$\{([A-Za-z_]\w*)(?:(:?)([-?+])([^}]*))?\}|\$([A-Za-z_]\w*)/g, (match, braced?: string, colon?: string, op?: string, arg?: string, bare?: string) => {
-      if (match === '$$') return '$';
-      const name = (braced ?? bare)!;
-      const raw = env[name];
-      const missing = raw === undefined || (colon === ':' && raw === '');
-      if (op === '-') return missing ? arg! : raw!;
-      if (op === '+') return missing ? '' : arg!;
-      if (op === '?') {
-        if (missing) throw new Error(`${name} is required: ${arg}`);
-        return raw!;
-      }
-      if (raw === undefined) unset.push(name);
-      return raw ?? '';
-    }) as T;
+    return value.replace(
+      /\$\$|\$\{([A-Za-z_]\w*)(?:(:?)([-?+])([^}]*))?\}|\$([A-Za-z_]\w*)/g,
+      (match, braced?: string, colon?: string, op?: string, arg?: string, bare?: string) => {
+        if (match === '$$') return '$';
+        const name = (braced ?? bare)!;
+        const raw = env[name];
+        const missing = raw === undefined || (colon === ':' && raw === '');
+        if (op === '-') return missing ? arg! : raw!;
+        if (op === '+') return missing ? '' : arg!;
+        if (op === '?') {
+          if (missing) throw new Error(`${name} is required: ${arg}`);
+          return raw!;
+        }
+        if (raw === undefined) unset.push(name);
+        return raw ?? '';
+      },
+    ) as T;
   }
   if (Array.isArray(value)) return value.map((v) => interpolate(v, env, unset)) as T;
   if (value && typeof value === 'object') {

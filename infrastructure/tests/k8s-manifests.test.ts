@@ -27,10 +27,19 @@ const k8sDir = resolve(import.meta.dirname, '../../k8s');
 
 /** One model class per kind we ship; a kind missing here fails the test, so nothing goes unvalidated. */
 const MODELS: Record<string, new (data: never) => { validate(): void }> = {
-  'v1/Namespace': Namespace, 'v1/ConfigMap': ConfigMap, 'v1/Secret': Secret, 'v1/Service': Service, 'v1/ServiceAccount': ServiceAccount,
-  'apps/v1/Deployment': Deployment, 'apps/v1/StatefulSet': StatefulSet, 'apps/v1/DaemonSet': DaemonSet, 'batch/v1/Job': Job,
-  'autoscaling/v2/HorizontalPodAutoscaler': HorizontalPodAutoscaler, 'policy/v1/PodDisruptionBudget': PodDisruptionBudget,
-  'networking.k8s.io/v1/Ingress': Ingress, 'networking.k8s.io/v1/NetworkPolicy': NetworkPolicy,
+  'v1/Namespace': Namespace,
+  'v1/ConfigMap': ConfigMap,
+  'v1/Secret': Secret,
+  'v1/Service': Service,
+  'v1/ServiceAccount': ServiceAccount,
+  'apps/v1/Deployment': Deployment,
+  'apps/v1/StatefulSet': StatefulSet,
+  'apps/v1/DaemonSet': DaemonSet,
+  'batch/v1/Job': Job,
+  'autoscaling/v2/HorizontalPodAutoscaler': HorizontalPodAutoscaler,
+  'policy/v1/PodDisruptionBudget': PodDisruptionBudget,
+  'networking.k8s.io/v1/Ingress': Ingress,
+  'networking.k8s.io/v1/NetworkPolicy': NetworkPolicy,
   'keda.sh/v1alpha1/ScaledObject': ScaledObject,
 };
 
@@ -46,7 +55,7 @@ interface K8sObject {
 /** kubectl with kustomize v5 inside, or why there is none. */
 async function findKubectl(): Promise<{ path: string } | { missing: string }> {
   const kubectl = createExecutableFinder(process.env.PATH)('kubectl');
-  const hint = 'install kubectl >= 1.27 (kustomize v5 inside) from https://kubernetes.io/docs/tasks/tools/; Debian\'s kubernetes-client is too old';
+  const hint = "install kubectl >= 1.27 (kustomize v5 inside) from https://kubernetes.io/docs/tasks/tools/; Debian's kubernetes-client is too old";
   if (!kubectl) return { missing: `kubectl was not found (${hint})` };
   const { stdout } = await run(kubectl, ['version', '--client', '-o', 'json']);
   const kustomize = (JSON.parse(stdout) as { kustomizeVersion?: string }).kustomizeVersion ?? '';
@@ -81,7 +90,7 @@ function parseRender(text: string): K8sObject[] {
  * (Go's base64 decoder) skips the line breaks, the schema's "byte" format does not.
  */
 const normalise = (o: K8sObject): K8sObject =>
-  (o.kind === 'Secret' && o.data ? { ...o, data: Object.fromEntries(Object.entries(o.data).map(([k, v]) => [k, v.replace(/\s+/g, '')])) } : o);
+  o.kind === 'Secret' && o.data ? { ...o, data: Object.fromEntries(Object.entries(o.data).map(([k, v]) => [k, v.replace(/\s+/g, '')])) } : o;
 
 const gvk = (o: K8sObject) => `${o.apiVersion}/${o.kind}`;
 const id = (o: K8sObject) => `${o.kind} ${o.metadata.namespace ?? ''}/${o.metadata.name}`;
@@ -106,7 +115,9 @@ function envValue(objects: K8sObject[], o: K8sObject, container: IContainer, nam
   const direct = container.env?.find((e) => e.name === name);
   if (direct) return direct.value;
   for (const source of container.envFrom ?? []) {
-    const cm = source.configMapRef && objects.find((x) => x.kind === 'ConfigMap' && x.metadata.name === source.configMapRef?.name && x.metadata.namespace === o.metadata.namespace);
+    const cm =
+      source.configMapRef &&
+      objects.find((x) => x.kind === 'ConfigMap' && x.metadata.name === source.configMapRef?.name && x.metadata.namespace === o.metadata.namespace);
     if (cm?.data?.[name] !== undefined) return cm.data[name];
   }
   return undefined;
@@ -130,7 +141,12 @@ function nginxSize(text: string): number {
   return Number(match[1]) * 1024 ** ' kmg'.indexOf((match[2] || ' ').toLowerCase());
 }
 
-const apiMetricNames = () => new Set(createApiMetrics({} as never).registry.getMetricsAsArray().map((m) => m.name));
+const apiMetricNames = () =>
+  new Set(
+    createApiMetrics({} as never)
+      .registry.getMetricsAsArray()
+      .map((m) => m.name),
+  );
 
 // Each overlay's render is committed as k8s/rendered/<overlay>.yaml: what an
 // operator reviews before applying, and what these tests check on a machine
@@ -147,11 +163,13 @@ let workDir = '';
 beforeAll(async () => {
   workDir = await mkdtemp(join(tmpdir(), 'inferq-k8s-'));
   if ('missing' in kubectl) console.warn(`k8s: checking the committed renders in k8s/rendered/ without rendering afresh: ${kubectl.missing}`);
-  await Promise.all(OVERLAYS.map(async (overlay) => {
-    const text = 'path' in kubectl ? await render(kubectl.path, overlay, workDir) : await readFile(snapshotPath(overlay), 'utf8');
-    renders.set(overlay, text);
-    rendered.set(overlay, parseRender(text));
-  }));
+  await Promise.all(
+    OVERLAYS.map(async (overlay) => {
+      const text = 'path' in kubectl ? await render(kubectl.path, overlay, workDir) : await readFile(snapshotPath(overlay), 'utf8');
+      renders.set(overlay, text);
+      rendered.set(overlay, parseRender(text));
+    }),
+  );
 });
 
 describe.each(OVERLAYS)('k8s/rendered/%s.yaml', (overlay) => {
@@ -230,12 +248,19 @@ describe.each(OVERLAYS)('k8s overlay %s', (overlay) => {
   it('runs inferq pods as non-root within the restricted Pod Security profile', () => {
     const inferqPods = workloads().filter((o) => o.metadata.namespace === 'inferq');
     // Only the DCGM exporter runs as root (pod-resources socket, SYS_ADMIN for profiling), alone in its own namespace.
-    expect(workloads().filter((o) => !inferqPods.includes(o)).map(id)).toEqual(['DaemonSet gpu-monitoring/dcgm-exporter']);
+    expect(
+      workloads()
+        .filter((o) => !inferqPods.includes(o))
+        .map(id),
+    ).toEqual(['DaemonSet gpu-monitoring/dcgm-exporter']);
     expect(find(objects(), 'Namespace', 'inferq').metadata.labels?.['pod-security.kubernetes.io/enforce']).toBe('restricted');
     for (const o of inferqPods) {
       const pod = podTemplate(o).spec;
       expect(pod.hostNetwork || pod.hostPID || pod.hostIPC, `${id(o)} host namespaces`).toBeFalsy();
-      expect((pod.volumes ?? []).filter((v) => v.hostPath), `${id(o)} hostPath`).toEqual([]);
+      expect(
+        (pod.volumes ?? []).filter((v) => v.hostPath),
+        `${id(o)} hostPath`,
+      ).toEqual([]);
       for (const c of containersOf(o)) {
         const where = `${id(o)} container ${c.name}`;
         const sc = c.securityContext ?? {};
@@ -295,7 +320,8 @@ describe.each(OVERLAYS)('k8s overlay %s', (overlay) => {
     const hpa = find(objects(), 'HorizontalPodAutoscaler', 'inferq-api');
     expect(hpa.spec.scaleTargetRef).toMatchObject({ kind: 'Deployment', name: 'inferq-api' });
     expect(hpa.spec.minReplicas).toBeGreaterThanOrEqual(2);
-    for (const name of ['inferq-api', 'inferq-worker']) expect(find(objects(), 'PodDisruptionBudget', name).spec.selector.matchLabels).toEqual(find(objects(), 'Deployment', name).spec.selector.matchLabels);
+    for (const name of ['inferq-api', 'inferq-worker'])
+      expect(find(objects(), 'PodDisruptionBudget', name).spec.selector.matchLabels).toEqual(find(objects(), 'Deployment', name).spec.selector.matchLabels);
   });
 
   it('scales workers with KEDA on the backlog the API exports, down to zero', () => {
@@ -326,7 +352,15 @@ describe.each(OVERLAYS)('k8s overlay %s', (overlay) => {
     expect(ports.has(443) || ports.has(9000), 'S3').toBe(true);
     const ingressPorts = egress[0]!.spec!.ingress!.flatMap((r) => (r.ports ?? []).map((p) => p.port));
     expect(ingressPorts).toEqual([9464]);
-    expect(policies.some((p) => Object.keys(p.spec?.podSelector ?? {}).every((k) => k !== 'matchLabels' && k !== 'matchExpressions') && p.spec?.policyTypes?.includes('Ingress') && !p.spec?.ingress?.length), 'default deny ingress').toBe(true);
+    expect(
+      policies.some(
+        (p) =>
+          Object.keys(p.spec?.podSelector ?? {}).every((k) => k !== 'matchLabels' && k !== 'matchExpressions') &&
+          p.spec?.policyTypes?.includes('Ingress') &&
+          !p.spec?.ingress?.length,
+      ),
+      'default deny ingress',
+    ).toBe(true);
   });
 
   it('puts what the migration needs in the first apply step (-l inferq.io/phase=prepare)', () => {
@@ -338,12 +372,16 @@ describe.each(OVERLAYS)('k8s overlay %s', (overlay) => {
     expect(job.spec.backoffLimit).toBeGreaterThan(0);
     const pod = podTemplate(job).spec;
     const needed: Array<[string, string | undefined]> = [
-      ['Job', job.metadata.name], ['Namespace', job.metadata.namespace], ['ServiceAccount', pod.serviceAccountName],
+      ['Job', job.metadata.name],
+      ['Namespace', job.metadata.namespace],
+      ['ServiceAccount', pod.serviceAccountName],
       ...(c?.env ?? []).flatMap((e): Array<[string, string | undefined]> => (e.valueFrom?.secretKeyRef ? [['Secret', e.valueFrom.secretKeyRef.name]] : [])),
       ...(c?.envFrom ?? []).map((f): [string, string | undefined] => ['ConfigMap', f.configMapRef?.name]),
       ...(pod.volumes ?? []).flatMap((v): Array<[string, string | undefined]> => (v.configMap ? [['ConfigMap', v.configMap.name]] : [])),
       // Step 1 brings up the in-cluster Postgres the Job migrates, and every NetworkPolicy (the default deny among them).
-      ...objects().filter((o) => ['postgres', 'redis', 'minio'].includes(o.metadata.name) || o.kind === 'NetworkPolicy').map((o): [string, string] => [o.kind, o.metadata.name]),
+      ...objects()
+        .filter((o) => ['postgres', 'redis', 'minio'].includes(o.metadata.name) || o.kind === 'NetworkPolicy')
+        .map((o): [string, string] => [o.kind, o.metadata.name]),
     ];
     for (const [kind, name] of needed) expect(find(objects(), kind, name ?? '').metadata.labels?.['inferq.io/phase'], `${kind} ${name}`).toBe('prepare');
   });
@@ -354,7 +392,10 @@ describe('k8s overlay onprem: in-cluster stores', () => {
 
   it('runs Redis with AOF and noeviction, from a mounted redis.conf, on a volume', () => {
     const [config] = findGenerated(objects(), 'ConfigMap', 'redis-config');
-    const lines = (config?.data?.['redis.conf'] ?? '').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
+    const lines = (config?.data?.['redis.conf'] ?? '')
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => l && !l.startsWith('#'));
     expect(lines).toContain('appendonly yes');
     expect(lines).toContain('maxmemory-policy noeviction');
     const redis = find(objects(), 'StatefulSet', 'redis');
@@ -388,19 +429,36 @@ describe('k8s overlay eks: managed stores, IRSA', () => {
   const objects = () => rendered.get('eks') ?? [];
 
   it('runs no Redis, Postgres or MinIO of its own', () => {
-    expect(objects().filter((o) => o.kind === 'StatefulSet').map(id)).toEqual([]);
+    expect(
+      objects()
+        .filter((o) => o.kind === 'StatefulSet')
+        .map(id),
+    ).toEqual([]);
   });
 
   it('holds no S3 keys anywhere and reaches S3 through the IRSA ServiceAccount', () => {
     const s3Key = /^S3_(ACCESS_KEY_ID|SECRET_ACCESS_KEY)$/;
-    for (const o of objects().filter((x) => x.kind === 'Secret' || x.kind === 'ConfigMap')) expect(Object.keys(o.data ?? {}).filter((k) => s3Key.test(k)), id(o)).toEqual([]);
-    for (const o of objects().filter((x) => WORKLOADS.has(x.kind))) for (const c of containersOf(o)) expect((c.env ?? []).filter((e) => s3Key.test(e.name)), `${id(o)} ${c.name}`).toEqual([]);
+    for (const o of objects().filter((x) => x.kind === 'Secret' || x.kind === 'ConfigMap'))
+      expect(
+        Object.keys(o.data ?? {}).filter((k) => s3Key.test(k)),
+        id(o),
+      ).toEqual([]);
+    for (const o of objects().filter((x) => WORKLOADS.has(x.kind)))
+      for (const c of containersOf(o))
+        expect(
+          (c.env ?? []).filter((e) => s3Key.test(e.name)),
+          `${id(o)} ${c.name}`,
+        ).toEqual([]);
     const [config] = findGenerated(objects(), 'ConfigMap', 'inferq-config');
     expect(config?.data?.S3_ENDPOINT).toBeUndefined();
     expect(config?.data?.S3_FORCE_PATH_STYLE).toBe('false');
     const sa = find(objects(), 'ServiceAccount', 'inferq');
     expect(sa.metadata.annotations?.['eks.amazonaws.com/role-arn']).toBe('arn:aws:iam::<ACCOUNT_ID>:role/inferq');
-    for (const [kind, name] of [['Deployment', 'inferq-api'], ['Deployment', 'inferq-worker'], ['Job', 'inferq-migrate']] as const) {
+    for (const [kind, name] of [
+      ['Deployment', 'inferq-api'],
+      ['Deployment', 'inferq-worker'],
+      ['Job', 'inferq-migrate'],
+    ] as const) {
       expect(podTemplate(find(objects(), kind, name)).spec.serviceAccountName, name).toBe('inferq');
     }
   });
@@ -409,7 +467,11 @@ describe('k8s overlay eks: managed stores, IRSA', () => {
     const [secret] = findGenerated(objects(), 'Secret', 'inferq-secrets');
     expect(secretValue(secret!, 'REDIS_URL')).toMatch(/^rediss:\/\//);
     expect(new URL(secretValue(secret!, 'DATABASE_URL').replace(/<[A-Z_]+>/g, 'placeholder')).searchParams.get('sslmode')).toBe('require');
-    for (const [kind, name] of [['Deployment', 'inferq-api'], ['Deployment', 'inferq-worker'], ['Job', 'inferq-migrate']] as const) {
+    for (const [kind, name] of [
+      ['Deployment', 'inferq-api'],
+      ['Deployment', 'inferq-worker'],
+      ['Job', 'inferq-migrate'],
+    ] as const) {
       const o = find(objects(), kind, name);
       const [c] = podTemplate(o).spec.containers;
       const caPath = c?.env?.find((e) => e.name === 'NODE_EXTRA_CA_CERTS')?.value ?? '';

@@ -26,7 +26,11 @@ const run = promisify(execFile);
 const nginxDir = resolve(repoRoot, 'infrastructure/nginx');
 const MiB = 1024 * 1024;
 
-interface Ports { http: number; https: number; api: number }
+interface Ports {
+  http: number;
+  https: number;
+  api: number;
+}
 
 /**
  * The config as the container has it, with only what differs on this machine
@@ -59,7 +63,12 @@ function renderConfig(conf: string, dir: string, ports: Ports, nginxVersion: num
 }
 
 /** What the stand-in API saw. */
-interface Seen { method: string; url: string; headers: IncomingHttpHeaders; bodyBytes: number }
+interface Seen {
+  method: string;
+  url: string;
+  headers: IncomingHttpHeaders;
+  bodyBytes: number;
+}
 
 function startStandInApi(): { server: Server; seen: Seen[]; connections: () => number } {
   const seen: Seen[] = [];
@@ -73,20 +82,36 @@ function startStandInApi(): { server: Server; seen: Seen[]; connections: () => n
       return;
     }
     let bodyBytes = 0;
-    req.on('data', (chunk: Buffer) => { bodyBytes += chunk.length; });
+    req.on('data', (chunk: Buffer) => {
+      bodyBytes += chunk.length;
+    });
     req.on('end', () => {
       seen.push({ method: req.method!, url: req.url!, headers: req.headers, bodyBytes });
       const body = JSON.stringify({ ok: true, bodyBytes, padding: req.url === '/v1/big' ? 'x'.repeat(4_096) : '' });
       res.writeHead(200, { 'content-type': 'application/json' }).end(body);
     });
   });
-  server.on('connection', () => { connections++; });
+  server.on('connection', () => {
+    connections++;
+  });
   return { server, seen, connections: () => connections };
 }
 
-interface Reply { status: number; headers: IncomingHttpHeaders; body: Buffer }
+interface Reply {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: Buffer;
+}
 
-function send(options: { url: string; method?: string; headers?: Record<string, string | number>; body?: Buffer; ca?: Buffer; agent?: Agent; stopAfterHeaders?: boolean }): Promise<Reply> {
+function send(options: {
+  url: string;
+  method?: string;
+  headers?: Record<string, string | number>;
+  body?: Buffer;
+  ca?: Buffer;
+  agent?: Agent;
+  stopAfterHeaders?: boolean;
+}): Promise<Reply> {
   const url = new URL(options.url);
   const make = url.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise((resolve, reject) => {
@@ -157,8 +182,10 @@ describe('nginx config', () => {
     const test = spawn(nginx, [...nginxArgs(), '-t', '-g', `pid ${dir}/test.pid;`], { stdio: ['ignore', stdout.fd, 'pipe'] });
     await stdout.close();
     let output = '';
-    test.stderr!.on('data', (c: Buffer) => { output += c.toString(); });
-    const [code] = await once(test, 'exit') as [number];
+    test.stderr!.on('data', (c: Buffer) => {
+      output += c.toString();
+    });
+    const [code] = (await once(test, 'exit')) as [number];
     expect(output).toContain('test is successful');
     expect(code).toBe(0);
   });
@@ -203,8 +230,13 @@ describe('nginx config', () => {
       const options = { stdio: ['ignore', stdout.fd, 'pipe'] as ['ignore', number, 'pipe'] };
       child = setpriv ? spawn(setpriv, ['--pdeathsig', 'TERM', '--', ...command], options) : spawn(command[0]!, command.slice(1), options);
       await stdout.close();
-      child.stderr!.on('data', (c: Buffer) => { errors += c.toString(); });
-      await waitFor(() => `nginx on :${ports.https}\n${errors}`, async () => (await send({ url: https('/healthz'), ca })).status === 200 || undefined);
+      child.stderr!.on('data', (c: Buffer) => {
+        errors += c.toString();
+      });
+      await waitFor(
+        () => `nginx on :${ports.https}\n${errors}`,
+        async () => (await send({ url: https('/healthz'), ca })).status === 200 || undefined,
+      );
     }, 30_000);
 
     afterAll(async () => {
@@ -221,7 +253,13 @@ describe('nginx config', () => {
       expect(reply.headers['x-request-id']).toBe('req-from-client');
       const seen = api.seen.find((s) => s.url === '/v1/me')!;
       // A client's own X-Forwarded-For is not trusted at the edge.
-      expect(seen.headers).toMatchObject({ 'x-forwarded-for': '127.0.0.1', 'x-real-ip': '127.0.0.1', 'x-forwarded-proto': 'https', 'x-request-id': 'req-from-client', host: '127.0.0.1' });
+      expect(seen.headers).toMatchObject({
+        'x-forwarded-for': '127.0.0.1',
+        'x-real-ip': '127.0.0.1',
+        'x-forwarded-proto': 'https',
+        'x-request-id': 'req-from-client',
+        host: '127.0.0.1',
+      });
       expect(seen.headers.connection).toBeUndefined(); // HTTP/1.1 keep-alive to the upstream
 
       // None, or one that is not plain (it is echoed into JSON): nginx makes one.
@@ -231,7 +269,10 @@ describe('nginx config', () => {
         expect(api.seen.at(-1)!.headers['x-request-id']).toBe(generated.headers['x-request-id']);
       }
 
-      const line = await waitFor(() => 'the access log line', async () => (await accessLog()).find((l) => l.includes('"request_id":"req-from-client"')));
+      const line = await waitFor(
+        () => 'the access log line',
+        async () => (await accessLog()).find((l) => l.includes('"request_id":"req-from-client"')),
+      );
       expect(JSON.parse(line)).toMatchObject({ method: 'GET', uri: '/v1/me', status: 200, upstream_addr: `127.0.0.1:${ports.api}`, remote_addr: '127.0.0.1' });
     });
 
@@ -259,7 +300,13 @@ describe('nginx config', () => {
     });
 
     it('refuses a body over 32 MiB with a problem+json 413 before it reaches the API', async () => {
-      const reply = await send({ url: https('/v1/jobs'), ca, method: 'POST', headers: { 'content-type': 'application/json', 'content-length': 33 * MiB }, stopAfterHeaders: true });
+      const reply = await send({
+        url: https('/v1/jobs'),
+        ca,
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'content-length': 33 * MiB },
+        stopAfterHeaders: true,
+      });
       expect(reply.status).toBe(413);
       expect(reply.headers['content-type']).toBe('application/problem+json');
       expect(JSON.parse(reply.body.toString())).toMatchObject({ status: 413, code: 'PAYLOAD_TOO_LARGE' });
@@ -283,7 +330,10 @@ describe('nginx config', () => {
       const url = new URL(https('/v1/jobs/abc/events'));
       const first = await new Promise<string>((resolve, reject) => {
         const req = httpsRequest(url, { ca }, (res) => {
-          res.once('data', (chunk: Buffer) => { resolve(chunk.toString()); req.destroy(); });
+          res.once('data', (chunk: Buffer) => {
+            resolve(chunk.toString());
+            req.destroy();
+          });
         });
         req.on('error', reject);
         req.setTimeout(5_000, () => reject(new Error('no event within 5 s: the proxy is buffering the stream')));
@@ -296,7 +346,7 @@ describe('nginx config', () => {
       // Waves of 400 at once: a slow machine refills the bucket between requests, so keep going until the limit shows.
       const replies: Reply[] = [];
       for (let wave = 0; wave < 10 && !replies.some((r) => r.status === 429); wave++) {
-        replies.push(...await Promise.all(Array.from({ length: 400 }, () => send({ url: https('/v1/me'), ca, agent }))));
+        replies.push(...(await Promise.all(Array.from({ length: 400 }, () => send({ url: https('/v1/me'), ca, agent })))));
       }
       const limited = replies.filter((r) => r.status === 429);
       expect(limited.length).toBeGreaterThan(0);

@@ -16,14 +16,19 @@ const promtool = () => resolveDebianBinary(PROMTOOL, { findExecutable: createExe
 
 /** Names the processes export (collect() is not called: the dependencies are never touched). */
 function exportedNames(): Set<string> {
-  const api = createApiMetrics({} as never).registry.getMetricsAsArray().map((m) => m.name);
-  const worker = createWorkerMetrics({ device: 'cpu', readGpu: async () => null }).registry.getMetricsAsArray().map((m) => m.name);
+  const api = createApiMetrics({} as never)
+    .registry.getMetricsAsArray()
+    .map((m) => m.name);
+  const worker = createWorkerMetrics({ device: 'cpu', readGpu: async () => null })
+    .registry.getMetricsAsArray()
+    .map((m) => m.name);
   return new Set([...api, ...worker]);
 }
 
 /** inferq_* names in a query, without the suffixes Prometheus adds to histograms. */
-const queriedNames = (text: string): string[] =>
-  [...new Set([...text.matchAll(/\binferq_[a-z0-9_]+/g)].map(([name]) => name.replace(/_(bucket|sum|count)$/, '')))];
+const queriedNames = (text: string): string[] => [
+  ...new Set([...text.matchAll(/\binferq_[a-z0-9_]+/g)].map(([name]) => name.replace(/_(bucket|sum|count)$/, ''))),
+];
 
 describe('observability config', () => {
   it('passes promtool: the scrape config and the alert rules', async () => {
@@ -36,7 +41,9 @@ describe('observability config', () => {
   it('queries only metrics the API and workers export', async () => {
     const exported = exportedNames();
     const alerts = await readFile(resolve(dir, 'prometheus/alerts.yml'), 'utf8');
-    const dashboard = JSON.parse(await readFile(resolve(dir, 'grafana/dashboards/inferq.json'), 'utf8')) as { panels: Array<{ targets: Array<{ expr: string }> }> };
+    const dashboard = JSON.parse(await readFile(resolve(dir, 'grafana/dashboards/inferq.json'), 'utf8')) as {
+      panels: Array<{ targets: Array<{ expr: string }> }>;
+    };
     const queried = queriedNames([alerts, ...dashboard.panels.flatMap((p) => p.targets.map((t) => t.expr))].join('\n'));
     expect(queried.length).toBeGreaterThan(10);
     expect(queried.filter((name) => !exported.has(name))).toEqual([]);

@@ -109,7 +109,10 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const metrics = createApiMetrics({ pool: deps.pool, producer: deps.producer, redis: deps.redis });
   server.addHook('onResponse', async (request, reply) => {
     metrics.observeRequest(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
-    request.log.info({ method: request.method, url: request.url, statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime * 100) / 100 }, 'request completed');
+    request.log.info(
+      { method: request.method, url: request.url, statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime * 100) / 100 },
+      'request completed',
+    );
   });
 
   // The API speaks JSON (and multipart for uploads); plain text is refused with 415.
@@ -131,9 +134,18 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const keys = createApiKeysService(deps.pool, { cacheTtlMs: settings.cacheTtlMs });
   const models = createModelsService({ pool: deps.pool, storage: deps.storage, cacheTtlMs: settings.cacheTtlMs });
   const jobs = createJobsService({
-    pool: deps.pool, producer: deps.producer, storage: deps.storage, models, webhookAllowPrivate: settings.webhooks.allowPrivate,
+    pool: deps.pool,
+    producer: deps.producer,
+    storage: deps.storage,
+    models,
+    webhookAllowPrivate: settings.webhooks.allowPrivate,
     onCacheLookup: metrics.cacheLookup,
-    limits: { inputMaxBytes: settings.inputMaxBytes, inlineTensorMaxBytes: settings.inlineTensorMaxBytes, submitGroupMax: settings.submitGroupMax ?? 256, queueMaxDepth: settings.queueMaxDepth ?? 0 },
+    limits: {
+      inputMaxBytes: settings.inputMaxBytes,
+      inlineTensorMaxBytes: settings.inlineTensorMaxBytes,
+      submitGroupMax: settings.submitGroupMax ?? 256,
+      queueMaxDepth: settings.queueMaxDepth ?? 0,
+    },
   });
   registerAuth(server, keys);
   await registerRateLimit(server, { redis: deps.redis, keyPrefix: deps.producer.prefix, defaultPerMin: settings.rateLimitPerMin ?? 0 });
@@ -143,16 +155,32 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const events = createJobEvents({ connection: deps.redis, prefix: deps.producer.prefix });
   server.addHook('onClose', () => events.close());
   const waiter = createJobWaiter({
-    redis: deps.redis, prefix: deps.producer.prefix, events, getJob: jobs.getJob,
+    redis: deps.redis,
+    prefix: deps.producer.prefix,
+    events,
+    getJob: jobs.getJob,
     resolveModelName: async (ref) => (await models.resolveModel(ref)).name,
   });
   await server.register(jobsRoutes, { jobs, waiter, metrics, storage: deps.storage, outputUrlTtlS: settings.outputUrlTtlS, waitMaxS: settings.waitMaxS ?? 60 });
   await server.register(jobEventsRoutes, { jobs, streamJobEvents: createJobEventStream({ events, getJob: jobs.getJob }) });
   await server.register(modelsRoutes, { models, uploadLimitBytes: settings.modelUploadLimitBytes });
-  await server.register(kserveV2Routes, { jobs, models, waiter, metrics, pool: deps.pool, redis: deps.redis, version: API_VERSION, waitMaxS: settings.waitMaxS ?? 60 });
+  await server.register(kserveV2Routes, {
+    jobs,
+    models,
+    waiter,
+    metrics,
+    pool: deps.pool,
+    redis: deps.redis,
+    version: API_VERSION,
+    waitMaxS: settings.waitMaxS ?? 60,
+  });
   await server.register(openAiEmbeddingsRoutes, {
     embeddings: createEmbeddingsService({
-      models, jobs, waiter, tokenizers: createTokenizerCache(deps.storage), waitMaxS: settings.waitMaxS ?? 60,
+      models,
+      jobs,
+      waiter,
+      tokenizers: createTokenizerCache(deps.storage),
+      waitMaxS: settings.waitMaxS ?? 60,
       onJobSubmitted: (model) => metrics.jobSubmitted(model, 'normal'),
     }),
   });
@@ -160,7 +188,11 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await server.register(auditRoutes, { audit: createAuditService(deps.pool) });
   await server.register(usageRoutes, { pool: deps.pool });
   await server.register(webhooksRoutes, { webhooks: createWebhooksService({ pool: deps.pool, signingSecret: settings.webhooks.signingSecret }) });
-  await server.register(systemRoutes, { stats: createStatsService({ pool: deps.pool, producer: deps.producer, redis: deps.redis }), redis: deps.redis, producer: deps.producer });
+  await server.register(systemRoutes, {
+    stats: createStatsService({ pool: deps.pool, producer: deps.producer, redis: deps.redis }),
+    redis: deps.redis,
+    producer: deps.producer,
+  });
   if (settings.consoleDir) await registerConsole(server, settings.consoleDir);
   await server.ready();
   return { server, keys, routes };

@@ -12,15 +12,25 @@ import { createWebhookDispatcher, type WebhookSettings } from './webhooks/webhoo
 
 const config = loadConfig(apiConfig);
 // Before anything opens a connection or a span, so every span has a provider.
-const tracing = startTracing({ serviceName: config.OTEL_SERVICE_NAME ?? 'inferq-api', endpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT, sampleRatio: config.OTEL_TRACES_SAMPLER_ARG, exportDelayMs: config.OTEL_BSP_SCHEDULE_DELAY });
+const tracing = startTracing({
+  serviceName: config.OTEL_SERVICE_NAME ?? 'inferq-api',
+  endpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT,
+  sampleRatio: config.OTEL_TRACES_SAMPLER_ARG,
+  exportDelayMs: config.OTEL_BSP_SCHEDULE_DELAY,
+});
 const logger = createLogger({ service: 'inferq-api', level: config.LOG_LEVEL });
 const pool = createPool({ url: config.DATABASE_URL, schema: config.DATABASE_SCHEMA, max: config.DATABASE_POOL_MAX, applicationName: 'inferq-api' });
 const redis = createRedisConnection(config.REDIS_URL, 'producer');
 redis.on('error', (err) => logger.warn({ err: err.message }, 'redis connection error'));
 const producer = createJobProducer({ connection: redis, prefix: config.QUEUE_PREFIX, fair: config.FAIR_SCHEDULING });
 const storage = createStorage({
-  endpoint: config.S3_ENDPOINT, publicEndpoint: config.S3_PUBLIC_ENDPOINT, region: config.S3_REGION, bucket: config.S3_BUCKET,
-  accessKeyId: config.S3_ACCESS_KEY_ID, secretAccessKey: config.S3_SECRET_ACCESS_KEY, forcePathStyle: config.S3_FORCE_PATH_STYLE,
+  endpoint: config.S3_ENDPOINT,
+  publicEndpoint: config.S3_PUBLIC_ENDPOINT,
+  region: config.S3_REGION,
+  bucket: config.S3_BUCKET,
+  accessKeyId: config.S3_ACCESS_KEY_ID,
+  secretAccessKey: config.S3_SECRET_ACCESS_KEY,
+  forcePathStyle: config.S3_FORCE_PATH_STYLE,
 });
 if (!config.WEBHOOK_SIGNING_SECRET) logger.warn('WEBHOOK_SIGNING_SECRET is unset: webhook secrets change at every restart and differ between replicas');
 const webhookSettings: WebhookSettings = {
@@ -35,7 +45,11 @@ const webhookSettings: WebhookSettings = {
 };
 
 const { server, keys } = await buildApp({
-  logger, pool, redis, producer, storage,
+  logger,
+  pool,
+  redis,
+  producer,
+  storage,
   settings: {
     bodyLimitBytes: config.BODY_LIMIT_BYTES,
     modelUploadLimitBytes: config.MODEL_UPLOAD_LIMIT_BYTES,
@@ -66,6 +80,14 @@ if (policy !== undefined && policy !== 'noeviction') logger.warn({ policy }, 're
 deadlines.start();
 webhooks.start();
 // Closed in reverse: the server stops taking requests first, the sweeper before the pool it uses.
-onShutdown(logger, [() => tracing.shutdown(), () => pool.end(), () => redis.quit(), () => producer.close(), () => deadlines.stop(), () => webhooks.close(), () => server.close()]);
+onShutdown(logger, [
+  () => tracing.shutdown(),
+  () => pool.end(),
+  () => redis.quit(),
+  () => producer.close(),
+  () => deadlines.stop(),
+  () => webhooks.close(),
+  () => server.close(),
+]);
 const address = await server.listen({ host: config.HOST, port: config.PORT });
 logger.info({ address }, 'api listening');

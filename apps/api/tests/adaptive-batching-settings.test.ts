@@ -45,7 +45,10 @@ describe('adaptive batching settings', () => {
       expect(res.json()).toMatchObject({ code: 'VALIDATION_FAILED', errors: [{ pointer: '/body/latencyTargetMs' }] });
     }
     const outOfRange: Array<Record<string, string>> = [
-      { batching: 'adaptive' }, { batching: 'auto', latencyTargetMs: '0' }, { batching: 'auto', latencyTargetMs: '600001' }, { batching: 'auto', latencyTargetMs: '1.5' },
+      { batching: 'adaptive' },
+      { batching: 'auto', latencyTargetMs: '0' },
+      { batching: 'auto', latencyTargetMs: '600001' },
+      { batching: 'auto', latencyTargetMs: '1.5' },
     ];
     for (const fields of outOfRange) {
       const res = await t.registerModel('refused', mlp, fields);

@@ -17,8 +17,15 @@ const ROOT = resolve(import.meta.dirname, '../../..');
 const DOC = 'docs/api.md';
 const SECTION_TIMEOUT_MS = 30_000;
 
-interface DocBlock { lang: 'sh' | 'ts'; line: number; code: string }
-interface DocSection { title: string; blocks: DocBlock[] }
+interface DocBlock {
+  lang: 'sh' | 'ts';
+  line: number;
+  code: string;
+}
+interface DocSection {
+  title: string;
+  blocks: DocBlock[];
+}
 
 /** The `## ` sections of a markdown file that hold `sh test` or `ts test` blocks, with those blocks. */
 function readTestBlocks(markdown: string): DocSection[] {
@@ -85,8 +92,14 @@ async function runSection(section: DocSection, env: Record<string, string>, work
   child.stderr.on('data', (c: Buffer) => (out += c.toString()));
   let timedOut = false;
   // The whole process group: a hung `curl -N` must not outlive the test.
-  const timer = setTimeout(() => { timedOut = true; process.kill(-child.pid!, 'SIGKILL'); }, SECTION_TIMEOUT_MS);
-  const code = await new Promise<number | null>((res, rej) => { child.once('error', rej); child.once('close', res); });
+  const timer = setTimeout(() => {
+    timedOut = true;
+    process.kill(-child.pid!, 'SIGKILL');
+  }, SECTION_TIMEOUT_MS);
+  const code = await new Promise<number | null>((res, rej) => {
+    child.once('error', rej);
+    child.once('close', res);
+  });
   clearTimeout(timer);
   const outputs = out.split(/\n@@doc-block \d+@@\n/).slice(1);
   return { code, timedOut, outputs };
@@ -129,16 +142,20 @@ describe(`${DOC} walkthroughs`, () => {
   // In document order: a later section may rely on an earlier one (the upload under Models makes mlp:2).
   for (const section of sections) {
     const count = section.blocks.length;
-    it(`runs "${section.title}" (${count} block${count === 1 ? '' : 's'})`, async () => {
-      const env = {
-        INFERQ_URL: stack.baseUrl,
-        INFERQ_KEY: ADMIN_KEY,
-        MODEL_FILE: demoModel('mlp').path,
-        ENCODER_FILE: demoModel('transformer').path,
-        TOKENIZER_FILE: demoModel('transformer').tokenizerPath!,
-      };
-      const run = await runSection(section, env, workDir, tsDir);
-      if (run.code !== 0) expect.fail(describeFailure(section, run));
-    }, SECTION_TIMEOUT_MS + 5_000);
+    it(
+      `runs "${section.title}" (${count} block${count === 1 ? '' : 's'})`,
+      async () => {
+        const env = {
+          INFERQ_URL: stack.baseUrl,
+          INFERQ_KEY: ADMIN_KEY,
+          MODEL_FILE: demoModel('mlp').path,
+          ENCODER_FILE: demoModel('transformer').path,
+          TOKENIZER_FILE: demoModel('transformer').tokenizerPath!,
+        };
+        const run = await runSection(section, env, workDir, tsDir);
+        if (run.code !== 0) expect.fail(describeFailure(section, run));
+      },
+      SECTION_TIMEOUT_MS + 5_000,
+    );
   }
 });

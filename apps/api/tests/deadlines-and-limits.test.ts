@@ -23,7 +23,12 @@ afterAll(async () => {
 });
 
 const submit = (body: Record<string, unknown> = {}, headers: Record<string, string> = {}) =>
-  t.server.inject({ method: 'POST', url: '/v1/jobs', payload: { model: 'mlp', inputs: [mlpInput(1, Math.random())], ...body }, headers: { ...t.auth(), ...headers } });
+  t.server.inject({
+    method: 'POST',
+    url: '/v1/jobs',
+    payload: { model: 'mlp', inputs: [mlpInput(1, Math.random())], ...body },
+    headers: { ...t.auth(), ...headers },
+  });
 const getJob = async (id: string) => (await t.server.inject({ method: 'GET', url: `/v1/jobs/${id}`, headers: t.auth() })).json();
 const clearQueue = async () => {
   await t.producer.queueFor('mlp').obliterate({ force: true });
@@ -31,8 +36,19 @@ const clearQueue = async () => {
 };
 
 const fakeWorker = (model: string): WorkerStatus => ({
-  workerId: `fake-${randomUUID()}`, hostname: 'h', device: 'cpu', pid: 1, startedAt: new Date().toISOString(), lastHeartbeatAt: new Date().toISOString(),
-  modelsServed: [model], modelsLoaded: [], currentBatch: null, jobsSucceeded: 0, jobsFailed: 0, batches: 0, gpu: null,
+  workerId: `fake-${randomUUID()}`,
+  hostname: 'h',
+  device: 'cpu',
+  pid: 1,
+  startedAt: new Date().toISOString(),
+  lastHeartbeatAt: new Date().toISOString(),
+  modelsServed: [model],
+  modelsLoaded: [],
+  currentBatch: null,
+  jobsSucceeded: 0,
+  jobsFailed: 0,
+  batches: 0,
+  gpu: null,
 });
 
 describe('deadlines', () => {
@@ -43,7 +59,12 @@ describe('deadlines', () => {
   });
 
   it('a job still queued at its deadline ends expired, and its queue job is gone', async () => {
-    const sweeper = createDeadlineSweeper({ pool: t.ctx.pool, producer: t.producer, logger: createLogger({ service: 't', level: 'silent' }), intervalMs: 1_000 });
+    const sweeper = createDeadlineSweeper({
+      pool: t.ctx.pool,
+      producer: t.producer,
+      logger: createLogger({ service: 't', level: 'silent' }),
+      intervalMs: 1_000,
+    });
     const soon = await submit({ deadline: new Date(Date.now() + 300).toISOString() });
     const later = await submit({ deadline: new Date(Date.now() + 60_000).toISOString() });
     expect([soon.statusCode, later.statusCode]).toEqual([202, 202]);
@@ -90,7 +111,9 @@ describe('a request body over the size limit', () => {
     const { port } = t.server.server.address() as AddressInfo;
     const socket = connect(port, '127.0.0.1');
     // Declares 1 GiB and sends none of it: only the headers can have been read.
-    socket.write(`POST /v1/jobs HTTP/1.1\r\nhost: x\r\nauthorization: ${t.auth().authorization}\r\ncontent-type: application/json\r\ncontent-length: ${2 ** 30}\r\n\r\n`);
+    socket.write(
+      `POST /v1/jobs HTTP/1.1\r\nhost: x\r\nauthorization: ${t.auth().authorization}\r\ncontent-type: application/json\r\ncontent-length: ${2 ** 30}\r\n\r\n`,
+    );
     const reply = await new Promise<string>((resolve, reject) => {
       let text = '';
       socket.on('data', (chunk) => {
@@ -109,7 +132,11 @@ describe('readiness and Prefer: wait', () => {
   it('/readyz names the models without a live worker and stays 200', async () => {
     const res = await t.server.inject({ method: 'GET', url: '/readyz' });
     expect(res.statusCode).toBe(200);
-    expect(res.json()).toMatchObject({ status: 'degraded', modelsWithoutWorker: ['mlp'], checks: { postgres: { ok: true }, redis: { ok: true }, workers: { ok: false } } });
+    expect(res.json()).toMatchObject({
+      status: 'degraded',
+      modelsWithoutWorker: ['mlp'],
+      checks: { postgres: { ok: true }, redis: { ok: true }, workers: { ok: false } },
+    });
     expect(res.json().checks.redisEvictionPolicy).toBeDefined();
   });
 
@@ -127,10 +154,14 @@ describe('readiness and Prefer: wait', () => {
     await publishWorkerStatus(redis, t.ctx.prefix, status, 30_000);
     // A consumer standing in for the worker: it stores a result, then acknowledges (invariant 2).
     let hold = true;
-    const consumer = new QueueWorker(queueNameFor('mlp'), async (job) => {
-      await waitFor(async () => !hold, { timeoutMs: 10_000, what: 'release' }).catch(() => {});
-      await t.ctx.pool.query("UPDATE jobs SET status = 'succeeded', outputs = '[]', started_at = now(), finished_at = now() WHERE id = $1", [job.id]);
-    }, { connection: createRedisConnection(t.ctx.env.REDIS_URL!, 'consumer'), prefix: t.ctx.prefix });
+    const consumer = new QueueWorker(
+      queueNameFor('mlp'),
+      async (job) => {
+        await waitFor(async () => !hold, { timeoutMs: 10_000, what: 'release' }).catch(() => {});
+        await t.ctx.pool.query("UPDATE jobs SET status = 'succeeded', outputs = '[]', started_at = now(), finished_at = now() WHERE id = $1", [job.id]);
+      },
+      { connection: createRedisConnection(t.ctx.env.REDIS_URL!, 'consumer'), prefix: t.ctx.prefix },
+    );
     try {
       await waitFor(async () => (await t.server.inject({ method: 'GET', url: '/readyz' })).json().status === 'ok', { what: 'the worker to count' });
 

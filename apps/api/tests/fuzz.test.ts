@@ -56,7 +56,9 @@ beforeAll(async () => {
   const otherKey = await t.newKey({ scopes: ['jobs:read', 'jobs:write', 'models:write'] });
   otherKeyId = (await t.server.inject({ method: 'GET', url: '/v1/me', headers: t.auth(otherKey) })).json().keyId;
   const upload = multipartBody({ name: OTHER_MODEL }, { name: 'b.onnx', bytes: await demoModelBytes('mlp') });
-  expect((await t.server.inject({ method: 'POST', url: '/v1/models', payload: upload.payload, headers: { ...upload.headers, ...t.auth(otherKey) } })).statusCode).toBe(201);
+  expect(
+    (await t.server.inject({ method: 'POST', url: '/v1/models', payload: upload.payload, headers: { ...upload.headers, ...t.auth(otherKey) } })).statusCode,
+  ).toBe(201);
   const submit = async (key: string, body: object, headers: Record<string, string> = {}) => {
     const res = await t.server.inject({ method: 'POST', url: '/v1/jobs', payload: body, headers: { ...t.auth(key), ...headers } });
     expect(res.statusCode).toBe(202);
@@ -81,7 +83,9 @@ async function send(c: FuzzCase) {
   const key = c.as === 'admin' ? t.adminKey : c.as === 'fuzzer' ? world.fuzzKey : undefined;
   const headers = { ...c.headers, ...(key && { authorization: `Bearer ${key}` }) };
   let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error(`no answer within ${REQUEST_TIMEOUT_MS} ms`)), REQUEST_TIMEOUT_MS); });
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${REQUEST_TIMEOUT_MS} ms`)), REQUEST_TIMEOUT_MS);
+  });
   try {
     return await Promise.race([t.server.inject({ method: c.method as 'GET', url: c.url, headers, payload: c.payload }), timeout]);
   } finally {
@@ -120,7 +124,8 @@ async function answersWell(c: FuzzCase): Promise<void> {
   }
   // The fuzzing key must never see the other tenant's jobs or key id, unless the request named them (a 404 may echo the id).
   const named = `${c.url} ${c.payload ?? ''}`;
-  if (c.as !== 'admin') for (const secret of [...world.otherJobIds, otherKeyId]) expect(!named.includes(secret) && res.body.includes(secret), where).toBe(false);
+  if (c.as !== 'admin')
+    for (const secret of [...world.otherJobIds, otherKeyId]) expect(!named.includes(secret) && res.body.includes(secret), where).toBe(false);
 }
 
 /** Runs one family; a failure is collected (with fast-check's seed and shrunk request) so every family still runs. */
@@ -131,8 +136,7 @@ async function fuzz(name: string, arb: fc.Arbitrary<FuzzCase>, numRuns: number, 
 
 describe('hostile input on every route', () => {
   const routeKey = (r: { method: string; url: string }) => `${r.method} ${r.url}`;
-  const generatorFor = (r: { method: string; url: string }) =>
-    ROUTE_FUZZERS[routeKey(r)] ?? (r.method === 'HEAD' ? ROUTE_FUZZERS[`GET ${r.url}`] : undefined);
+  const generatorFor = (r: { method: string; url: string }) => ROUTE_FUZZERS[routeKey(r)] ?? (r.method === 'HEAD' ? ROUTE_FUZZERS[`GET ${r.url}`] : undefined);
 
   it('has a request generator for every route the app registers', () => {
     expect(t.routes.filter((r) => !generatorFor(r)).map(routeKey)).toEqual([]);
@@ -146,17 +150,32 @@ describe('hostile input on every route', () => {
       const gen = generatorFor(route)!(world);
       const arb = route.method === 'HEAD' ? gen.map((c) => ({ ...c, method: 'HEAD' })) : gen;
       const withHeaders = fc.tuple(arb, noiseHeaders).map(([c, noise]) => ({ ...c, headers: { ...noise, ...c.headers } }));
-      await fuzz(routeKey(route), withHeaders, route.method === 'HEAD' ? HEAD_RUNS : RUNS[routeKey(route)] ?? DEFAULT_RUNS, failures);
+      await fuzz(routeKey(route), withHeaders, route.method === 'HEAD' ? HEAD_RUNS : (RUNS[routeKey(route)] ?? DEFAULT_RUNS), failures);
     }
     await fuzz('no route', unroutedRequest, DEFAULT_RUNS, failures);
     // Keys that must not authenticate, on every scoped route.
     const scoped = t.routes.filter((r) => r.scope !== undefined);
-    await fuzz('bad keys', fc.tuple(fc.constantFrom(...scoped), badAuthorization(world), fc.constantFrom(...world.ownJobIds)).map(([r, headers, id]): FuzzCase => ({
-      method: r.method, url: r.url.replace(':id', id).replace(':index', '0').replace(':name', 'mlp'), headers, expect: 'reject', as: 'none', label: 'bad key',
-    })), DEFAULT_RUNS * 2, failures);
+    await fuzz(
+      'bad keys',
+      fc.tuple(fc.constantFrom(...scoped), badAuthorization(world), fc.constantFrom(...world.ownJobIds)).map(([r, headers, id]): FuzzCase => ({
+        method: r.method,
+        url: r.url.replace(':id', id).replace(':index', '0').replace(':name', 'mlp'),
+        headers,
+        expect: 'reject',
+        as: 'none',
+        label: 'bad key',
+      })),
+      DEFAULT_RUNS * 2,
+      failures,
+    );
     const seconds = (performance.now() - started) / 1000;
     const total = [...answered.values()].reduce((a, b) => a + b, 0);
-    console.log(`fuzz: ${total} requests over ${t.routes.length} routes in ${seconds.toFixed(1)} s (${[...answered].sort().map(([k, n]) => `${k} ${n}`).join(', ')})`);
+    console.log(
+      `fuzz: ${total} requests over ${t.routes.length} routes in ${seconds.toFixed(1)} s (${[...answered]
+        .sort()
+        .map(([k, n]) => `${k} ${n}`)
+        .join(', ')})`,
+    );
     expect(failures.join('\n\n')).toBe('');
   });
 

@@ -25,7 +25,9 @@ export function multipartBody(fields: Record<string, string>, file?: { name: str
   const parts: Buffer[] = [];
   for (const [k, v] of Object.entries(fields)) parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${v}\r\n`));
   if (file) {
-    parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${file.name}"\r\nContent-Type: application/octet-stream\r\n\r\n`));
+    parts.push(
+      Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${file.name}"\r\nContent-Type: application/octet-stream\r\n\r\n`),
+    );
     parts.push(Buffer.from(file.bytes));
     parts.push(Buffer.from('\r\n'));
   }
@@ -40,19 +42,40 @@ export async function buildTestApp(settings: Partial<Parameters<typeof buildApp>
   const producer = createJobProducer({ connection: redis, prefix: ctx.prefix });
   const app = await buildApp({
     logger: createLogger({ service: 'api-test', level: ctx.env.LOG_LEVEL!, pretty: false }),
-    pool: ctx.pool, redis, producer, storage: ctx.storage,
-    settings: { bodyLimitBytes: 8 * 1024 * 1024, modelUploadLimitBytes: 64 * 1024 * 1024, inputMaxBytes: 4 * 1024 * 1024, inlineTensorMaxBytes: 16 * 1024, outputUrlTtlS: 60, cacheTtlMs: 1_000,
-      webhooks: { signingSecret: 'test-webhook-signing-secret-0123456789', allowPrivate: true }, ...settings },
+    pool: ctx.pool,
+    redis,
+    producer,
+    storage: ctx.storage,
+    settings: {
+      bodyLimitBytes: 8 * 1024 * 1024,
+      modelUploadLimitBytes: 64 * 1024 * 1024,
+      inputMaxBytes: 4 * 1024 * 1024,
+      inlineTensorMaxBytes: 16 * 1024,
+      outputUrlTtlS: 60,
+      cacheTtlMs: 1_000,
+      webhooks: { signingSecret: 'test-webhook-signing-secret-0123456789', allowPrivate: true },
+      ...settings,
+    },
   });
   const admin = await app.keys.createKey('admin', ['admin']);
   const user = await app.keys.createKey('user', ['jobs:read', 'jobs:write']);
   return {
-    ...app, ctx, producer, adminKey: admin.secret, userKey: user.secret,
+    ...app,
+    ctx,
+    producer,
+    adminKey: admin.secret,
+    userKey: user.secret,
     auth: (key = admin.secret) => ({ authorization: `Bearer ${key}` }),
-    newKey: async ({ scopes = ['jobs:read', 'jobs:write'] as Scope[], rateLimitPerMin } = {}) => (await app.keys.createKey('tenant', scopes, { rateLimitPerMin })).secret,
+    newKey: async ({ scopes = ['jobs:read', 'jobs:write'] as Scope[], rateLimitPerMin } = {}) =>
+      (await app.keys.createKey('tenant', scopes, { rateLimitPerMin })).secret,
     async registerModel(name, bytes, fields = {}) {
       const body = multipartBody({ name, ...fields }, { name: `${name}.onnx`, bytes: bytes ?? (await demoModelBytes(name)) });
-      return app.server.inject({ method: 'POST', url: '/v1/models', payload: body.payload, headers: { ...body.headers, authorization: `Bearer ${admin.secret}` } });
+      return app.server.inject({
+        method: 'POST',
+        url: '/v1/models',
+        payload: body.payload,
+        headers: { ...body.headers, authorization: `Bearer ${admin.secret}` },
+      });
     },
     async close() {
       await app.server.close();

@@ -13,7 +13,11 @@ import { createJobEventStream, type JobEventStream } from '../src/services/job-e
 // without repeats and without losing the terminal event; tenants are kept
 // apart; streams end when the client or the server goes away.
 
-interface SseEvent { id?: string; event?: string; data?: string }
+interface SseEvent {
+  id?: string;
+  event?: string;
+  data?: string;
+}
 
 /** A minimal EventSource over fetch: the parsed events, and whether the server ended the stream. */
 async function openStream(baseUrl: string, jobId: string, headers: Record<string, string> = {}) {
@@ -49,12 +53,16 @@ async function openStream(baseUrl: string, jobId: string, headers: Record<string
   })().catch(() => {});
   const statuses = () => events.map((e) => JSON.parse(e.data!).status as string);
   return {
-    res, events, statuses, done,
+    res,
+    events,
+    statuses,
+    done,
     raw: () => raw,
     ended: () => ended,
     close: () => controller.abort(),
     /** Resolves once the stream has sent `status` (and returns that event). */
-    waitForStatus: (status: string) => waitFor(() => events.find((e) => JSON.parse(e.data!).status === status), { timeoutMs: 15_000, what: `a ${status} event` }),
+    waitForStatus: (status: string) =>
+      waitFor(() => events.find((e) => JSON.parse(e.data!).status === status), { timeoutMs: 15_000, what: `a ${status} event` }),
   };
 }
 
@@ -81,7 +89,10 @@ describe('GET /v1/jobs/:id/events', () => {
     const id = await submit();
     const other = await stack.request('POST', '/v1/keys', { name: 'tenant-b', scopes: ['jobs:read'] });
     expect(other.status).toBe(201);
-    for (const [key, jobId] of [[other.json.secret, id], [ADMIN_KEY, crypto.randomUUID()]] as const) {
+    for (const [key, jobId] of [
+      [other.json.secret, id],
+      [ADMIN_KEY, crypto.randomUUID()],
+    ] as const) {
       const res = await fetch(`${stack.baseUrl}/v1/jobs/${jobId}/events`, { headers: { authorization: `Bearer ${key}` } });
       expect(res.status).toBe(404);
       expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
@@ -120,17 +131,24 @@ describe('GET /v1/jobs/:id/events', () => {
     try {
       const pidOf = async (c: typeof first) => (await c.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
       /** Backends waiting for `pid`'s locks. */
-      const blockedBy = async (pid: number) => (await stack.ctx.pool.query<{ pid: number }>(
-        'SELECT pid FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))', [pid],
-      )).rows.map((r) => r.pid);
+      const blockedBy = async (pid: number) =>
+        (await stack.ctx.pool.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))', [pid])).rows.map((r) => r.pid);
       const [firstPid, secondPid] = [await pidOf(first), await pidOf(second)];
       await first.query('BEGIN');
       await first.query('SELECT 1 FROM jobs WHERE id = $1 FOR UPDATE', [id]);
       worker = await stack.startWorker();
-      const [claimPid] = await waitFor(async () => { const pids = await blockedBy(firstPid); return pids.length === 1 ? pids : undefined; }, { what: "the worker's claim to wait for the row" });
+      const [claimPid] = await waitFor(
+        async () => {
+          const pids = await blockedBy(firstPid);
+          return pids.length === 1 ? pids : undefined;
+        },
+        { what: "the worker's claim to wait for the row" },
+      );
       await second.query('BEGIN');
       const held = second.query<{ status: string }>('SELECT status FROM jobs WHERE id = $1 FOR UPDATE', [id]);
-      await waitFor(async () => (await blockedBy(claimPid!)).includes(secondPid) || (await blockedBy(firstPid)).includes(secondPid), { what: 'the second lock to queue behind the claim' });
+      await waitFor(async () => (await blockedBy(claimPid!)).includes(secondPid) || (await blockedBy(firstPid)).includes(secondPid), {
+        what: 'the second lock to queue behind the claim',
+      });
       await first.query('COMMIT');
       expect((await held).rows[0]!.status).toBe('running');
       const running = await live.waitForStatus('running');
@@ -168,7 +186,9 @@ describe('GET /v1/jobs/:id/events', () => {
     await late.done;
     expect(late.statuses()).toEqual(['succeeded']);
 
-    const after = await fetch(`${stack.baseUrl}/v1/jobs/${finished.id}/events`, { headers: { authorization: `Bearer ${ADMIN_KEY}`, 'last-event-id': finished.succeededId } });
+    const after = await fetch(`${stack.baseUrl}/v1/jobs/${finished.id}/events`, {
+      headers: { authorization: `Bearer ${ADMIN_KEY}`, 'last-event-id': finished.succeededId },
+    });
     expect(after.status).toBe(204);
   });
 
@@ -183,7 +203,10 @@ describe('GET /v1/jobs/:id/events', () => {
     // A client that goes away first (node:http: undici's fetch keeps a spare connection open, which would hold the shutdown).
     await new Promise<void>((resolve, reject) => {
       const req = get(`${replica.baseUrl}/v1/jobs/${id}/events`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } }, (res) => {
-        res.once('data', () => { req.destroy(); resolve(); });
+        res.once('data', () => {
+          req.destroy();
+          resolve();
+        });
       }).on('error', reject);
     });
     const started = Date.now();
@@ -194,7 +217,7 @@ describe('GET /v1/jobs/:id/events', () => {
   });
 
   it('is in the OpenAPI document as a text/event-stream with its event format', async () => {
-    const doc = await (await fetch(`${stack.baseUrl}/docs/json`)).json() as any;
+    const doc = (await (await fetch(`${stack.baseUrl}/docs/json`)).json()) as any;
     const op = doc.paths['/v1/jobs/{id}/events'].get;
     expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['200', '204', '404']));
     expect(Object.keys(op.responses['200'].content)).toEqual(['text/event-stream']);
@@ -232,7 +255,9 @@ describe('job event stream service', () => {
   it('sends keep-alive comments on a quiet stream, and stops the job stream when the client goes away', async () => {
     const job = { id: crypto.randomUUID(), modelName: 'mlp', status: 'queued', attempts: 0, errorCode: null, errorMessage: null } as JobRecord;
     let clientGone: (() => void) | undefined;
-    const stopped = new Promise<void>((resolve) => { clientGone = resolve; });
+    const stopped = new Promise<void>((resolve) => {
+      clientGone = resolve;
+    });
     const streamJobEvents: JobEventStream = async function* ({ signal }) {
       yield { eventId: 1, data: { id: job.id, status: 'queued', attempts: 0 } };
       await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
@@ -240,7 +265,9 @@ describe('job event stream service', () => {
     };
     const app = Fastify();
     app.addSchema(ProblemSchema);
-    app.addHook('onRequest', async (request) => { (request as unknown as { principal: unknown }).principal = { keyId: 'k', isAdmin: true }; });
+    app.addHook('onRequest', async (request) => {
+      (request as unknown as { principal: unknown }).principal = { keyId: 'k', isAdmin: true };
+    });
     await app.register(jobEventsRoutes, { jobs: { getJob: async () => job }, streamJobEvents, heartbeatIntervalMs: 20 });
     const address = await app.listen({ port: 0, host: '127.0.0.1' });
     try {
@@ -249,7 +276,10 @@ describe('job event stream service', () => {
         const req = get(`${address}/v1/jobs/${job.id}/events`, (res) => {
           res.on('data', (chunk: Buffer) => {
             got += chunk.toString();
-            if ((got.match(/: keep-alive\n\n/g) ?? []).length >= 2) { req.destroy(); resolve(got); }
+            if ((got.match(/: keep-alive\n\n/g) ?? []).length >= 2) {
+              req.destroy();
+              resolve(got);
+            }
           });
         }).on('error', reject);
       });

@@ -6,8 +6,15 @@ import { createTestContext, type TestContext } from '@inferq/test-utils';
 import { buildApp, type App } from '../src/app.ts';
 import { buildTestApp, demoModelBytes, mlpInput, multipartBody, type TestApp } from './helpers.ts';
 
-const settings = { bodyLimitBytes: 1 << 20, modelUploadLimitBytes: 1 << 24, inputMaxBytes: 1 << 20, inlineTensorMaxBytes: 1 << 14, outputUrlTtlS: 60, cacheTtlMs: 1_000,
-  webhooks: { signingSecret: 'test-webhook-signing-secret-0123456789', allowPrivate: false } };
+const settings = {
+  bodyLimitBytes: 1 << 20,
+  modelUploadLimitBytes: 1 << 24,
+  inputMaxBytes: 1 << 20,
+  inlineTensorMaxBytes: 1 << 14,
+  outputUrlTtlS: 60,
+  cacheTtlMs: 1_000,
+  webhooks: { signingSecret: 'test-webhook-signing-secret-0123456789', allowPrivate: false },
+};
 
 describe('group commit of submissions', () => {
   let t: TestApp;
@@ -26,8 +33,11 @@ describe('group commit of submissions', () => {
 
   it('records concurrent submissions in shared commits, each answered with its own job', async () => {
     inserts = 0;
-    const replies = await Promise.all(Array.from({ length: 64 }, (_, i) =>
-      t.server.inject({ method: 'POST', url: '/v1/jobs', payload: { model: 'mlp', inputs: [mlpInput(1, i)] }, headers: t.auth() })));
+    const replies = await Promise.all(
+      Array.from({ length: 64 }, (_, i) =>
+        t.server.inject({ method: 'POST', url: '/v1/jobs', payload: { model: 'mlp', inputs: [mlpInput(1, i)] }, headers: t.auth() }),
+      ),
+    );
     expect(replies.every((r) => r.statusCode === 202)).toBe(true);
     const ids = new Set(replies.map((r) => r.json().id));
     expect(ids.size).toBe(64);
@@ -47,11 +57,24 @@ describe('submission while Redis is unreachable', () => {
     redis.on('error', () => {});
     app = await buildApp({
       logger: createLogger({ service: 'api-test', level: 'silent', pretty: false }),
-      pool: ctx.pool as Pool, redis, producer: createJobProducer({ connection: redis, prefix: ctx.prefix }), storage: ctx.storage, settings,
+      pool: ctx.pool as Pool,
+      redis,
+      producer: createJobProducer({ connection: redis, prefix: ctx.prefix }),
+      storage: ctx.storage,
+      settings,
     });
     const admin = await app.keys.createKey('admin', ['admin']);
     const body = multipartBody({ name: 'mlp' }, { name: 'mlp.onnx', bytes: await demoModelBytes('mlp') });
-    expect((await app.server.inject({ method: 'POST', url: '/v1/models', payload: body.payload, headers: { ...body.headers, authorization: `Bearer ${admin.secret}` } })).statusCode).toBe(201);
+    expect(
+      (
+        await app.server.inject({
+          method: 'POST',
+          url: '/v1/models',
+          payload: body.payload,
+          headers: { ...body.headers, authorization: `Bearer ${admin.secret}` },
+        })
+      ).statusCode,
+    ).toBe(201);
     (app as App & { adminKey: string }).adminKey = admin.secret;
   });
   afterAll(async () => {
@@ -61,7 +84,12 @@ describe('submission while Redis is unreachable', () => {
 
   it('answers 503 QUEUE_UNAVAILABLE with Retry-After and leaves no job behind', async () => {
     const key = (app as App & { adminKey: string }).adminKey;
-    const res = await app.server.inject({ method: 'POST', url: '/v1/jobs', payload: { model: 'mlp', inputs: [mlpInput()] }, headers: { authorization: `Bearer ${key}` } });
+    const res = await app.server.inject({
+      method: 'POST',
+      url: '/v1/jobs',
+      payload: { model: 'mlp', inputs: [mlpInput()] },
+      headers: { authorization: `Bearer ${key}` },
+    });
     expect(res.statusCode).toBe(503);
     expect(res.headers['retry-after']).toBe('2');
     expect(res.json().code).toBe('QUEUE_UNAVAILABLE');

@@ -33,7 +33,10 @@ describe('POST /v1/jobs', () => {
 
   it('accepts base64 little-endian data and name:version references', async () => {
     const values = new Float32Array(64).fill(0.25);
-    const res = await submit({ model: 'mlp:1', inputs: [{ name: 'features', datatype: 'FP32', shape: [1, 64], data: Buffer.from(values.buffer).toString('base64') }] });
+    const res = await submit({
+      model: 'mlp:1',
+      inputs: [{ name: 'features', datatype: 'FP32', shape: [1, 64], data: Buffer.from(values.buffer).toString('base64') }],
+    });
     expect(res.statusCode).toBe(202);
   });
 
@@ -79,7 +82,10 @@ describe('tenancy', () => {
   it("hides one key's jobs from another: 404 on get and cancel, absent from lists", async () => {
     const { id } = (await submit({ model: 'mlp', inputs: [mlpInput()] }, t.userKey)).json();
     const other = await t.newKey();
-    for (const req of [{ method: 'GET' as const, url: `/v1/jobs/${id}` }, { method: 'POST' as const, url: `/v1/jobs/${id}/cancel` }]) {
+    for (const req of [
+      { method: 'GET' as const, url: `/v1/jobs/${id}` },
+      { method: 'POST' as const, url: `/v1/jobs/${id}/cancel` },
+    ]) {
       const res = await t.server.inject({ ...req, headers: t.auth(other) });
       expect(res.statusCode).toBe(404);
       expect(res.json().code).toBe('JOB_NOT_FOUND');
@@ -112,7 +118,11 @@ describe('GET /v1/jobs', () => {
     const seen: string[] = [];
     let cursor: string | null = null;
     do {
-      const res: Awaited<ReturnType<typeof t.server.inject>> = await t.server.inject({ method: 'GET', url: `/v1/jobs?limit=2${cursor ? `&cursor=${cursor}` : ''}`, headers: t.auth(key) });
+      const res: Awaited<ReturnType<typeof t.server.inject>> = await t.server.inject({
+        method: 'GET',
+        url: `/v1/jobs?limit=2${cursor ? `&cursor=${cursor}` : ''}`,
+        headers: t.auth(key),
+      });
       expect(res.statusCode).toBe(200);
       seen.push(...res.json().items.map((j: { id: string }) => j.id));
       cursor = res.json().nextCursor;

@@ -30,8 +30,30 @@ const cases: Array<[string, unknown, number, string]> = [
   ['non-numeric values', { model: 'mlp', inputs: [input({ data: Array(64).fill('x') })] }, 400, 'INPUT_DATA_INVALID'],
   ['bad base64', { model: 'mlp', inputs: [input({ data: '!!!notbase64' })] }, 400, 'INPUT_DATA_INVALID'],
   ['base64 of the wrong length', { model: 'mlp', inputs: [input({ data: Buffer.alloc(12).toString('base64') })] }, 400, 'INPUT_DATA_INVALID'],
-  ['int64 out of range', { model: 'transformer', inputs: [{ name: 'input_ids', datatype: 'INT64', shape: [1, 1], data: ['99999999999999999999'] }, { name: 'attention_mask', datatype: 'INT64', shape: [1, 1], data: [1] }] }, 400, 'INPUT_DATA_INVALID'],
-  ['batch dims disagree', { model: 'transformer', inputs: [{ name: 'input_ids', datatype: 'INT64', shape: [1, 2], data: [1, 2] }, { name: 'attention_mask', datatype: 'INT64', shape: [2, 1], data: [1, 1] }] }, 400, 'INPUT_BATCH_MISMATCH'],
+  [
+    'int64 out of range',
+    {
+      model: 'transformer',
+      inputs: [
+        { name: 'input_ids', datatype: 'INT64', shape: [1, 1], data: ['99999999999999999999'] },
+        { name: 'attention_mask', datatype: 'INT64', shape: [1, 1], data: [1] },
+      ],
+    },
+    400,
+    'INPUT_DATA_INVALID',
+  ],
+  [
+    'batch dims disagree',
+    {
+      model: 'transformer',
+      inputs: [
+        { name: 'input_ids', datatype: 'INT64', shape: [1, 2], data: [1, 2] },
+        { name: 'attention_mask', datatype: 'INT64', shape: [2, 1], data: [1, 1] },
+      ],
+    },
+    400,
+    'INPUT_BATCH_MISMATCH',
+  ],
   ['shape whose product overflows', { model: 'mlp', inputs: [input({ shape: [2 ** 52, 64] })] }, 400, 'INPUT_SHAPE_MISMATCH'],
   ['declared size over the input limit', { model: 'mlp', inputs: [input({ shape: [1024, 64] })] }, 413, 'INPUT_TOO_LARGE'],
   ['unknown body field', { model: 'mlp', inputs: [mlpInput()], extra: 1 }, 400, 'VALIDATION_FAILED'],
@@ -53,13 +75,23 @@ describe('submit validation', () => {
   });
 
   it('rejects malformed JSON, a wrong content type and an oversized body, then keeps serving', async () => {
-    const broken = await t.server.inject({ method: 'POST', url: '/v1/jobs', payload: '{"model": "mlp", "inputs": [', headers: { ...t.auth(), 'content-type': 'application/json' } });
+    const broken = await t.server.inject({
+      method: 'POST',
+      url: '/v1/jobs',
+      payload: '{"model": "mlp", "inputs": [',
+      headers: { ...t.auth(), 'content-type': 'application/json' },
+    });
     expect(broken.statusCode).toBe(400);
     expect(broken.json().code).toBe('MALFORMED_BODY');
     const text = await t.server.inject({ method: 'POST', url: '/v1/jobs', payload: 'hello', headers: { ...t.auth(), 'content-type': 'text/plain' } });
     expect(text.statusCode).toBe(415);
     expect(text.json().code).toBe('UNSUPPORTED_MEDIA_TYPE');
-    const huge = await t.server.inject({ method: 'POST', url: '/v1/jobs', payload: JSON.stringify({ model: 'mlp', inputs: [input({ data: Array(100_000).fill(0.123456) })] }), headers: { ...t.auth(), 'content-type': 'application/json' } });
+    const huge = await t.server.inject({
+      method: 'POST',
+      url: '/v1/jobs',
+      payload: JSON.stringify({ model: 'mlp', inputs: [input({ data: Array(100_000).fill(0.123456) })] }),
+      headers: { ...t.auth(), 'content-type': 'application/json' },
+    });
     expect(huge.statusCode).toBe(413);
     expect(huge.json().code).toBe('PAYLOAD_TOO_LARGE');
     const ok = await submit({ model: 'mlp', inputs: [mlpInput()] });

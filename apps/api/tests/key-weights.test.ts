@@ -9,7 +9,8 @@ afterAll(() => t.close());
 
 const createKey = (payload: object) => t.server.inject({ method: 'POST', url: '/v1/keys', payload, headers: t.auth() });
 const me = async (key: string) => (await t.server.inject({ method: 'GET', url: '/v1/me', headers: t.auth(key) })).json();
-const listed = async (id: string) => (await t.server.inject({ method: 'GET', url: '/v1/keys', headers: t.auth() })).json().items.find((k: { id: string }) => k.id === id);
+const listed = async (id: string) =>
+  (await t.server.inject({ method: 'GET', url: '/v1/keys', headers: t.auth() })).json().items.find((k: { id: string }) => k.id === id);
 
 describe('API key weights', () => {
   it('gives a key weight 1 unless told otherwise', async () => {
@@ -50,6 +51,9 @@ describe('API key weights', () => {
   it('is written to the audit log with the key', async () => {
     const { id } = (await createKey({ name: 'audited-weight', weight: 3 })).json();
     const audit = (await t.server.inject({ method: 'GET', url: '/v1/audit', headers: t.auth() })).json();
-    expect(audit.items.find((e: { resource: string }) => e.resource === `keys/${id}`)).toMatchObject({ action: 'key:created', details: { name: 'audited-weight', weight: 3 } });
+    expect(audit.items.find((e: { resource: string }) => e.resource === `keys/${id}`)).toMatchObject({
+      action: 'key:created',
+      details: { name: 'audited-weight', weight: 3 },
+    });
   });
 });

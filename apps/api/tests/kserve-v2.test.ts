@@ -41,7 +41,9 @@ describe('health and metadata', () => {
 
   it('describes the model with dynamic dims as -1, latest and by version', async () => {
     const expected = {
-      name: 'mlp', versions: ['1'], platform: 'onnxruntime_onnx',
+      name: 'mlp',
+      versions: ['1'],
+      platform: 'onnxruntime_onnx',
       inputs: [{ name: 'features', datatype: 'FP32', shape: [-1, 64] }],
       outputs: [{ name: 'logits', datatype: 'FP32', shape: [-1, 16] }],
     };
@@ -72,7 +74,9 @@ describe('before a worker serves the model', () => {
   });
 
   it('refuses an invalid tensor with 400 and `error`, worker or not', async () => {
-    const wrongShape = await v2('POST', '/v2/models/mlp/infer', { inputs: [{ name: 'features', shape: [1, 63], datatype: 'FP32', data: new Array(63).fill(0) }] });
+    const wrongShape = await v2('POST', '/v2/models/mlp/infer', {
+      inputs: [{ name: 'features', shape: [1, 63], datatype: 'FP32', data: new Array(63).fill(0) }],
+    });
     expect(wrongShape.status).toBe(400);
     expect(wrongShape.json).toMatchObject({ code: 'INPUT_SHAPE_MISMATCH', error: expect.stringContaining('features') });
     const bytes = await v2('POST', '/v2/models/mlp/infer', { inputs: [{ name: 'features', shape: [1, 64], datatype: 'BYTES', data: ['x'] }] });
@@ -109,7 +113,11 @@ describe('with a worker', () => {
   });
 
   it('serves the version path, priority, the outputs filter, and outputs kept in S3', async () => {
-    const body = inferBody(2, 6, { id: undefined, parameters: { priority: 'high', sequence_id: 1 }, outputs: [{ name: 'logits', parameters: { binary_data: false } }] });
+    const body = inferBody(2, 6, {
+      id: undefined,
+      parameters: { priority: 'high', sequence_id: 1 },
+      outputs: [{ name: 'logits', parameters: { binary_data: false } }],
+    });
     const res = await v2('POST', '/v2/models/mlp/versions/1/infer', body);
     expect(res.status).toBe(200);
     // No request id: the job id, which /v1 knows.
@@ -122,13 +130,17 @@ describe('with a worker', () => {
     expect(out.data).toHaveLength(32);
     out.data.forEach((v: number, i: number) => expect(v).toBeCloseTo(expected[i]!, 5));
     // Nested data is accepted, as the protocol allows.
-    const nested = await v2('POST', '/v2/models/mlp/infer', { inputs: [{ name: 'features', shape: [1, 64], datatype: 'FP32', data: [Array.from(mlpRows(1, 5))] }] });
+    const nested = await v2('POST', '/v2/models/mlp/infer', {
+      inputs: [{ name: 'features', shape: [1, 64], datatype: 'FP32', data: [Array.from(mlpRows(1, 5))] }],
+    });
     expect(nested.status).toBe(200);
     expect(nested.json.outputs[0].data).toEqual((await v2('POST', '/v2/models/mlp/infer', inferBody(1, 5))).json.outputs[0].data);
   });
 
   it('answers bad input data found at decode time with 400 and `error`', async () => {
-    const res = await v2('POST', '/v2/models/mlp/infer', { inputs: [{ name: 'features', shape: [1, 64], datatype: 'FP32', data: ['a', ...new Array(63).fill(0)] }] });
+    const res = await v2('POST', '/v2/models/mlp/infer', {
+      inputs: [{ name: 'features', shape: [1, 64], datatype: 'FP32', data: ['a', ...new Array(63).fill(0)] }],
+    });
     expect(res.status).toBe(400);
     expect(res.json).toMatchObject({ code: 'INPUT_DATA_INVALID', error: expect.stringContaining('FP32') });
   });

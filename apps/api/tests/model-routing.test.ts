@@ -13,18 +13,38 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 const putRouting = (versions: unknown, key = modelsKey, name = 'mlp') =>
-  t.server.inject({ method: 'PUT', url: `/v1/models/${name}/routing`, payload: { versions } as object, headers: { ...t.auth(key), 'x-request-id': 'req-routing' } });
+  t.server.inject({
+    method: 'PUT',
+    url: `/v1/models/${name}/routing`,
+    payload: { versions } as object,
+    headers: { ...t.auth(key), 'x-request-id': 'req-routing' },
+  });
 
 /** Submits `count` jobs for `model` tagged with `phase`, and counts them by the version that recorded them. */
-async function submitMany(phase: string, count: number, headers: (i: number) => Record<string, string> = () => ({}), model = 'mlp'): Promise<Record<number, number>> {
+async function submitMany(
+  phase: string,
+  count: number,
+  headers: (i: number) => Record<string, string> = () => ({}),
+  model = 'mlp',
+): Promise<Record<number, number>> {
   for (let start = 0; start < count; start += 50) {
     const batch = Array.from({ length: Math.min(50, count - start) }, (_, k) => start + k);
-    const replies = await Promise.all(batch.map((i) => t.server.inject({
-      method: 'POST', url: '/v1/jobs', payload: { model, inputs: [mlpInput(1, i)], metadata: { phase, key: headers(i)['x-routing-key'] ?? '' } }, headers: { ...t.auth(t.userKey), ...headers(i) },
-    })));
+    const replies = await Promise.all(
+      batch.map((i) =>
+        t.server.inject({
+          method: 'POST',
+          url: '/v1/jobs',
+          payload: { model, inputs: [mlpInput(1, i)], metadata: { phase, key: headers(i)['x-routing-key'] ?? '' } },
+          headers: { ...t.auth(t.userKey), ...headers(i) },
+        }),
+      ),
+    );
     for (const res of replies) expect(res.statusCode, res.body).toBe(202);
   }
-  const { rows } = await t.ctx.pool.query<{ v: number; n: number }>("SELECT model_version AS v, count(*)::int AS n FROM jobs WHERE metadata->>'phase' = $1 GROUP BY 1", [phase]);
+  const { rows } = await t.ctx.pool.query<{ v: number; n: number }>(
+    "SELECT model_version AS v, count(*)::int AS n FROM jobs WHERE metadata->>'phase' = $1 GROUP BY 1",
+    [phase],
+  );
   return Object.fromEntries(rows.map((r) => [r.v, r.n]));
 }
 
@@ -37,9 +57,19 @@ describe('traffic split between model versions', () => {
   });
 
   it('splits 1,000 jobs near 90/10, and shows the table on the model views', async () => {
-    const put = await putRouting([{ version: 1, weight: 90 }, { version: 2, weight: 10 }]);
+    const put = await putRouting([
+      { version: 1, weight: 90 },
+      { version: 2, weight: 10 },
+    ]);
     expect(put.statusCode, put.body).toBe(200);
-    expect(put.json()).toMatchObject({ name: 'mlp', versions: [{ version: 1, weight: 90 }, { version: 2, weight: 10 }], updatedAt: expect.any(String) });
+    expect(put.json()).toMatchObject({
+      name: 'mlp',
+      versions: [
+        { version: 1, weight: 90 },
+        { version: 2, weight: 10 },
+      ],
+      updatedAt: expect.any(String),
+    });
     const split = await submitMany('split', 1_000);
     console.log(`90/10 split over 1000 jobs: v1 ${split[1]}, v2 ${split[2]}`);
     // Binomial(1000, 0.1) has a standard deviation under 10: these bounds are over 8 of them away.
@@ -50,9 +80,18 @@ describe('traffic split between model versions', () => {
     expect(split[1]! + split[2]!).toBe(1_000);
 
     const list = (await t.server.inject({ method: 'GET', url: '/v1/models', headers: t.auth(t.userKey) })).json();
-    expect(list.items.find((m: { name: string }) => m.name === 'mlp').routing).toEqual([{ version: 1, weight: 90 }, { version: 2, weight: 10 }]);
+    expect(list.items.find((m: { name: string }) => m.name === 'mlp').routing).toEqual([
+      { version: 1, weight: 90 },
+      { version: 2, weight: 10 },
+    ]);
     const one = (await t.server.inject({ method: 'GET', url: '/v1/models/mlp', headers: t.auth(t.userKey) })).json();
-    expect(one).toMatchObject({ version: 2, routing: [{ version: 1, weight: 90 }, { version: 2, weight: 10 }] });
+    expect(one).toMatchObject({
+      version: 2,
+      routing: [
+        { version: 1, weight: 90 },
+        { version: 2, weight: 10 },
+      ],
+    });
   });
 
   it('never routes name:version', async () => {
@@ -70,7 +109,12 @@ describe('traffic split between model versions', () => {
     expect(rows).toHaveLength(200);
     expect(rows.filter((r) => r.versions.length !== 1)).toEqual([]);
     expect(new Set(rows.map((r) => r.versions[0]))).toEqual(new Set([1, 2]));
-    const oversized = await t.server.inject({ method: 'POST', url: '/v1/jobs', payload: { model: 'mlp', inputs: [mlpInput()] }, headers: { ...t.auth(t.userKey), 'x-routing-key': 'k'.repeat(201) } });
+    const oversized = await t.server.inject({
+      method: 'POST',
+      url: '/v1/jobs',
+      payload: { model: 'mlp', inputs: [mlpInput()] },
+      headers: { ...t.auth(t.userKey), 'x-routing-key': 'k'.repeat(201) },
+    });
     expect(oversized.statusCode).toBe(400);
     expect(oversized.json().code).toBe('VALIDATION_FAILED');
   });
@@ -84,20 +128,66 @@ describe('traffic split between model versions', () => {
 
   it('moves only the keys in the shifted range when weights change', () => {
     const points = Array.from({ length: 10_000 }, (_, i) => (i + 0.5) / 10_000);
-    const before = points.map((p) => pickRoutedVersion([{ version: 1, weight: 90 }, { version: 2, weight: 10 }], p));
-    const after = points.map((p) => pickRoutedVersion([{ version: 1, weight: 80 }, { version: 2, weight: 20 }], p));
+    const before = points.map((p) =>
+      pickRoutedVersion(
+        [
+          { version: 1, weight: 90 },
+          { version: 2, weight: 10 },
+        ],
+        p,
+      ),
+    );
+    const after = points.map((p) =>
+      pickRoutedVersion(
+        [
+          { version: 1, weight: 80 },
+          { version: 2, weight: 20 },
+        ],
+        p,
+      ),
+    );
     const moved = points.filter((_, i) => before[i] !== after[i]);
     expect(moved).toHaveLength(1_000);
     expect(moved.every((p, i) => p >= 0.8 && p < 0.9 && before[points.indexOf(p)] === 1)).toBe(true);
     // Scaling every weight alike moves nothing; a zero weight takes nothing.
-    expect(points.map((p) => pickRoutedVersion([{ version: 1, weight: 9 }, { version: 2, weight: 1 }], p))).toEqual(before);
-    expect(new Set(points.map((p) => pickRoutedVersion([{ version: 1, weight: 0 }, { version: 2, weight: 3 }, { version: 3, weight: 0 }], p)))).toEqual(new Set([2]));
+    expect(
+      points.map((p) =>
+        pickRoutedVersion(
+          [
+            { version: 1, weight: 9 },
+            { version: 2, weight: 1 },
+          ],
+          p,
+        ),
+      ),
+    ).toEqual(before);
+    expect(
+      new Set(
+        points.map((p) =>
+          pickRoutedVersion(
+            [
+              { version: 1, weight: 0 },
+              { version: 2, weight: 3 },
+              { version: 3, weight: 0 },
+            ],
+            p,
+          ),
+        ),
+      ),
+    ).toEqual(new Set([2]));
   });
 
   it('promotes the canary to all traffic, then rolls back, in one call each', async () => {
     expect((await putRouting([{ version: 2, weight: 100 }])).statusCode).toBe(200);
     expect(await submitMany('promoted', 100)).toEqual({ 2: 100 });
-    expect((await putRouting([{ version: 1, weight: 100 }, { version: 2, weight: 0 }])).statusCode).toBe(200);
+    expect(
+      (
+        await putRouting([
+          { version: 1, weight: 100 },
+          { version: 2, weight: 0 },
+        ])
+      ).statusCode,
+    ).toBe(200);
     expect(await submitMany('rolled-back', 100)).toEqual({ 1: 100 });
     // An empty table: no routing, the latest version serves.
     const cleared = await putRouting([]);
@@ -106,11 +196,34 @@ describe('traffic split between model versions', () => {
   });
 
   it('refuses invalid tables with a problem and leaves the table as it was', async () => {
-    expect((await putRouting([{ version: 1, weight: 50 }, { version: 2, weight: 50 }])).statusCode).toBe(200);
+    expect(
+      (
+        await putRouting([
+          { version: 1, weight: 50 },
+          { version: 2, weight: 50 },
+        ])
+      ).statusCode,
+    ).toBe(200);
     const cases: Array<[string, unknown, number, string]> = [
       ['unknown version', [{ version: 9, weight: 10 }], 400, '/body/versions/0/version'],
-      ['duplicate version', [{ version: 1, weight: 10 }, { version: 1, weight: 20 }], 400, '/body/versions/1/version'],
-      ['all weights zero', [{ version: 1, weight: 0 }, { version: 2, weight: 0 }], 400, '/body/versions'],
+      [
+        'duplicate version',
+        [
+          { version: 1, weight: 10 },
+          { version: 1, weight: 20 },
+        ],
+        400,
+        '/body/versions/1/version',
+      ],
+      [
+        'all weights zero',
+        [
+          { version: 1, weight: 0 },
+          { version: 2, weight: 0 },
+        ],
+        400,
+        '/body/versions',
+      ],
       ['negative weight', [{ version: 1, weight: -1 }], 400, '/body/versions/0/weight'],
       ['fractional weight', [{ version: 1, weight: 0.5 }], 400, '/body/versions/0/weight'],
       ['version 0', [{ version: 0, weight: 1 }], 400, '/body/versions/0/version'],
@@ -130,7 +243,10 @@ describe('traffic split between model versions', () => {
     expect((await t.server.inject({ method: 'GET', url: '/v1/models/absent/routing', headers: t.auth() })).statusCode).toBe(404);
     expect((await t.server.inject({ method: 'GET', url: '/v1/models/mlp:1/routing', headers: t.auth() })).statusCode).toBe(400);
     const table = (await t.server.inject({ method: 'GET', url: '/v1/models/mlp/routing', headers: t.auth() })).json();
-    expect(table.versions).toEqual([{ version: 1, weight: 50 }, { version: 2, weight: 50 }]);
+    expect(table.versions).toEqual([
+      { version: 1, weight: 50 },
+      { version: 2, weight: 50 },
+    ]);
   });
 
   it('answers 403 to a key without models:write', async () => {
@@ -144,13 +260,32 @@ describe('traffic split between model versions', () => {
     const audit = (await t.server.inject({ method: 'GET', url: '/v1/audit?limit=500', headers: t.auth() })).json();
     const routed = audit.items.filter((e: { action: string }) => e.action === 'model:routed').reverse();
     expect(routed.map((e: { details: { versions: unknown } }) => e.details.versions)).toEqual([
-      [{ version: 1, weight: 90 }, { version: 2, weight: 10 }],
+      [
+        { version: 1, weight: 90 },
+        { version: 2, weight: 10 },
+      ],
       [{ version: 2, weight: 100 }],
-      [{ version: 1, weight: 100 }, { version: 2, weight: 0 }],
+      [
+        { version: 1, weight: 100 },
+        { version: 2, weight: 0 },
+      ],
       [],
-      [{ version: 1, weight: 50 }, { version: 2, weight: 50 }],
+      [
+        { version: 1, weight: 50 },
+        { version: 2, weight: 50 },
+      ],
     ]);
-    expect(routed[1]).toMatchObject({ resource: 'models/mlp', actorKeyId: actor, details: { requestId: 'req-routing', previous: [{ version: 1, weight: 90 }, { version: 2, weight: 10 }] } });
+    expect(routed[1]).toMatchObject({
+      resource: 'models/mlp',
+      actorKeyId: actor,
+      details: {
+        requestId: 'req-routing',
+        previous: [
+          { version: 1, weight: 90 },
+          { version: 2, weight: 10 },
+        ],
+      },
+    });
     expect(routed[0].details.previous).toEqual([]);
   });
 });

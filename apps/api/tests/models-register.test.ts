@@ -2,7 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, demoModelBytes, multipartBody, type TestApp } from './helpers.ts';
 
 let t: TestApp;
-beforeAll(async () => { t = await buildTestApp(); });
+beforeAll(async () => {
+  t = await buildTestApp();
+});
 afterAll(() => t.close());
 
 describe('model registry', () => {
@@ -13,7 +15,10 @@ describe('model registry', () => {
     const model = res.json();
     expect(model).toMatchObject({ name: 'transformer', version: 1, sizeBytes: bytes.byteLength, batching: { maxBatchSize: 8, maxBatchDelayMs: 3 } });
     expect(model.signature.batchable).toBe(true);
-    expect(model.signature.inputs.map((i: { name: string; datatype: string }) => `${i.name}:${i.datatype}`).sort()).toEqual(['attention_mask:INT64', 'input_ids:INT64']);
+    expect(model.signature.inputs.map((i: { name: string; datatype: string }) => `${i.name}:${i.datatype}`).sort()).toEqual([
+      'attention_mask:INT64',
+      'input_ids:INT64',
+    ]);
     expect(model.sha256).toMatch(/^[0-9a-f]{64}$/);
     const stored = await t.ctx.pool.query('SELECT artifact_key FROM models WHERE name = $1', ['transformer']);
     expect((await t.ctx.storage.headObject(stored.rows[0].artifact_key))?.sizeBytes).toBe(bytes.byteLength);

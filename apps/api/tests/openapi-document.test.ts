@@ -22,24 +22,40 @@ const NON_JSON_SUCCESS: Record<string, string> = {
 const HTTP_METHODS = new Set(['get', 'put', 'post', 'delete', 'patch', 'options', 'head', 'trace']);
 
 type Json = Record<string, any>;
-interface Operation { label: string; pointer: string; op: Json }
-interface Example { where: string; schemaPointer: string; value: unknown }
+interface Operation {
+  label: string;
+  pointer: string;
+  op: Json;
+}
+interface Example {
+  where: string;
+  schemaPointer: string;
+  value: unknown;
+}
 
 const escapeSegment = (segment: string | number) => String(segment).replaceAll('~', '~0').replaceAll('/', '~1');
-const pointerOf = (segments: (string | number)[]) => segments.map(escapeSegment).map((s) => `/${s}`).join('');
+const pointerOf = (segments: (string | number)[]) =>
+  segments
+    .map(escapeSegment)
+    .map((s) => `/${s}`)
+    .join('');
 
 function resolvePointer(doc: Json, pointer: string): unknown {
-  return pointer.split('/').slice(1).reduce<unknown>((node, raw) => {
-    const key = raw.replaceAll('~1', '/').replaceAll('~0', '~');
-    return node !== null && typeof node === 'object' && key in node ? (node as Json)[key] : undefined;
-  }, doc);
+  return pointer
+    .split('/')
+    .slice(1)
+    .reduce<unknown>((node, raw) => {
+      const key = raw.replaceAll('~1', '/').replaceAll('~0', '~');
+      return node !== null && typeof node === 'object' && key in node ? (node as Json)[key] : undefined;
+    }, doc);
 }
 
 function listOperations(doc: Json): Operation[] {
   return Object.entries(doc.paths as Json).flatMap(([path, item]) =>
     Object.entries(item as Json)
       .filter(([method]) => HTTP_METHODS.has(method))
-      .map(([method, op]) => ({ label: `${method.toUpperCase()} ${path}`, pointer: pointerOf(['paths', path, method]), op: op as Json })));
+      .map(([method, op]) => ({ label: `${method.toUpperCase()} ${path}`, pointer: pointerOf(['paths', path, method]), op: op as Json })),
+  );
 }
 
 const isJson = (mediaType: string) => mediaType === 'application/json' || mediaType.endsWith('+json');
@@ -84,12 +100,14 @@ function collectExamples(node: unknown, segments: (string | number)[], out: Exam
   // A `properties` map is keyed by field names, which may be `example` or `schema`.
   const isPropertyMap = segments.at(-1) === 'properties' || segments.at(-1) === 'patternProperties';
   if (!isPropertyMap) {
-    if (Array.isArray(obj.examples)) obj.examples.forEach((value: unknown, i: number) => out.push({ where: `${here}/examples/${i}`, schemaPointer: here, value }));
+    if (Array.isArray(obj.examples))
+      obj.examples.forEach((value: unknown, i: number) => out.push({ where: `${here}/examples/${i}`, schemaPointer: here, value }));
     if (obj.schema && typeof obj.schema === 'object') {
       const schemaPointer = `${here}/schema`;
       if (obj.example !== undefined) out.push({ where: `${here}/example`, schemaPointer, value: obj.example });
       if (obj.examples && !Array.isArray(obj.examples)) {
-        for (const [name, ex] of Object.entries(obj.examples as Json)) out.push({ where: `${here}/examples/${escapeSegment(name)}`, schemaPointer, value: ex.value });
+        for (const [name, ex] of Object.entries(obj.examples as Json))
+          out.push({ where: `${here}/examples/${escapeSegment(name)}`, schemaPointer, value: ex.value });
       }
     }
   }
@@ -145,7 +163,9 @@ afterAll(() => t?.close());
 describe('the OpenAPI document', () => {
   it('lists the API routes', () => {
     const labels = listOperations(doc).map((o) => o.label);
-    expect(labels).toEqual(expect.arrayContaining(['POST /v1/jobs', 'GET /v1/jobs/{id}', 'POST /v2/models/{name}/infer', 'POST /v1/embeddings', ...Object.keys(NON_JSON_SUCCESS)]));
+    expect(labels).toEqual(
+      expect.arrayContaining(['POST /v1/jobs', 'GET /v1/jobs/{id}', 'POST /v2/models/{name}/infer', 'POST /v1/embeddings', ...Object.keys(NON_JSON_SUCCESS)]),
+    );
   });
 
   it('gives every operation a summary, a tag, a 2xx body and an example of each JSON body', () => {

@@ -19,13 +19,20 @@ const getJob = async (id: string) => (await t.server.inject({ method: 'GET', url
 /** Stands in for the worker: the job succeeds with one inline output. */
 async function finish(id: string, value: number): Promise<void> {
   const output = { name: 'out', datatype: 'FP32', shape: [1, 1], bytes: 4, b64: encodeTensorBase64(new Uint8Array(new Float32Array([value]).buffer)) };
-  await t.ctx.pool.query("UPDATE jobs SET status = 'succeeded', outputs = $2, started_at = now(), finished_at = now(), queue_ms = 3, infer_ms = 1.5 WHERE id = $1", [id, JSON.stringify([output])]);
+  await t.ctx.pool.query(
+    "UPDATE jobs SET status = 'succeeded', outputs = $2, started_at = now(), finished_at = now(), queue_ms = 3, infer_ms = 1.5 WHERE id = $1",
+    [id, JSON.stringify([output])],
+  );
 }
 
 describe('response cache', () => {
   it('is off unless the upload asks for it, and the model views say which', async () => {
     const list = (await t.server.inject({ method: 'GET', url: '/v1/models', headers: t.auth(t.userKey) })).json();
-    expect(Object.fromEntries(list.items.map((m: { name: string; responseCache: boolean }) => [m.name, m.responseCache]))).toEqual({ cached: true, uncached: false, encoder: true });
+    expect(Object.fromEntries(list.items.map((m: { name: string; responseCache: boolean }) => [m.name, m.responseCache]))).toEqual({
+      cached: true,
+      uncached: false,
+      encoder: true,
+    });
     const bad = await t.registerModel('cached', await demoModelBytes('mlp'), { responseCache: 'sometimes' });
     expect(bad.statusCode).toBe(400);
   });
@@ -44,7 +51,16 @@ describe('response cache', () => {
     expect(hit.statusCode, hit.body).toBe(202);
     expect(hit.json().status).toBe('succeeded');
     const job = await getJob(hit.json().id);
-    expect(job).toMatchObject({ status: 'succeeded', cacheHit: true, model: 'cached', modelVersion: 1, metadata: { try: 'again' }, queueMs: null, inferMs: null, batchSize: null });
+    expect(job).toMatchObject({
+      status: 'succeeded',
+      cacheHit: true,
+      model: 'cached',
+      modelVersion: 1,
+      metadata: { try: 'again' },
+      queueMs: null,
+      inferMs: null,
+      batchSize: null,
+    });
     expect(job.outputs).toEqual([{ name: 'out', datatype: 'FP32', shape: [1, 1], bytes: 4, data: [42] }]);
     expect(job.inputs).toEqual([{ name: 'features', datatype: 'FP32', shape: [1, 64], bytes: 256 }]);
     expect(await t.producer.backlog('cached')).toBe(backlogBefore);
@@ -89,7 +105,12 @@ describe('response cache', () => {
 
     // Another tenant gets the result as its own job; the source job stays invisible to it.
     const other = await t.newKey();
-    const theirs = await t.server.inject({ method: 'POST', url: '/v1/jobs', payload: { model: 'cached:1', inputs: [mlpInput(1, 31)] }, headers: t.auth(other) });
+    const theirs = await t.server.inject({
+      method: 'POST',
+      url: '/v1/jobs',
+      payload: { model: 'cached:1', inputs: [mlpInput(1, 31)] },
+      headers: t.auth(other),
+    });
     expect(theirs.json().status).toBe('succeeded');
     expect((await t.server.inject({ method: 'GET', url: `/v1/jobs/${source.json().id}`, headers: t.auth(other) })).statusCode).toBe(404);
 

@@ -28,9 +28,19 @@ const submit = (priority: string, key?: string) =>
   t.server.inject({ method: 'POST', url: '/v1/jobs', payload: { model: 'mlp', inputs: [mlpInput(1, Math.random())], priority }, headers: t.auth(key) });
 
 const worker = (id: string): WorkerStatus => ({
-  workerId: id, hostname: 'h', device: 'cpu', pid: 1, startedAt: new Date().toISOString(), lastHeartbeatAt: new Date().toISOString(),
-  modelsServed: ['mlp'], modelsLoaded: [{ model: 'mlp', version: 1, provider: 'cpu', loadedAt: new Date().toISOString() }],
-  currentBatch: null, jobsSucceeded: 3, jobsFailed: 0, batches: 1, gpu: null,
+  workerId: id,
+  hostname: 'h',
+  device: 'cpu',
+  pid: 1,
+  startedAt: new Date().toISOString(),
+  lastHeartbeatAt: new Date().toISOString(),
+  modelsServed: ['mlp'],
+  modelsLoaded: [{ model: 'mlp', version: 1, provider: 'cpu', loadedAt: new Date().toISOString() }],
+  currentBatch: null,
+  jobsSucceeded: 3,
+  jobsFailed: 0,
+  batches: 1,
+  gpu: null,
 });
 
 describe('GET /v1/me', () => {
@@ -74,7 +84,9 @@ describe('GET /v1/workers and /v1/stats', () => {
     const key = await t.newKey();
     const { id } = (await submit('normal', key)).json();
     await t.ctx.pool.query(
-      "UPDATE jobs SET status = 'succeeded', started_at = now(), finished_at = now(), queue_ms = 12, infer_ms = 3.5, batch_size = 8 WHERE id = $1", [id]);
+      "UPDATE jobs SET status = 'succeeded', started_at = now(), finished_at = now(), queue_ms = 12, infer_ms = 3.5, batch_size = 8 WHERE id = $1",
+      [id],
+    );
     const stats = (await get('/v1/stats', key)).json();
     expect(stats).toMatchObject({ queueMsP50: 12, inferMsP95: 3.5, avgBatchSize: 8, errorRate: 0 });
     expect(stats.completedPerSec).toBeCloseTo(1 / 60);
@@ -84,7 +96,9 @@ describe('GET /v1/workers and /v1/stats', () => {
 describe('job inputs, outputs and retry', () => {
   it('downloads input bytes, and re-submits a job as a new one with the same inputs', async () => {
     const input = mlpInput(1, 42);
-    const { id } = (await t.server.inject({ method: 'POST', url: '/v1/jobs', payload: { model: 'mlp', inputs: [input], priority: 'low' }, headers: t.auth(t.userKey) })).json();
+    const { id } = (
+      await t.server.inject({ method: 'POST', url: '/v1/jobs', payload: { model: 'mlp', inputs: [input], priority: 'low' }, headers: t.auth(t.userKey) })
+    ).json();
     const detail = (await get(`/v1/jobs/${id}`, t.userKey)).json();
     expect(detail.inputs).toEqual([{ name: 'features', datatype: 'FP32', shape: [1, 64], bytes: 256 }]);
     const raw = await get(`/v1/jobs/${id}/inputs/0`, t.userKey);

@@ -29,7 +29,8 @@ const submit = async (key: string): Promise<string> => {
 const keyIdOf = async (key: string): Promise<string> => (await request('GET', '/v1/me', key)).json().keyId;
 
 /** Routes anyone may call: probes and the OpenAPI docs (the console too, when built). */
-const isPublic = (url: string) => ['/healthz', '/readyz', '/metrics', '/v2/health/live', '/v2/health/ready'].includes(url) || url === '/docs' || url.startsWith('/docs/');
+const isPublic = (url: string) =>
+  ['/healthz', '/readyz', '/metrics', '/v2/health/live', '/v2/health/ready'].includes(url) || url === '/docs' || url.startsWith('/docs/');
 /** A concrete URL for a route pattern: params become a fresh id, index 0, or the registered model. */
 const concrete = (url: string, id: string = randomUUID()) =>
   url.replace(/:(\w+)/g, (_, name: string) => (name === 'index' ? '0' : name === 'name' ? 'mlp' : id)).replace('*', 'x');
@@ -92,14 +93,22 @@ describe("one key never reaches another key's jobs", () => {
     expect((await startJobs(t.ctx.pool, { ids: [jobA], workerId: 'w', batchId: randomUUID(), batchSize: 1 })).size).toBe(1);
     const key = jobOutputKey(jobA, 0);
     await t.ctx.storage.putObject(key, new Uint8Array(40), { contentType: 'application/octet-stream' });
-    await completeJobs(t.ctx.pool, [{ id: jobA, inferMs: 1, items: 1, deviceMs: 1, outputs: [{ name: 'out', datatype: 'FP32', shape: [1, 10], bytes: 40, key }] }]);
+    await completeJobs(t.ctx.pool, [
+      { id: jobA, inferMs: 1, items: 1, deviceMs: 1, outputs: [{ name: 'out', datatype: 'FP32', shape: [1, 10], bytes: 40, key }] },
+    ]);
   });
 
   it("answers 404, never 403, on every route of A's job", async () => {
     const jobRoutes = t.routes.filter((r) => r.url.startsWith('/v1/jobs/:id') && r.method !== 'HEAD');
-    expect(jobRoutes.map((r) => `${r.method} ${r.url}`)).toEqual(expect.arrayContaining([
-      'GET /v1/jobs/:id', 'POST /v1/jobs/:id/cancel', 'POST /v1/jobs/:id/retry', 'GET /v1/jobs/:id/inputs/:index', 'GET /v1/jobs/:id/outputs/:index',
-    ]));
+    expect(jobRoutes.map((r) => `${r.method} ${r.url}`)).toEqual(
+      expect.arrayContaining([
+        'GET /v1/jobs/:id',
+        'POST /v1/jobs/:id/cancel',
+        'POST /v1/jobs/:id/retry',
+        'GET /v1/jobs/:id/inputs/:index',
+        'GET /v1/jobs/:id/outputs/:index',
+      ]),
+    );
     for (const route of jobRoutes) {
       const res = await request(route.method, concrete(route.url, jobA), b);
       expect(res.statusCode, `${route.method} ${route.url}`).toBe(404);
@@ -160,8 +169,20 @@ describe('per-key rate limits', () => {
     redis.on('error', () => {});
     const app = await buildApp({
       logger: createLogger({ service: 'api-test', level: 'silent', pretty: false }),
-      pool: t.ctx.pool, redis, producer: createJobProducer({ connection: redis, prefix: t.ctx.prefix }), storage: t.ctx.storage,
-      settings: { bodyLimitBytes: 1 << 20, modelUploadLimitBytes: 1 << 20, inputMaxBytes: 1 << 20, inlineTensorMaxBytes: 1 << 14, outputUrlTtlS: 60, cacheTtlMs: 0, rateLimitPerMin: 1, webhooks: { signingSecret: 'x'.repeat(32), allowPrivate: false } },
+      pool: t.ctx.pool,
+      redis,
+      producer: createJobProducer({ connection: redis, prefix: t.ctx.prefix }),
+      storage: t.ctx.storage,
+      settings: {
+        bodyLimitBytes: 1 << 20,
+        modelUploadLimitBytes: 1 << 20,
+        inputMaxBytes: 1 << 20,
+        inlineTensorMaxBytes: 1 << 14,
+        outputUrlTtlS: 60,
+        cacheTtlMs: 0,
+        rateLimitPerMin: 1,
+        webhooks: { signingSecret: 'x'.repeat(32), allowPrivate: false },
+      },
     });
     try {
       for (let i = 0; i < 3; i++) expect((await app.server.inject({ method: 'GET', url: '/v1/jobs', headers: t.auth(t.userKey) })).statusCode).toBe(200);
@@ -177,7 +198,9 @@ describe('the audit log', () => {
     const entries: AuditEntry[] = [];
     let cursor: string | null = null;
     do {
-      const page: { items: AuditEntry[]; nextCursor: string | null } = (await request('GET', `/v1/audit?limit=2${cursor ? `&cursor=${cursor}` : ''}`, key)).json();
+      const page: { items: AuditEntry[]; nextCursor: string | null } = (
+        await request('GET', `/v1/audit?limit=2${cursor ? `&cursor=${cursor}` : ''}`, key)
+      ).json();
       entries.push(...page.items);
       cursor = page.nextCursor;
     } while (cursor);
@@ -187,7 +210,14 @@ describe('the audit log', () => {
   it('records each key created and revoked and each model uploaded once, with the actor and request id', async () => {
     const adminId = await keyIdOf(t.adminKey);
     expect((await request('POST', '/v1/keys', t.adminKey, { 'content-type': 'application/json' })).statusCode).toBe(400); // refused: nothing recorded
-    const key = (await t.server.inject({ method: 'POST', url: '/v1/keys', payload: { name: 'audited', scopes: ['jobs:read'] }, headers: { ...t.auth(), 'x-request-id': 'req-create' } })).json();
+    const key = (
+      await t.server.inject({
+        method: 'POST',
+        url: '/v1/keys',
+        payload: { name: 'audited', scopes: ['jobs:read'] },
+        headers: { ...t.auth(), 'x-request-id': 'req-create' },
+      })
+    ).json();
     expect((await request('POST', `/v1/keys/${key.id}/revoke`, t.adminKey, { 'x-request-id': 'req-revoke' })).statusCode).toBe(200);
     expect((await request('POST', `/v1/keys/${key.id}/revoke`, t.adminKey)).statusCode).toBe(404); // revoking twice records nothing
 
@@ -196,9 +226,15 @@ describe('the audit log', () => {
     const about = (resource: string) => entries.filter((e) => e.resource === resource);
     expect(about(`keys/${key.id}`)).toMatchObject([
       { action: 'key:revoked', actorKeyId: adminId, details: { requestId: 'req-revoke', name: 'audited' } },
-      { action: 'key:created', actorKeyId: adminId, details: { requestId: 'req-create', name: 'audited', scopes: ['jobs:read'], rateLimitPerMin: null, weight: 1 } },
+      {
+        action: 'key:created',
+        actorKeyId: adminId,
+        details: { requestId: 'req-create', name: 'audited', scopes: ['jobs:read'], rateLimitPerMin: null, weight: 1 },
+      },
     ]);
-    expect(about('models/mlp:1')).toMatchObject([{ action: 'model:uploaded', actorKeyId: adminId, details: { sizeBytes: expect.any(Number), sha256: expect.any(String) } }]);
+    expect(about('models/mlp:1')).toMatchObject([
+      { action: 'model:uploaded', actorKeyId: adminId, details: { sizeBytes: expect.any(Number), sha256: expect.any(String) } },
+    ]);
   });
 
   it('is readable only by admins', async () => {

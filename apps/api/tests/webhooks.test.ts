@@ -14,12 +14,15 @@ function createReceiver() {
   const received: Array<{ path: string; headers: IncomingHttpHeaders; body: string }> = [];
   const server: Server = createServer((req, res) => {
     let body = '';
-    req.setEncoding('utf8').on('data', (c: string) => (body += c)).on('end', () => {
-      const path = req.url ?? '/';
-      received.push({ path, headers: req.headers, body });
-      const plan = plans.get(path) ?? [200];
-      res.writeHead(plan.length > 1 ? plan.shift()! : plan[0]!).end();
-    });
+    req
+      .setEncoding('utf8')
+      .on('data', (c: string) => (body += c))
+      .on('end', () => {
+        const path = req.url ?? '/';
+        received.push({ path, headers: req.headers, body });
+        const plan = plans.get(path) ?? [200];
+        res.writeHead(plan.length > 1 ? plan.shift()! : plan[0]!).end();
+      });
   });
   return {
     received,
@@ -36,7 +39,15 @@ function createReceiver() {
 
 const SIGNING_SECRET = 'webhooks-test-server-secret-0123456789abcdef';
 const settings = (overrides: Partial<WebhookSettings> = {}): WebhookSettings => ({
-  signingSecret: SIGNING_SECRET, allowPrivate: true, maxAttempts: 3, pollIntervalMs: 20, timeoutMs: 2_000, retryBaseMs: 50, concurrency: 4, outputUrlTtlS: 60, ...overrides,
+  signingSecret: SIGNING_SECRET,
+  allowPrivate: true,
+  maxAttempts: 3,
+  pollIntervalMs: 20,
+  timeoutMs: 2_000,
+  retryBaseMs: 50,
+  concurrency: 4,
+  outputUrlTtlS: 60,
+  ...overrides,
 });
 
 const receiver = createReceiver();
@@ -44,7 +55,12 @@ let base: string;
 let t: TestApp;
 let dispatcher: WebhookDispatcher;
 const startDispatcher = (overrides: Partial<WebhookSettings> = {}) => {
-  dispatcher = createWebhookDispatcher({ pool: t.ctx.pool, storage: t.ctx.storage, logger: createLogger({ service: 'webhooks-test', level: 'silent', pretty: false }), settings: settings(overrides) });
+  dispatcher = createWebhookDispatcher({
+    pool: t.ctx.pool,
+    storage: t.ctx.storage,
+    logger: createLogger({ service: 'webhooks-test', level: 'silent', pretty: false }),
+    settings: settings(overrides),
+  });
   dispatcher.start();
 };
 
@@ -61,7 +77,12 @@ afterAll(async () => {
 });
 
 async function submitWithWebhook(url: string, key = t.userKey): Promise<string> {
-  const res = await t.server.inject({ method: 'POST', url: '/v1/jobs', payload: { model: 'mlp', inputs: [mlpInput()], webhook: { url } }, headers: t.auth(key) });
+  const res = await t.server.inject({
+    method: 'POST',
+    url: '/v1/jobs',
+    payload: { model: 'mlp', inputs: [mlpInput()], webhook: { url } },
+    headers: t.auth(key),
+  });
   expect(res.statusCode).toBe(202);
   return res.json().id;
 }
@@ -69,17 +90,21 @@ async function submitWithWebhook(url: string, key = t.userKey): Promise<string> 
 /** What a worker does when a batch succeeds: outputs stored, finished_at set. */
 async function finishJob(id: string): Promise<void> {
   const logits = Buffer.from(new Float32Array(16).fill(0.5).buffer).toString('base64');
-  await t.ctx.pool.query(
-    `UPDATE jobs SET status = 'succeeded', started_at = now(), finished_at = now(), attempts = 1, outputs = $2 WHERE id = $1`,
-    [id, JSON.stringify([{ name: 'logits', datatype: 'FP32', shape: [1, 16], bytes: 64, b64: logits }])],
-  );
+  await t.ctx.pool.query(`UPDATE jobs SET status = 'succeeded', started_at = now(), finished_at = now(), attempts = 1, outputs = $2 WHERE id = $1`, [
+    id,
+    JSON.stringify([{ name: 'logits', datatype: 'FP32', shape: [1, 16], bytes: 64, b64: logits }]),
+  ]);
 }
 
 const deliveries = (id: string, key = t.userKey) => t.server.inject({ method: 'GET', url: `/v1/jobs/${id}/webhook-deliveries`, headers: t.auth(key) });
-const settled = (id: string) => waitFor(async () => {
-  const body = (await deliveries(id)).json();
-  return body.state !== 'pending' && body;
-}, { timeoutMs: 10_000, what: `webhook of job ${id} settled` });
+const settled = (id: string) =>
+  waitFor(
+    async () => {
+      const body = (await deliveries(id)).json();
+      return body.state !== 'pending' && body;
+    },
+    { timeoutMs: 10_000, what: `webhook of job ${id} settled` },
+  );
 
 /** Verifies a Standard Webhooks signature with node:crypto only, as a receiver would. */
 function verifies(secret: string, headers: IncomingHttpHeaders, body: string): boolean {
@@ -89,12 +114,17 @@ function verifies(secret: string, headers: IncomingHttpHeaders, body: string): b
 }
 
 describe('delivery', () => {
-  it('posts a finished job once, signed with the owner key\'s secret', async () => {
+  it("posts a finished job once, signed with the owner key's secret", async () => {
     const id = await submitWithWebhook(`${base}/ok`);
     expect((await deliveries(id)).json()).toMatchObject({ url: `${base}/ok`, state: 'pending', attempts: 0, nextAttemptAt: null, items: [] });
     await finishJob(id);
     const state = await settled(id);
-    expect(state).toMatchObject({ state: 'delivered', attempts: 1, nextAttemptAt: null, items: [{ attempt: 1, url: `${base}/ok`, statusCode: 200, error: null }] });
+    expect(state).toMatchObject({
+      state: 'delivered',
+      attempts: 1,
+      nextAttemptAt: null,
+      items: [{ attempt: 1, url: `${base}/ok`, statusCode: 200, error: null }],
+    });
 
     const [got] = receiver.for(id);
     expect(got!.headers['content-type']).toBe('application/json');
@@ -123,7 +153,11 @@ describe('delivery', () => {
     await finishJob(id);
     const state = await settled(id);
     expect(state.state).toBe('delivered');
-    expect(state.items.map((d: { attempt: number; statusCode: number }) => [d.attempt, d.statusCode])).toEqual([[1, 500], [2, 500], [3, 200]]);
+    expect(state.items.map((d: { attempt: number; statusCode: number }) => [d.attempt, d.statusCode])).toEqual([
+      [1, 500],
+      [2, 500],
+      [3, 200],
+    ]);
     const posts = receiver.for(id);
     expect(posts).toHaveLength(3);
     const times = state.items.map((d: { createdAt: string }) => Date.parse(d.createdAt));
@@ -141,12 +175,21 @@ describe('delivery', () => {
   });
 
   it('delivers each job once when two API replicas dispatch together', async () => {
-    const replica = createWebhookDispatcher({ pool: t.ctx.pool, storage: t.ctx.storage, logger: createLogger({ service: 'webhooks-test', level: 'silent', pretty: false }), settings: settings() });
+    const replica = createWebhookDispatcher({
+      pool: t.ctx.pool,
+      storage: t.ctx.storage,
+      logger: createLogger({ service: 'webhooks-test', level: 'silent', pretty: false }),
+      settings: settings(),
+    });
     replica.start();
     try {
       const ids = await Promise.all(Array.from({ length: 20 }, () => submitWithWebhook(`${base}/ok`)));
       await t.ctx.pool.query(`UPDATE jobs SET status = 'succeeded', finished_at = now() WHERE id = ANY($1::uuid[])`, [ids]);
-      await waitFor(async () => (await t.ctx.pool.query(`SELECT count(*)::int AS n FROM jobs WHERE id = ANY($1::uuid[]) AND webhook_state = 'delivered'`, [ids])).rows[0].n === ids.length);
+      await waitFor(
+        async () =>
+          (await t.ctx.pool.query(`SELECT count(*)::int AS n FROM jobs WHERE id = ANY($1::uuid[]) AND webhook_state = 'delivered'`, [ids])).rows[0].n ===
+          ids.length,
+      );
       expect(ids.map((id) => receiver.for(id).length)).toEqual(ids.map(() => 1));
     } finally {
       await replica.close();
@@ -184,11 +227,18 @@ describe('URL policy at submit (private addresses not allowed)', () => {
   });
   afterAll(() => strict.close());
 
-  const submit = (url: string) => strict.server.inject({ method: 'POST', url: '/v1/jobs', payload: { model: 'mlp', inputs: [mlpInput()], webhook: { url } }, headers: strict.auth() });
+  const submit = (url: string) =>
+    strict.server.inject({ method: 'POST', url: '/v1/jobs', payload: { model: 'mlp', inputs: [mlpInput()], webhook: { url } }, headers: strict.auth() });
 
   it.each([
-    'http://127.0.0.1/hook', 'http://10.0.0.1/hook', 'http://[::1]/hook', 'http://169.254.169.254/latest/meta-data',
-    'http://localhost:8080/hook', 'http://[::ffff:192.168.1.1]/hook', 'http://0x7f000001/hook', 'ftp://198.51.100.7/hook',
+    'http://127.0.0.1/hook',
+    'http://10.0.0.1/hook',
+    'http://[::1]/hook',
+    'http://169.254.169.254/latest/meta-data',
+    'http://localhost:8080/hook',
+    'http://[::ffff:192.168.1.1]/hook',
+    'http://0x7f000001/hook',
+    'ftp://198.51.100.7/hook',
   ])('refuses %s', async (url) => {
     const res = await submit(url);
     expect(res.statusCode).toBe(400);

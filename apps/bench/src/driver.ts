@@ -46,9 +46,11 @@ export async function submitJobs(baseUrl: string, count: number, concurrency: nu
   const submitter = createSubmitter(baseUrl, count, concurrency, body, apiKey);
   let next = 0;
   try {
-    await Promise.all(Array.from({ length: Math.min(concurrency, count) }, async () => {
-      while (next < count) await submitter.send(next++);
-    }));
+    await Promise.all(
+      Array.from({ length: Math.min(concurrency, count) }, async () => {
+        while (next < count) await submitter.send(next++);
+      }),
+    );
     return submitter.result();
   } finally {
     await submitter.close();
@@ -57,16 +59,22 @@ export async function submitJobs(baseUrl: string, count: number, concurrency: nu
 
 /** Waits until `count` jobs of the schema are finished; returns when the last one finished. */
 export async function waitForFinished(pool: Pool, count: number, timeoutMs = 600_000): Promise<void> {
-  await waitFor(async () => {
-    const { rows } = await pool.query("SELECT count(*)::int AS n FROM jobs WHERE status IN ('succeeded', 'failed', 'canceled', 'expired')");
-    return rows[0].n >= count;
-  }, { timeoutMs, intervalMs: 100, what: `${count} jobs to finish` });
+  await waitFor(
+    async () => {
+      const { rows } = await pool.query("SELECT count(*)::int AS n FROM jobs WHERE status IN ('succeeded', 'failed', 'canceled', 'expired')");
+      return rows[0].n >= count;
+    },
+    { timeoutMs, intervalMs: 100, what: `${count} jobs to finish` },
+  );
 }
 
 /** Seconds from the first job created to the last one finished, and the finished jobs' timings. */
 export async function finishedSpan(pool: Pool): Promise<{ spanS: number; queueMs: number[]; inferMs: number[]; batchSizes: number[]; failed: number }> {
-  const { rows: [span] } = await pool.query(
-    "SELECT extract(epoch FROM max(finished_at) - min(created_at))::float AS s, count(*) FILTER (WHERE status = 'failed')::int AS failed FROM jobs");
+  const {
+    rows: [span],
+  } = await pool.query(
+    "SELECT extract(epoch FROM max(finished_at) - min(created_at))::float AS s, count(*) FILTER (WHERE status = 'failed')::int AS failed FROM jobs",
+  );
   const { rows } = await pool.query("SELECT queue_ms, infer_ms, batch_size FROM jobs WHERE status = 'succeeded'");
   return {
     spanS: span.s ?? 0,

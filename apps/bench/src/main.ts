@@ -17,7 +17,9 @@ import { SCENARIOS } from './scenarios/index.ts';
 import { loadBenchEnv } from './bench-env.ts';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
-const { values: args } = parseArgs({ options: { smoke: { type: 'boolean', default: false }, only: { type: 'string' }, out: { type: 'string' }, device: { type: 'string', default: 'cpu' } } });
+const { values: args } = parseArgs({
+  options: { smoke: { type: 'boolean', default: false }, only: { type: 'string' }, out: { type: 'string' }, device: { type: 'string', default: 'cpu' } },
+});
 const log = (line: string) => console.log(`[bench] ${line}`);
 
 const env = loadBenchEnv();
@@ -41,14 +43,24 @@ const commit = (() => {
   }
 })();
 try {
-  const results = await runScenarios(ctx, SCENARIOS.filter((s) => !only || only.includes(s.id)));
+  const results = await runScenarios(
+    ctx,
+    SCENARIOS.filter((s) => !only || only.includes(s.id)),
+  );
   const pool = createPool({ url: requiredTestVar('DATABASE_URL'), schema: 'public', max: 1 });
   // A consumer connection queues the INFO until it is connected; a producer one would fail it.
   const redis = createRedisConnection(requiredTestVar('REDIS_URL'), 'consumer');
   const machine = await describeMachine({ pool, redisInfo: () => redis.info('server') });
   await Promise.all([pool.end(), redis.quit()]);
   const out = resolve(ROOT, args.out ?? 'docs/benchmarks');
-  await writeReport(out, { machine, startedAt, commit, smoke: args.smoke, command: ['npm run bench', ...(process.argv.length > 2 ? ['--', ...process.argv.slice(2)] : [])].join(' '), results });
+  await writeReport(out, {
+    machine,
+    startedAt,
+    commit,
+    smoke: args.smoke,
+    command: ['npm run bench', ...(process.argv.length > 2 ? ['--', ...process.argv.slice(2)] : [])].join(' '),
+    results,
+  });
   log(`report written to ${out}`);
 } finally {
   await services.stop();

@@ -27,7 +27,10 @@ function scenarioMarkdown(r: ScenarioResult): string {
 }
 
 /** results.json, README.md (tables, goals) and one SVG per chart, in `dir`. */
-export async function writeReport(dir: string, run: { machine: Machine; startedAt: string; commit?: string; smoke: boolean; command: string; results: ScenarioResult[] }): Promise<void> {
+export async function writeReport(
+  dir: string,
+  run: { machine: Machine; startedAt: string; commit?: string; smoke: boolean; command: string; results: ScenarioResult[] },
+): Promise<void> {
   await mkdir(dir, { recursive: true });
   await writeFile(join(dir, 'results.json'), `${JSON.stringify(run, null, 2)}\n`);
   for (const chart of run.results.flatMap((r) => r.charts ?? [])) await writeFile(join(dir, `${chart.file}.svg`), renderLineChart(chart));

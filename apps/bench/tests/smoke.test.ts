@@ -11,7 +11,13 @@ import { SCENARIOS } from '../src/scenarios/index.ts';
 // timings belong in the benchmark report, not in tests.
 describe('benchmark suite (smoke)', () => {
   it('runs every scenario and writes the report', async () => {
-    const ctx = { smoke: true, device: 'cpu', size: (_full: number, smoke: number) => smoke, startStack: (apiEnv?: Record<string, string>) => startStack({ logLevel: 'warn', apiEnv }), log: () => {} };
+    const ctx = {
+      smoke: true,
+      device: 'cpu',
+      size: (_full: number, smoke: number) => smoke,
+      startStack: (apiEnv?: Record<string, string>) => startStack({ logLevel: 'warn', apiEnv }),
+      log: () => {},
+    };
     const results = await runScenarios(ctx, SCENARIOS);
     expect(results.map((r) => r.id)).toEqual(['1', '2', '3', '4', '5', '6', '7', '8', '9', '10', 'soak']);
     for (const r of results) expect(Object.keys(r.metrics).length).toBeGreaterThan(0);

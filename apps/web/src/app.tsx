@@ -20,17 +20,80 @@ export function App() {
     <Routes>
       <Route path="/sign-in" element={<SignInPage />} />
       <Route element={<RequireAuth />}>
-        <Route index element={<RequireScope scope="jobs:read"><OverviewPage /></RequireScope>} />
-        <Route path="jobs" element={<RequireScope scope="jobs:read"><JobsPage /></RequireScope>} />
-        <Route path="jobs/:id" element={<RequireScope scope="jobs:read"><JobDetailPage /></RequireScope>} />
-        <Route path="playground" element={<RequireScope scope="jobs:write"><PlaygroundPage /></RequireScope>} />
-        <Route path="models" element={<RequireScope scope="jobs:read"><ModelsPage /></RequireScope>} />
-        <Route path="models/:name" element={<RequireScope scope="jobs:read"><ModelDetailPage /></RequireScope>} />
-        <Route path="workers" element={<RequireScope scope="jobs:read"><WorkersPage /></RequireScope>} />
-        <Route path="usage" element={<RequireScope scope="jobs:read"><UsagePage /></RequireScope>} />
+        <Route
+          index
+          element={
+            <RequireScope scope="jobs:read">
+              <OverviewPage />
+            </RequireScope>
+          }
+        />
+        <Route
+          path="jobs"
+          element={
+            <RequireScope scope="jobs:read">
+              <JobsPage />
+            </RequireScope>
+          }
+        />
+        <Route
+          path="jobs/:id"
+          element={
+            <RequireScope scope="jobs:read">
+              <JobDetailPage />
+            </RequireScope>
+          }
+        />
+        <Route
+          path="playground"
+          element={
+            <RequireScope scope="jobs:write">
+              <PlaygroundPage />
+            </RequireScope>
+          }
+        />
+        <Route
+          path="models"
+          element={
+            <RequireScope scope="jobs:read">
+              <ModelsPage />
+            </RequireScope>
+          }
+        />
+        <Route
+          path="models/:name"
+          element={
+            <RequireScope scope="jobs:read">
+              <ModelDetailPage />
+            </RequireScope>
+          }
+        />
+        <Route
+          path="workers"
+          element={
+            <RequireScope scope="jobs:read">
+              <WorkersPage />
+            </RequireScope>
+          }
+        />
+        <Route
+          path="usage"
+          element={
+            <RequireScope scope="jobs:read">
+              <UsagePage />
+            </RequireScope>
+          }
+        />
         {/* Admin only: the page says so itself rather than through RequireScope, next to the batch id the link carried. */}
         <Route path="batches/:id" element={<BatchPage />} />
-        <Route path="keys" element={<RequireScope scope="admin"><ApiKeysPage /></RequireScope>} />
+        <Route
+          path="keys"
+          element={
+            <RequireScope scope="admin">
+              <ApiKeysPage />
+            </RequireScope>
+          }
+        />
         <Route path="*" element={<NotFoundPage />} />
       </Route>
     </Routes>

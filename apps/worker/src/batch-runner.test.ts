@@ -20,7 +20,10 @@ let ownerKeyId: string;
 beforeAll(async () => {
   ctx = await createTestContext();
   ownerKeyId = randomUUID();
-  await ctx.pool.query("INSERT INTO api_keys (id, name, prefix, secret_hash, scopes) VALUES ($1, 'runner-test', $2, 'x', '{jobs:write}')", [ownerKeyId, ownerKeyId.slice(0, 8)]);
+  await ctx.pool.query("INSERT INTO api_keys (id, name, prefix, secret_hash, scopes) VALUES ($1, 'runner-test', $2, 'x', '{jobs:write}')", [
+    ownerKeyId,
+    ownerKeyId.slice(0, 8),
+  ]);
 });
 afterAll(() => ctx?.close());
 
@@ -28,8 +31,18 @@ const input = { name: 'x', datatype: 'FP32' as const, shape: [1, 4], bytes: 16, 
 
 async function queuedJob(): Promise<string> {
   const job: NewJob = {
-    id: randomUUID(), ownerKeyId, modelName: 'slow', modelVersion: 1, priority: 'normal', idempotencyKey: null, requestHash: null,
-    inputs: [input], metadata: {}, deadlineAt: null, webhookUrl: null, inputSha256: null,
+    id: randomUUID(),
+    ownerKeyId,
+    modelName: 'slow',
+    modelVersion: 1,
+    priority: 'normal',
+    idempotencyKey: null,
+    requestHash: null,
+    inputs: [input],
+    metadata: {},
+    deadlineAt: null,
+    webhookUrl: null,
+    inputSha256: null,
   };
   await insertJobs(ctx.pool, [job]);
   return job.id;
@@ -38,10 +51,17 @@ async function queuedJob(): Promise<string> {
 /** A session whose every batch "runs" and returns one output per job. */
 function standInSessions(ran: string[][]): ModelSessions {
   const session = {
-    provider: 'cpu', failedProviders: [], inputNames: ['x'], outputNames: ['y'],
+    provider: 'cpu',
+    failedProviders: [],
+    inputNames: ['x'],
+    outputNames: ['y'],
     async runBatch(jobs: Array<{ inputs: unknown[] }>) {
       ran.push(jobs.map((_, i) => String(i)));
-      return { inferMs: 5, mode: 'batched', results: jobs.map(() => ({ ok: true, outputs: [{ name: 'y', datatype: 'FP32', shape: [1, 1], data: new Uint8Array(4) }] })) };
+      return {
+        inferMs: 5,
+        mode: 'batched',
+        results: jobs.map(() => ({ ok: true, outputs: [{ name: 'y', datatype: 'FP32', shape: [1, 1], data: new Uint8Array(4) }] })),
+      };
     },
     async close() {},
   } as unknown as ModelSession;
@@ -51,7 +71,18 @@ function standInSessions(ran: string[][]): ModelSessions {
 function pending(jobId: string, deadlineAt?: number): PendingJob & { outcome: Promise<boolean> } {
   let settle!: (ok: boolean) => void;
   const outcome = new Promise<boolean>((resolve) => (settle = resolve));
-  return { jobId, model: 'slow', modelVersion: 1, priority: 'normal', createdAtMs: Date.now(), attemptsMade: 0, maxAttempts: 3, deadlineAt, settle: (o) => settle(o.ok), outcome };
+  return {
+    jobId,
+    model: 'slow',
+    modelVersion: 1,
+    priority: 'normal',
+    createdAtMs: Date.now(),
+    attemptsMade: 0,
+    maxAttempts: 3,
+    deadlineAt,
+    settle: (o) => settle(o.ok),
+    outcome,
+  };
 }
 
 function runner(deadlines: boolean, ran: string[][]) {
@@ -59,7 +90,13 @@ function runner(deadlines: boolean, ran: string[][]) {
   // The device takes 10 s per item here: nothing with a deadline a few seconds away can make it.
   for (let i = 0; i < 3; i++) profiles.of('slow').record(1, 10_000);
   return createBatchRunner({
-    pool: ctx.pool, sessions: standInSessions(ran), storage: ctx.storage, workerId: 'w-test', device: 'cpu', profiles, deadlines,
+    pool: ctx.pool,
+    sessions: standInSessions(ran),
+    storage: ctx.storage,
+    workerId: 'w-test',
+    device: 'cpu',
+    profiles,
+    deadlines,
     writer: createResultWriter({ pool: ctx.pool, storage: ctx.storage, inlineTensorMaxBytes: 1024 }),
     logger: createLogger({ service: 'test', level: 'silent' }),
   });
@@ -73,7 +110,12 @@ describe('batch runner with deadlines', () => {
     await runner(true, ran).runBatch(jobs);
     expect(await Promise.all(jobs.map((j) => j.outcome))).toEqual([true, true]);
     expect(ran).toEqual([['0']]);
-    expect(await findJob(ctx.pool, late, null)).toMatchObject({ status: 'expired', errorCode: 'DEADLINE_EXCEEDED', errorMessage: expect.stringMatching(/cannot finish by its deadline: the batch is expected to take \d+/), deviceMs: null });
+    expect(await findJob(ctx.pool, late, null)).toMatchObject({
+      status: 'expired',
+      errorCode: 'DEADLINE_EXCEEDED',
+      errorMessage: expect.stringMatching(/cannot finish by its deadline: the batch is expected to take \d+/),
+      deviceMs: null,
+    });
     expect(await findJob(ctx.pool, free, null)).toMatchObject({ status: 'succeeded', items: 1 });
   });
 

@@ -79,13 +79,15 @@ export interface BatchRunnerDeps {
 export function createBatchRunner(deps: BatchRunnerDeps) {
   /** Runs `step`, again and again while it fails because Postgres or S3 is unreachable, until it succeeds or the worker stops. */
   function outlastOutage<T>(step: string, scope: StepScope, task: () => Promise<T>): Promise<T> {
-    return traceStep(scope.span, step, () => pRetry(task, {
-      ...OUTAGE_BACKOFF,
-      shouldRetry: ({ error }) => isOutage(error) && !deps.signal?.aborted,
-      onFailedAttempt: ({ error, attemptNumber }) => {
-        if (isOutage(error)) scope.log.warn({ step, attempt: attemptNumber, err: error.message }, 'dependency unavailable; retrying');
-      },
-    }));
+    return traceStep(scope.span, step, () =>
+      pRetry(task, {
+        ...OUTAGE_BACKOFF,
+        shouldRetry: ({ error }) => isOutage(error) && !deps.signal?.aborted,
+        onFailedAttempt: ({ error, attemptNumber }) => {
+          if (isOutage(error)) scope.log.warn({ step, attempt: attemptNumber, err: error.message }, 'dependency unavailable; retrying');
+        },
+      }),
+    );
   }
 
   async function settleFailures(failed: Array<{ job: PendingJob; e: ClassifiedError }>, scope: StepScope): Promise<void> {
@@ -93,7 +95,10 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
     if (failed.length === 0) return;
     const outcomes = failed.map(({ job, e }) => ({ job, ...failureFor(job, e) }));
     await outlastOutage('store failures', scope, () => deps.writer.writeFailures(outcomes.map((o) => o.failure)));
-    deps.metrics?.jobsFinished(outcomes.filter((o) => o.failure.final).map((o) => o.job), 'failed');
+    deps.metrics?.jobsFinished(
+      outcomes.filter((o) => o.failure.final).map((o) => o.job),
+      'failed',
+    );
     for (const o of outcomes) o.job.settle({ ok: false, error: o.error });
   }
 
@@ -121,7 +126,16 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
 
   async function runClaimed(batchId: string, startedAt: Date, jobs: ClaimedJob[], scope: StepScope): Promise<BatchStats> {
     const { model, modelVersion } = jobs[0]!;
-    const stats = { batchId, model, modelVersion, batchSize: jobs.length, inferMs: 0, succeeded: 0, failed: 0, queueWaitMs: Math.round(Date.now() - Math.min(...jobs.map((j) => j.createdAtMs))) };
+    const stats = {
+      batchId,
+      model,
+      modelVersion,
+      batchSize: jobs.length,
+      inferMs: 0,
+      succeeded: 0,
+      failed: 0,
+      queueWaitMs: Math.round(Date.now() - Math.min(...jobs.map((j) => j.createdAtMs))),
+    };
     let session;
     const loadStartedMs = Date.now();
     try {
@@ -129,7 +143,10 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
     } catch (err) {
       const e = classifyError(err);
       const loadError = e.code === 'INTERNAL' ? { ...e, code: 'MODEL_LOAD_FAILED' as const } : e;
-      await settleFailures(jobs.map((job) => ({ job, e: loadError })), scope);
+      await settleFailures(
+        jobs.map((job) => ({ job, e: loadError })),
+        scope,
+      );
       return { ...stats, failed: jobs.length };
     }
     // A cold load is not what the next batch will take: it stays out of the service time.
@@ -148,12 +165,32 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
     });
     const items = jobs.reduce((n, job) => n + itemsOf(job), 0);
     // Device time is split by items, the rows each job put along the batch dimension.
-    const results = ok.map(({ job, outputs }) => ({ id: job.jobId, outputs: outputs.outputs, inferMs: run.inferMs, items: itemsOf(job), deviceMs: (run.inferMs * itemsOf(job)) / items }));
-    const batch = { id: batchId, modelName: model, modelVersion, workerId: deps.workerId, device: deps.device, provider: session.provider, size: jobs.length, items, startedAt, inferMs: run.inferMs };
+    const results = ok.map(({ job, outputs }) => ({
+      id: job.jobId,
+      outputs: outputs.outputs,
+      inferMs: run.inferMs,
+      items: itemsOf(job),
+      deviceMs: (run.inferMs * itemsOf(job)) / items,
+    }));
+    const batch = {
+      id: batchId,
+      modelName: model,
+      modelVersion,
+      workerId: deps.workerId,
+      device: deps.device,
+      provider: session.provider,
+      size: jobs.length,
+      items,
+      startedAt,
+      inferMs: run.inferMs,
+    };
     await outlastOutage('store results', scope, () => deps.writer.writeSuccesses(batch, results));
     deps.profiles.of(model).record(items, run.inferMs, Date.now() - startedAt.getTime() - loadMs);
     deps.metrics?.batchRan(model, jobs.length, run.inferMs);
-    deps.metrics?.jobsFinished(ok.map(({ job }) => job), 'succeeded');
+    deps.metrics?.jobsFinished(
+      ok.map(({ job }) => job),
+      'succeeded',
+    );
     for (const { job } of ok) job.settle({ ok: true });
     await settleFailures(bad, scope);
     return { ...stats, succeeded: ok.length, failed: bad.length };
@@ -172,7 +209,12 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
     const late = jobs.filter((j) => j.deadlineAt !== undefined && done > j.deadlineAt);
     if (late.length === 0) return jobs;
     const message = `cannot finish by its deadline: the batch is expected to take ${expectedMs.toFixed(1)} ms`;
-    await outlastOutage('expire late jobs', scope, () => expireRunningJobs(deps.pool, late.map((j) => ({ id: j.jobId, message }))));
+    await outlastOutage('expire late jobs', scope, () =>
+      expireRunningJobs(
+        deps.pool,
+        late.map((j) => ({ id: j.jobId, message })),
+      ),
+    );
     scope.log.info({ expired: late.length, expectedMs }, 'jobs expired before running: they would miss their deadlines');
     deps.metrics?.jobsFinished(late, 'expired');
     for (const job of late) job.settle({ ok: true });
@@ -186,18 +228,29 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
     try {
       // A claim that fails on an outage changed nothing: retried, it spends no attempt.
       const startedAt = new Date();
-      const live = await outlastOutage('claim', scope, () => startJobs(deps.pool, { ids: batch.map((j) => j.jobId), workerId: deps.workerId, batchId, batchSize: batch.length }));
+      const live = await outlastOutage('claim', scope, () =>
+        startJobs(deps.pool, { ids: batch.map((j) => j.jobId), workerId: deps.workerId, batchId, batchSize: batch.length }),
+      );
       // Canceled or already finished (a replay after a crash): acknowledge without running.
       for (const job of batch) if (!live.has(job.jobId)) job.settle({ ok: true });
-      const claimed = await dropLateJobs(await loadInputs(batch.flatMap((job) => {
-        const row = live.get(job.jobId);
-        return row ? [{ job, inputs: row.inputs }] : [];
-      }), scope), scope);
+      const claimed = await dropLateJobs(
+        await loadInputs(
+          batch.flatMap((job) => {
+            const row = live.get(job.jobId);
+            return row ? [{ job, inputs: row.inputs }] : [];
+          }),
+          scope,
+        ),
+        scope,
+      );
       if (claimed.length === 0) return;
       deps.status?.batchStarted(batchId, claimed[0]!.model, claimed.length);
       deps.metrics?.batchStarted(claimed);
       const stats = await runClaimed(batchId, startedAt, claimed, scope);
-      log.info({ batchSize: stats.batchSize, inferMs: Math.round(stats.inferMs * 100) / 100, queueWaitMs: stats.queueWaitMs, failed: stats.failed }, 'batch completed');
+      log.info(
+        { batchSize: stats.batchSize, inferMs: Math.round(stats.inferMs * 100) / 100, queueWaitMs: stats.queueWaitMs, failed: stats.failed },
+        'batch completed',
+      );
       deps.status?.batchEnded(batchId, stats);
     } catch (err) {
       deps.status?.batchEnded(batchId);

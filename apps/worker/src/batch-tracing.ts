@@ -21,18 +21,27 @@ export function traceBatch(batchId: string, batch: PendingJob[], run: (jobs: Pen
     return submitted ? [{ context: submitted }] : [];
   });
   const attributes = { 'inferq.batch.id': batchId, 'inferq.model': model, 'inferq.model.version': modelVersion };
-  const span = tracer().startSpan(`batch ${model}`, { root: true, kind: SpanKind.CONSUMER, links, attributes: { ...attributes, 'messaging.batch.message_count': batch.length } });
+  const span = tracer().startSpan(`batch ${model}`, {
+    root: true,
+    kind: SpanKind.CONSUMER,
+    links,
+    attributes: { ...attributes, 'messaging.batch.message_count': batch.length },
+  });
   const jobs = batch.map((job) => (job.traceContext ? withJobSpan(job, span, attributes) : job));
   return run(jobs, span).finally(() => span.end());
 }
 
 function withJobSpan(job: PendingJob, batchSpan: Span, attributes: Record<string, string | number>): PendingJob {
-  const span = tracer().startSpan(`job ${job.model}`, {
-    kind: SpanKind.CONSUMER,
-    startTime: job.createdAtMs,
-    links: [{ context: batchSpan.spanContext() }],
-    attributes: { ...attributes, 'inferq.job.id': job.jobId, 'inferq.job.attempt': job.attemptsMade + 1 },
-  }, contextFrom(job.traceContext));
+  const span = tracer().startSpan(
+    `job ${job.model}`,
+    {
+      kind: SpanKind.CONSUMER,
+      startTime: job.createdAtMs,
+      links: [{ context: batchSpan.spanContext() }],
+      attributes: { ...attributes, 'inferq.job.id': job.jobId, 'inferq.job.attempt': job.attemptsMade + 1 },
+    },
+    contextFrom(job.traceContext),
+  );
   let ended = false;
   return {
     ...job,

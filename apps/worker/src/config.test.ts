@@ -10,8 +10,15 @@ describe('worker config: warm models', () => {
   });
 
   it('reads the settings', () => {
-    expect(loadConfig(workerConfig, { ...base, MODEL_WARMUP: 'false', MODEL_IDLE_UNLOAD_S: '300', MODEL_MEMORY_BUDGET_MB: '4096', WORKER_PRELOAD_MODELS: 'mlp,resnet-50:3' }))
-      .toMatchObject({ MODEL_WARMUP: false, MODEL_IDLE_UNLOAD_S: 300, MODEL_MEMORY_BUDGET_MB: 4096, WORKER_PRELOAD_MODELS: 'mlp,resnet-50:3' });
+    expect(
+      loadConfig(workerConfig, {
+        ...base,
+        MODEL_WARMUP: 'false',
+        MODEL_IDLE_UNLOAD_S: '300',
+        MODEL_MEMORY_BUDGET_MB: '4096',
+        WORKER_PRELOAD_MODELS: 'mlp,resnet-50:3',
+      }),
+    ).toMatchObject({ MODEL_WARMUP: false, MODEL_IDLE_UNLOAD_S: 300, MODEL_MEMORY_BUDGET_MB: 4096, WORKER_PRELOAD_MODELS: 'mlp,resnet-50:3' });
   });
 
   it('rejects bad values', () => {

@@ -33,11 +33,30 @@ let model = 0;
 /** Records and queues jobs of one model (a fresh one per test); returns their ids in submit order. */
 async function submit(modelName: string, jobs: Array<{ tenant: string; priority?: Priority; weight?: number }>): Promise<string[]> {
   const rows = jobs.map((j) => ({
-    id: randomUUID(), ownerKeyId: j.tenant, modelName, modelVersion: 1, priority: j.priority ?? 'normal', idempotencyKey: null, requestHash: null,
-    inputs: [], metadata: {}, deadlineAt: null, webhookUrl: null, inputSha256: null,
+    id: randomUUID(),
+    ownerKeyId: j.tenant,
+    modelName,
+    modelVersion: 1,
+    priority: j.priority ?? 'normal',
+    idempotencyKey: null,
+    requestHash: null,
+    inputs: [],
+    metadata: {},
+    deadlineAt: null,
+    webhookUrl: null,
+    inputSha256: null,
   }));
   await insertJobs(ctx.pool, rows);
-  await producer.enqueueJobs(rows.map((r, i) => ({ jobId: r.id, model: modelName, priority: r.priority, tenant: r.ownerKeyId, weight: jobs[i]!.weight, payload: { modelVersion: 1, batchKey: 'x' } })));
+  await producer.enqueueJobs(
+    rows.map((r, i) => ({
+      jobId: r.id,
+      model: modelName,
+      priority: r.priority,
+      tenant: r.ownerKeyId,
+      weight: jobs[i]!.weight,
+      payload: { modelVersion: 1, batchKey: 'x' },
+    })),
+  );
   return rows.map((r) => r.id);
 }
 /** Job ids in the order BullMQ would hand them to a worker. */
@@ -47,7 +66,10 @@ const fresh = () => `fair-${++model}`;
 describe('fair ordering within a priority', () => {
   it("puts a trickle key's job at the front, not behind another key's flood of 2,000", async () => {
     const m = fresh();
-    const flood = await submit(m, Array.from({ length: 2_000 }, () => ({ tenant: keys.a })));
+    const flood = await submit(
+      m,
+      Array.from({ length: 2_000 }, () => ({ tenant: keys.a })),
+    );
     const [trickle] = await submit(m, [{ tenant: keys.b }]);
     const order = await serveOrder(m);
     expect(order.indexOf(trickle!)).toBeLessThanOrEqual(1);
@@ -57,8 +79,16 @@ describe('fair ordering within a priority', () => {
 
   it('interleaves two flooding keys by their weights (2:1)', async () => {
     const m = fresh();
-    const heavy = new Set(await submit(m, Array.from({ length: 300 }, () => ({ tenant: keys.a, weight: 2 }))));
-    await submit(m, Array.from({ length: 300 }, () => ({ tenant: keys.b })));
+    const heavy = new Set(
+      await submit(
+        m,
+        Array.from({ length: 300 }, () => ({ tenant: keys.a, weight: 2 })),
+      ),
+    );
+    await submit(
+      m,
+      Array.from({ length: 300 }, () => ({ tenant: keys.b })),
+    );
     const first150 = (await serveOrder(m)).slice(0, 150);
     const share = first150.filter((id) => heavy.has(id)).length / 150;
     expect(share).toBeGreaterThan(0.6);
@@ -69,7 +99,10 @@ describe('fair ordering within a priority', () => {
     const m = fresh();
     const low = await submit(m, [{ tenant: keys.a, priority: 'low' }]);
     const normal = await submit(m, [{ tenant: keys.a, priority: 'normal' }]);
-    const high = await submit(m, [{ tenant: keys.b, priority: 'high' }, { tenant: keys.b, priority: 'high' }]);
+    const high = await submit(m, [
+      { tenant: keys.b, priority: 'high' },
+      { tenant: keys.b, priority: 'high' },
+    ]);
     expect(await serveOrder(m)).toEqual([...high, ...normal, ...low]);
     const queue = producer.queueFor(m);
     expect(await countWaitingPerClass(redis, queue)).toEqual({ high: 2, normal: 1, low: 1 });
@@ -93,12 +126,16 @@ describe('priority aging', () => {
     await ctx.pool.query('DELETE FROM jobs');
     const m = fresh();
     const [lowJob] = await submit(m, [{ tenant: keys.c, priority: 'low' }]);
-    await submit(m, Array.from({ length: 500 }, () => ({ tenant: keys.a, priority: 'high' as const })));
+    await submit(
+      m,
+      Array.from({ length: 500 }, () => ({ tenant: keys.a, priority: 'high' as const })),
+    );
     expect((await serveOrder(m)).indexOf(lowJob!)).toBe(500);
 
     const logger = createLogger({ service: 'test', level: 'silent' });
     const step = 10_000;
-    const at = (ms: number) => createPriorityAger({ pool: ctx.pool, producer, connection: redis, agingMs: step, logger, now: () => Date.now() + ms, passLeaseMs: 0 });
+    const at = (ms: number) =>
+      createPriorityAger({ pool: ctx.pool, producer, connection: redis, agingMs: step, logger, now: () => Date.now() + ms, passLeaseMs: 0 });
     expect(await at(0).run()).toBe(0);
     // One step: low → normal, still behind every high job.
     expect(await at(step + 1).run()).toBe(1);
@@ -113,9 +150,13 @@ describe('priority aging', () => {
   it('runs one pass at a time across workers: a second pass within the lease does nothing', async () => {
     await ctx.pool.query('DELETE FROM jobs');
     const m = fresh();
-    await submit(m, [{ tenant: keys.a, priority: 'low' }, { tenant: keys.b, priority: 'low' }]);
+    await submit(m, [
+      { tenant: keys.a, priority: 'low' },
+      { tenant: keys.b, priority: 'low' },
+    ]);
     const logger = createLogger({ service: 'test', level: 'silent' });
-    const worker = () => createPriorityAger({ pool: ctx.pool, producer, connection: redis, agingMs: 10_000, logger, now: () => Date.now() + 10_001, passLeaseMs: 60_000 });
+    const worker = () =>
+      createPriorityAger({ pool: ctx.pool, producer, connection: redis, agingMs: 10_000, logger, now: () => Date.now() + 10_001, passLeaseMs: 60_000 });
     expect(await worker().run()).toBe(2);
     await submit(m, [{ tenant: keys.c, priority: 'low' }]);
     expect(await worker().run()).toBe(0);
@@ -126,7 +167,10 @@ describe('priority aging', () => {
   it("moves one job per key a pass, so a flood's aged backlog does not jump ahead of another key's fresh work", async () => {
     await ctx.pool.query('DELETE FROM jobs');
     const m = fresh();
-    const flood = await submit(m, Array.from({ length: 50 }, () => ({ tenant: keys.a })));
+    const flood = await submit(
+      m,
+      Array.from({ length: 50 }, () => ({ tenant: keys.a })),
+    );
     const [fresh1] = await submit(m, [{ tenant: keys.b }]);
     const logger = createLogger({ service: 'test', level: 'silent' });
     // Every flood job is over a step old at this clock; key b's job is too, but it is already at the front of normal.

@@ -17,7 +17,11 @@ export function createGpuProbe(device: string): () => Promise<GpuStatus | null> 
   return async () => {
     if (!available) return null;
     try {
-      const { stdout } = await run('nvidia-smi', ['--query-gpu=name,utilization.gpu,memory.used,memory.total', '--format=csv,noheader,nounits', `--id=${index}`], { timeout: 2_000 });
+      const { stdout } = await run(
+        'nvidia-smi',
+        ['--query-gpu=name,utilization.gpu,memory.used,memory.total', '--format=csv,noheader,nounits', `--id=${index}`],
+        { timeout: 2_000 },
+      );
       return parseNvidiaSmi(stdout);
     } catch {
       available = false;
@@ -28,7 +32,12 @@ export function createGpuProbe(device: string): () => Promise<GpuStatus | null> 
 
 /** One CSV line: `NVIDIA H100 80GB HBM3, 37, 1234, 81559`. */
 export function parseNvidiaSmi(stdout: string): GpuStatus | null {
-  const parts = stdout.trim().split('\n')[0]?.split(',').map((s) => s.trim()) ?? [];
+  const parts =
+    stdout
+      .trim()
+      .split('\n')[0]
+      ?.split(',')
+      .map((s) => s.trim()) ?? [];
   const [name, util, used, total] = parts;
   const numbers = [util, used, total].map(Number);
   if (!name || numbers.some((n) => !Number.isFinite(n))) return null;

@@ -35,5 +35,4 @@ async function loadTensor(t: StoredTensor, storage: Storage): Promise<RawTensor>
 }
 
 /** Inline inputs are decoded; large ones are read from S3. */
-export const loadJobInputs = (inputs: StoredTensor[], storage: Storage): Promise<RawTensor[]> =>
-  Promise.all(inputs.map((t) => loadTensor(t, storage)));
+export const loadJobInputs = (inputs: StoredTensor[], storage: Storage): Promise<RawTensor[]> => Promise.all(inputs.map((t) => loadTensor(t, storage)));

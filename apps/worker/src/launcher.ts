@@ -14,7 +14,10 @@ let stopping = false;
 function start(device: string, index: number, restarts = 0): void {
   // One metrics port per device process: METRICS_PORT, METRICS_PORT + 1, … (0 stays "any free port").
   const metricsPort = String(config.METRICS_PORT === 0 ? 0 : config.METRICS_PORT + index);
-  const child = spawn(process.execPath, [...process.execArgv, mainPath], { env: { ...process.env, WORKER_DEVICE: device, METRICS_PORT: metricsPort }, stdio: 'inherit' });
+  const child = spawn(process.execPath, [...process.execArgv, mainPath], {
+    env: { ...process.env, WORKER_DEVICE: device, METRICS_PORT: metricsPort },
+    stdio: 'inherit',
+  });
   children.set(device, child);
   logger.info({ device, pid: child.pid }, 'worker process started');
   child.on('exit', (code, signal) => {

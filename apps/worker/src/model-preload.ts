@@ -9,10 +9,14 @@ export interface PreloadSpec {
 
 /** `mlp,resnet:3` → specs; the config pattern has already checked the form. */
 export function parsePreloadList(list: string): PreloadSpec[] {
-  return list.split(',').map((s) => s.trim()).filter((s) => s !== '').map((s) => {
-    const [model, version] = s.split(':');
-    return version === undefined ? { model: model! } : { model: model!, version: Number(version) };
-  });
+  return list
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '')
+    .map((s) => {
+      const [model, version] = s.split(':');
+      return version === undefined ? { model: model! } : { model: model!, version: Number(version) };
+    });
 }
 
 /**

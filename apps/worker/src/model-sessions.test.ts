@@ -10,8 +10,23 @@ const MB = 2 ** 20;
 const logger = createLogger({ service: 'test', level: 'silent' });
 
 const record = (name: string, version: number, sizeBytes = MB): ModelRecord => ({
-  id: `${name}-${version}`, name, version, artifactKey: `models/${name}/${version}`, sha256: `${name}${version}`, sizeBytes, createdAt: new Date(0).toISOString(), responseCache: false, tokenizerKey: null,
-  signature: { inputs: [{ name: 'x', datatype: 'FP32', shape: [-1, 4] }, { name: 'mask', datatype: 'BOOL', shape: [-1, -1] }], outputs: [{ name: 'y', datatype: 'FP32', shape: [-1, 2] }], batchable: true },
+  id: `${name}-${version}`,
+  name,
+  version,
+  artifactKey: `models/${name}/${version}`,
+  sha256: `${name}${version}`,
+  sizeBytes,
+  createdAt: new Date(0).toISOString(),
+  responseCache: false,
+  tokenizerKey: null,
+  signature: {
+    inputs: [
+      { name: 'x', datatype: 'FP32', shape: [-1, 4] },
+      { name: 'mask', datatype: 'BOOL', shape: [-1, -1] },
+    ],
+    outputs: [{ name: 'y', datatype: 'FP32', shape: [-1, 2] }],
+    batchable: true,
+  },
   batching: { maxBatchSize: 8, maxBatchDelayMs: 5, mode: 'fixed', latencyTargetMs: null },
 });
 
@@ -21,7 +36,12 @@ function fakeSession(path: string) {
   let gate: Promise<void> | undefined;
   const ok = (jobs: Array<{ inputs: RawTensor[] }>): BatchRunResult => ({ inferMs: 1, mode: 'single', results: jobs.map(() => ({ ok: true, outputs: [] })) });
   const session = {
-    path, runs, provider: 'cpu', failedProviders: [], inputNames: ['x', 'mask'], outputNames: ['y'],
+    path,
+    runs,
+    provider: 'cpu',
+    failedProviders: [],
+    inputNames: ['x', 'mask'],
+    outputNames: ['y'],
     closed: false,
     failRuns: false,
     hold(): () => void {
@@ -35,20 +55,29 @@ function fakeSession(path: string) {
       await gate;
       return ok(jobs);
     },
-    close: vi.fn(async () => { session.closed = true; }),
+    close: vi.fn(async () => {
+      session.closed = true;
+    }),
   };
   return session;
 }
 type FakeSession = ReturnType<typeof fakeSession>;
 
-function setup(lifecycle: Partial<SessionLifecycle> = {}, records = [record('a', 1), record('a', 2), record('b', 1), record('c', 1)], onOpen?: (s: FakeSession, index: number) => void) {
+function setup(
+  lifecycle: Partial<SessionLifecycle> = {},
+  records = [record('a', 1), record('a', 2), record('b', 1), record('c', 1)],
+  onOpen?: (s: FakeSession, index: number) => void,
+) {
   let clockMs = 1_000_000;
   const opened: FakeSession[] = [];
   const events: ModelEvent[] = [];
   const metrics = { modelLoaded: vi.fn(), modelWarmed: vi.fn() };
   const warn = vi.spyOn(logger, 'warn');
   const sessions = createModelSessions({
-    pool: {} as Pool, logger, metrics, lifecycle,
+    pool: {} as Pool,
+    logger,
+    metrics,
+    lifecycle,
     cache: { ensureModelFile: async (a) => `/cache/${a.sha256}.onnx` } as ModelCache,
     settings: { device: 'cpu', providers: undefined, intraOpNumThreads: 0, interOpNumThreads: 0 },
     onEvent: (e) => events.push(e),
@@ -73,10 +102,12 @@ describe('model sessions: warm-up', () => {
     const session = await t.sessions.getSession('a', 1);
     expect(t.opened).toHaveLength(1);
     const [warmup] = t.opened[0]!.runs;
-    expect(warmup).toEqual([[
-      { name: 'x', datatype: 'FP32', shape: [1, 4], data: new Uint8Array(16) },
-      { name: 'mask', datatype: 'BOOL', shape: [1, 1], data: new Uint8Array(1) },
-    ]]);
+    expect(warmup).toEqual([
+      [
+        { name: 'x', datatype: 'FP32', shape: [1, 4], data: new Uint8Array(16) },
+        { name: 'mask', datatype: 'BOOL', shape: [1, 1], data: new Uint8Array(1) },
+      ],
+    ]);
     expect(t.summary()).toEqual(['a:1 loaded', 'a:1 warmed']);
     expect(t.events[1]!.ms).toBeGreaterThanOrEqual(0);
     expect(t.metrics.modelLoaded).toHaveBeenCalledOnce();
@@ -168,7 +199,12 @@ describe('model sessions: memory budget', () => {
     t.advance(1);
     await (await t.sessions.getSession('a', 1)).runBatch(job);
     await t.sessions.getSession('c', 1).then((s) => s.runBatch(job));
-    expect(t.sessions.loaded().map((m) => m.model).sort()).toEqual(['a', 'c']);
+    expect(
+      t.sessions
+        .loaded()
+        .map((m) => m.model)
+        .sort(),
+    ).toEqual(['a', 'c']);
     expect(t.summary().filter((e) => e.includes('unloaded'))).toEqual(['b:1 unloaded memory']);
   });
 

@@ -94,13 +94,23 @@ export function createModelSessions(deps: ModelSessionsDeps) {
   /** Unloads idle sessions, least recently used first, until `incoming` fits the budget; loads anyway when it cannot. */
   async function makeRoomFor(incoming: Entry): Promise<void> {
     if (lifecycle.memoryBudgetBytes <= 0) return;
-    const others = [...entries].filter(([, e]) => e !== incoming)
+    const others = [...entries]
+      .filter(([, e]) => e !== incoming)
       .map(([key, e]) => ({ key, estimatedBytes: e.estimatedBytes, lastUsedMs: e.lastUsedMs, evictable: isIdle(e) }));
     const { keys, fits } = pickEvictions(others, incoming.estimatedBytes, lifecycle.memoryBudgetBytes);
     await Promise.all(keys.map((key) => unload(key, 'memory')));
     if (!fits) {
       const heldMb = [...entries.values()].filter((e) => e !== incoming).reduce((sum, e) => sum + e.estimatedBytes, 0) / 2 ** 20;
-      deps.logger.warn({ model: incoming.model, modelVersion: incoming.version, estimatedMb: roundMs(incoming.estimatedBytes / 2 ** 20), heldMb: roundMs(heldMb), budgetMb: lifecycle.memoryBudgetBytes / 2 ** 20 }, 'model memory budget exceeded; loading anyway');
+      deps.logger.warn(
+        {
+          model: incoming.model,
+          modelVersion: incoming.version,
+          estimatedMb: roundMs(incoming.estimatedBytes / 2 ** 20),
+          heldMb: roundMs(heldMb),
+          budgetMb: lifecycle.memoryBudgetBytes / 2 ** 20,
+        },
+        'model memory budget exceeded; loading anyway',
+      );
     }
   }
 
@@ -137,7 +147,16 @@ export function createModelSessions(deps: ModelSessionsDeps) {
     const started = performance.now();
     let session = await openSession(path);
     const loadMs = performance.now() - loadStarted;
-    deps.logger.info({ model: e.model, modelVersion: e.version, provider: session.provider, failedProviders: session.failedProviders, loadMs: Math.round(performance.now() - started) }, 'model loaded');
+    deps.logger.info(
+      {
+        model: e.model,
+        modelVersion: e.version,
+        provider: session.provider,
+        failedProviders: session.failedProviders,
+        loadMs: Math.round(performance.now() - started),
+      },
+      'model loaded',
+    );
     deps.metrics?.modelLoaded(e.model, loadMs / 1000);
     emit(e, 'loaded', { ms: roundMs(loadMs) });
     if (lifecycle.warmup) session = await warmUp(e, session, record, path);
@@ -235,9 +254,12 @@ export function createModelSessions(deps: ModelSessionsDeps) {
       await Promise.all(idle.map(([key]) => unload(key, 'idle')));
     },
     /** Sessions that finished loading, with the provider each ended on. */
-    loaded: (): LoadedModel[] => [...entries.values()].flatMap((e) => e.session && e.loadedAt
-      ? [{ model: e.model, version: e.version, provider: e.session.provider, loadedAt: e.loadedAt, lastUsedAt: new Date(e.lastUsedMs).toISOString() }]
-      : []),
+    loaded: (): LoadedModel[] =>
+      [...entries.values()].flatMap((e) =>
+        e.session && e.loadedAt
+          ? [{ model: e.model, version: e.version, provider: e.session.provider, loadedAt: e.loadedAt, lastUsedAt: new Date(e.lastUsedMs).toISOString() }]
+          : [],
+      ),
     async closeAll(): Promise<void> {
       const all = [...entries.values()];
       entries.clear();

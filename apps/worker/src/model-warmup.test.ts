@@ -7,23 +7,33 @@ const spec = (name: string, datatype: string, shape: number[]) => ({ name, datat
 describe('model warm-up', () => {
   it('builds zero-filled inputs with dynamic dims as 1', () => {
     const built = buildWarmupInputs({ inputs: [spec('ids', 'INT64', [-1, -1]), spec('img', 'FP16', [-1, 3, 2, 2]), spec('scale', 'FP32', [])] });
-    expect(built).toEqual({ ok: true, inputs: [
-      { name: 'ids', datatype: 'INT64', shape: [1, 1], data: new Uint8Array(8) },
-      { name: 'img', datatype: 'FP16', shape: [1, 3, 2, 2], data: new Uint8Array(24) },
-      { name: 'scale', datatype: 'FP32', shape: [], data: new Uint8Array(4) },
-    ] });
+    expect(built).toEqual({
+      ok: true,
+      inputs: [
+        { name: 'ids', datatype: 'INT64', shape: [1, 1], data: new Uint8Array(8) },
+        { name: 'img', datatype: 'FP16', shape: [1, 3, 2, 2], data: new Uint8Array(24) },
+        { name: 'scale', datatype: 'FP32', shape: [], data: new Uint8Array(4) },
+      ],
+    });
   });
 
   it('cannot zero-fill strings, and a model without inputs has nothing to run', () => {
-    expect(buildWarmupInputs({ inputs: [spec('x', 'FP32', [1]), spec('text', 'BYTES', [-1])] })).toEqual({ ok: false, reason: 'input "text" is BYTES, which cannot be zero-filled' });
+    expect(buildWarmupInputs({ inputs: [spec('x', 'FP32', [1]), spec('text', 'BYTES', [-1])] })).toEqual({
+      ok: false,
+      reason: 'input "text" is BYTES, which cannot be zero-filled',
+    });
     expect(buildWarmupInputs({ inputs: [] })).toMatchObject({ ok: false });
   });
 
   it('tells a failed run (session still usable) from a dead session', async () => {
     const signature = { inputs: [spec('x', 'FP32', [-1, 2])] };
-    const failedRun = { runBatch: async () => ({ inferMs: 1, mode: 'single' as const, results: [{ ok: false as const, code: 'INFERENCE_FAILED' as const, message: 'bad' }] }) };
+    const failedRun = {
+      runBatch: async () => ({ inferMs: 1, mode: 'single' as const, results: [{ ok: false as const, code: 'INFERENCE_FAILED' as const, message: 'bad' }] }),
+    };
     expect(await warmUpSession(failedRun, signature)).toMatchObject({ status: 'run-failed', reason: 'INFERENCE_FAILED: bad' });
     expect(await warmUpSession({ runBatch: () => Promise.reject(new Error('gone')) }, signature)).toEqual({ status: 'session-failed', reason: 'gone' });
-    expect(await warmUpSession({ runBatch: () => Promise.reject(new Error('never called')) }, { inputs: [spec('t', 'BYTES', [1])] })).toMatchObject({ status: 'skipped' });
+    expect(await warmUpSession({ runBatch: () => Promise.reject(new Error('never called')) }, { inputs: [spec('t', 'BYTES', [1])] })).toMatchObject({
+      status: 'skipped',
+    });
   });
 });

@@ -51,7 +51,8 @@ const BATCHES_IN_FLIGHT = 2;
  */
 export function createModelWorker(o: ModelWorkerOptions) {
   const batcher = new Batcher<PendingJob>({
-    maxBatchSize: o.maxBatchSize, maxBatchDelayMs: o.maxBatchDelayMs,
+    maxBatchSize: o.maxBatchSize,
+    maxBatchDelayMs: o.maxBatchDelayMs,
     estimateRunMs: (items) => (o.profile.expectedServiceMs(items, DEADLINE_SAFETY_DEVIATIONS) ?? UNMEASURED_RUN_MS) + DEADLINE_MARGIN_MS,
   });
   const stopLoop = new AbortController();
@@ -93,8 +94,13 @@ export function createModelWorker(o: ModelWorkerOptions) {
       throw await o.runner.failIntake(attempt, err);
     }
     const pending = {
-      ...attempt, model: o.model, modelVersion: payload.modelVersion, priority: payload.priority ?? priorityOfBull(job.priority), createdAtMs: job.timestamp,
-      traceContext: payload.traceContext, deadlineAt: payload.deadlineAt,
+      ...attempt,
+      model: o.model,
+      modelVersion: payload.modelVersion,
+      priority: payload.priority ?? priorityOfBull(job.priority),
+      createdAtMs: job.timestamp,
+      traceContext: payload.traceContext,
+      deadlineAt: payload.deadlineAt,
     };
     // The batcher runs on the monotonic clock; the deadline is wall-clock time.
     const deadlineMs = o.deadlines && payload.deadlineAt !== undefined ? performance.now() + (payload.deadlineAt - Date.now()) : undefined;
@@ -127,7 +133,9 @@ export function createModelWorker(o: ModelWorkerOptions) {
     skipVersionCheck: true,
   });
   worker.on('error', (err) => o.logger.warn({ err: err.message, model: o.model }, 'queue worker error'));
-  worker.on('failed', (job, err) => o.logger.warn({ jobId: job?.id, model: o.model, attemptsMade: job?.attemptsMade, err: err.message }, 'queue job attempt failed'));
+  worker.on('failed', (job, err) =>
+    o.logger.warn({ jobId: job?.id, model: o.model, attemptsMade: job?.attemptsMade, err: err.message }, 'queue job attempt failed'),
+  );
 
   return {
     model: o.model,

@@ -27,7 +27,12 @@ export function agedClass(submitted: Priority, ageMs: number, agingMs: number): 
  * call per model; the row keeps the priority the job was submitted with.
  */
 export function createPriorityAger(deps: {
-  pool: Pool; producer: JobProducer; connection: Redis; agingMs: number; logger: Logger; now?: () => number;
+  pool: Pool;
+  producer: JobProducer;
+  connection: Redis;
+  agingMs: number;
+  logger: Logger;
+  now?: () => number;
   /** Every worker runs the pass on a timer; the first to take this lease (in Redis, for this long) runs it, the others skip. 0: no lease. */
   passLeaseMs: number;
 }) {

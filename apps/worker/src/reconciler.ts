@@ -30,14 +30,25 @@ export function createReconciler(deps: { pool: Pool; producer: JobProducer; redi
     }
     let requeued = 0;
     for (const [model, jobs] of byModel) {
-      const queued = await deps.producer.findQueuedIds(model, jobs.map((j) => j.id));
+      const queued = await deps.producer.findQueuedIds(
+        model,
+        jobs.map((j) => j.id),
+      );
       const missing = jobs.filter((j) => !queued.has(j.id));
       if (missing.length === 0) continue;
-      const inputs = await readJobInputs(deps.pool, missing.map((j) => j.id));
+      const inputs = await readJobInputs(
+        deps.pool,
+        missing.map((j) => j.id),
+      );
       const requests = missing.flatMap((j) => {
         const tensors = inputs.get(j.id);
         if (!tensors) return []; // deleted meanwhile
-        const payload = { modelVersion: j.modelVersion, batchKey: batchShapeKey(tensors), priority: j.priority, ...(j.deadlineAt ? { deadlineAt: j.deadlineAt.getTime() } : {}) };
+        const payload = {
+          modelVersion: j.modelVersion,
+          batchKey: batchShapeKey(tensors),
+          priority: j.priority,
+          ...(j.deadlineAt ? { deadlineAt: j.deadlineAt.getTime() } : {}),
+        };
         return [{ jobId: j.id, model: j.modelName, priority: j.priority, tenant: j.ownerKeyId, payload }];
       });
       await deps.producer.enqueueJobs(requests);

@@ -17,13 +17,15 @@ export interface JobOutputs {
  */
 export function createResultWriter(deps: { pool: Pool; storage: Storage; inlineTensorMaxBytes: number }) {
   async function storeOutputs(jobId: string, outputs: RawTensor[]): Promise<StoredTensor[]> {
-    return Promise.all(outputs.map(async (t, i) => {
-      const head = { name: t.name, datatype: t.datatype, shape: t.shape, bytes: t.data.byteLength };
-      if (t.data.byteLength <= deps.inlineTensorMaxBytes) return { ...head, b64: encodeBase64(t.data) };
-      const key = jobOutputKey(jobId, i);
-      await deps.storage.putObject(key, t.data);
-      return { ...head, key };
-    }));
+    return Promise.all(
+      outputs.map(async (t, i) => {
+        const head = { name: t.name, datatype: t.datatype, shape: t.shape, bytes: t.data.byteLength };
+        if (t.data.byteLength <= deps.inlineTensorMaxBytes) return { ...head, b64: encodeBase64(t.data) };
+        const key = jobOutputKey(jobId, i);
+        await deps.storage.putObject(key, t.data);
+        return { ...head, key };
+      }),
+    );
   }
 
   return {

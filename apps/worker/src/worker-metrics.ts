@@ -18,20 +18,58 @@ export function createWorkerMetrics(o: { device: string; readGpu: () => Promise<
   collectDefaultMetrics({ register: registry, prefix: 'inferq_worker_' });
   const registers = [registry];
 
-  const finished = new Counter({ name: 'inferq_jobs_finished_total', help: 'Jobs whose outcome this worker stored, by model, priority and outcome', labelNames: ['model', 'priority', 'outcome'], registers });
-  const batchSize = new Histogram({ name: 'inferq_batch_size', help: 'Jobs per batch run', labelNames: ['model'], buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256], registers });
-  const inference = new Histogram({ name: 'inferq_inference_seconds', help: 'Session run time per batch', labelNames: ['model'], buckets: SECONDS, registers });
-  const queueWait = new Histogram({ name: 'inferq_queue_wait_seconds', help: 'Submit to batch start, per job', labelNames: ['model', 'priority'], buckets: SECONDS, registers });
-  const endToEnd = new Histogram({ name: 'inferq_job_end_to_end_seconds', help: 'Submit to result stored, per job', labelNames: ['model', 'priority'], buckets: SECONDS, registers });
-  const modelLoad = new Histogram({ name: 'inferq_model_load_seconds', help: 'Model download, check and session start', labelNames: ['model'], buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120], registers });
-  const modelWarmup = new Histogram({ name: 'inferq_model_warmup_seconds', help: 'Warm-up run on zero-filled inputs after a model loads', labelNames: ['model'], buckets: SECONDS, registers });
-  const gpuGauge = (name: string, help: string, pick: (g: GpuStatus) => number) => new Gauge({
-    name, help, registers,
-    async collect() {
-      const gpu = await o.readGpu();
-      if (gpu) this.set(pick(gpu));
-    },
+  const finished = new Counter({
+    name: 'inferq_jobs_finished_total',
+    help: 'Jobs whose outcome this worker stored, by model, priority and outcome',
+    labelNames: ['model', 'priority', 'outcome'],
+    registers,
   });
+  const batchSize = new Histogram({
+    name: 'inferq_batch_size',
+    help: 'Jobs per batch run',
+    labelNames: ['model'],
+    buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256],
+    registers,
+  });
+  const inference = new Histogram({ name: 'inferq_inference_seconds', help: 'Session run time per batch', labelNames: ['model'], buckets: SECONDS, registers });
+  const queueWait = new Histogram({
+    name: 'inferq_queue_wait_seconds',
+    help: 'Submit to batch start, per job',
+    labelNames: ['model', 'priority'],
+    buckets: SECONDS,
+    registers,
+  });
+  const endToEnd = new Histogram({
+    name: 'inferq_job_end_to_end_seconds',
+    help: 'Submit to result stored, per job',
+    labelNames: ['model', 'priority'],
+    buckets: SECONDS,
+    registers,
+  });
+  const modelLoad = new Histogram({
+    name: 'inferq_model_load_seconds',
+    help: 'Model download, check and session start',
+    labelNames: ['model'],
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120],
+    registers,
+  });
+  const modelWarmup = new Histogram({
+    name: 'inferq_model_warmup_seconds',
+    help: 'Warm-up run on zero-filled inputs after a model loads',
+    labelNames: ['model'],
+    buckets: SECONDS,
+    registers,
+  });
+  const gpuGauge = (name: string, help: string, pick: (g: GpuStatus) => number) =>
+    new Gauge({
+      name,
+      help,
+      registers,
+      async collect() {
+        const gpu = await o.readGpu();
+        if (gpu) this.set(pick(gpu));
+      },
+    });
   gpuGauge('inferq_gpu_utilization_ratio', 'GPU utilisation (0-1), from nvidia-smi', (g) => g.utilizationPercent / 100);
   gpuGauge('inferq_gpu_memory_used_bytes', 'GPU memory in use, from nvidia-smi', (g) => g.memoryUsedMiB * 2 ** 20);
   gpuGauge('inferq_gpu_memory_total_bytes', 'GPU memory in all, from nvidia-smi', (g) => g.memoryTotalMiB * 2 ** 20);

@@ -29,17 +29,33 @@ export async function startWorkerProcess(config: WorkerConfig, baseLogger: Logge
   const consumerRedis = createRedisConnection(config.REDIS_URL, 'consumer');
   const producerRedis = createRedisConnection(config.REDIS_URL, 'producer');
   for (const r of [consumerRedis, producerRedis]) r.on('error', (err) => logger.warn({ err: err.message }, 'redis connection error'));
-  const producer = createJobProducer({ connection: producerRedis, prefix: config.QUEUE_PREFIX, retry: { attempts: config.JOB_ATTEMPTS, backoffMs: config.RETRY_BACKOFF_MS } });
+  const producer = createJobProducer({
+    connection: producerRedis,
+    prefix: config.QUEUE_PREFIX,
+    retry: { attempts: config.JOB_ATTEMPTS, backoffMs: config.RETRY_BACKOFF_MS },
+  });
   const storage = createStorage({
-    endpoint: config.S3_ENDPOINT, region: config.S3_REGION, bucket: config.S3_BUCKET,
-    accessKeyId: config.S3_ACCESS_KEY_ID, secretAccessKey: config.S3_SECRET_ACCESS_KEY, forcePathStyle: config.S3_FORCE_PATH_STYLE,
+    endpoint: config.S3_ENDPOINT,
+    region: config.S3_REGION,
+    bucket: config.S3_BUCKET,
+    accessKeyId: config.S3_ACCESS_KEY_ID,
+    secretAccessKey: config.S3_SECRET_ACCESS_KEY,
+    forcePathStyle: config.S3_FORCE_PATH_STYLE,
   });
   const readGpu = createGpuProbe(config.WORKER_DEVICE);
   const metrics = createWorkerMetrics({ device: config.WORKER_DEVICE, readGpu });
   const status = createWorkerStatus({ workerId, device: config.WORKER_DEVICE });
   const sessions = createModelSessions({
-    pool, logger, metrics, cache: createModelCache({ storage, dir: config.MODEL_CACHE_DIR }),
-    settings: { device: config.WORKER_DEVICE, providers: config.EXECUTION_PROVIDERS?.split(','), intraOpNumThreads: config.INTRA_OP_THREADS, interOpNumThreads: config.INTER_OP_THREADS },
+    pool,
+    logger,
+    metrics,
+    cache: createModelCache({ storage, dir: config.MODEL_CACHE_DIR }),
+    settings: {
+      device: config.WORKER_DEVICE,
+      providers: config.EXECUTION_PROVIDERS?.split(','),
+      intraOpNumThreads: config.INTRA_OP_THREADS,
+      interOpNumThreads: config.INTER_OP_THREADS,
+    },
     lifecycle: { warmup: config.MODEL_WARMUP, idleUnloadMs: config.MODEL_IDLE_UNLOAD_S * 1000, memoryBudgetBytes: config.MODEL_MEMORY_BUDGET_MB * 2 ** 20 },
     onEvent: (event) => status.modelEvent(event),
   });
@@ -47,7 +63,17 @@ export async function startWorkerProcess(config: WorkerConfig, baseLogger: Logge
   // Ends the batches' waits on a Postgres or S3 outage when the worker stops: their jobs go back to the queue.
   const stopping = new AbortController();
   const runner = createBatchRunner({
-    pool, sessions, storage, workerId, device: config.WORKER_DEVICE, profiles, deadlines: config.DEADLINE_SCHEDULING, logger, status, metrics, signal: stopping.signal,
+    pool,
+    sessions,
+    storage,
+    workerId,
+    device: config.WORKER_DEVICE,
+    profiles,
+    deadlines: config.DEADLINE_SCHEDULING,
+    logger,
+    status,
+    metrics,
+    signal: stopping.signal,
     writer: createResultWriter({ pool, storage, inlineTensorMaxBytes: config.INLINE_TENSOR_MAX_BYTES }),
   });
   const reconciler = createReconciler({ pool, producer, redis: producerRedis, minAgeMs: config.RECONCILE_MIN_AGE_MS, logger });
@@ -63,13 +89,30 @@ export async function startWorkerProcess(config: WorkerConfig, baseLogger: Logge
   async function refreshModels(): Promise<void> {
     for (const m of await listLatestModels(pool)) {
       if (workers.has(m.name) || (served && !served.has(m.name))) continue;
-      workers.set(m.name, createModelWorker({
-        model: m.name, connection: consumerRedis, prefix: config.QUEUE_PREFIX, runner, logger,
-        profile: profiles.of(m.name), deadlines: config.DEADLINE_SCHEDULING,
-        ...(m.batching.mode === 'auto' ? { adaptive: { latencyTargetMs: m.batching.latencyTargetMs ?? DEFAULT_LATENCY_TARGET_MS, report: (state: AdaptiveBatching) => status.adaptiveBatching(state) } } : {}),
-        maxBatchSize: m.batching.maxBatchSize, maxBatchDelayMs: m.batching.maxBatchDelayMs,
-        lockDurationMs: config.WORKER_LOCK_DURATION_MS, stalledIntervalMs: config.WORKER_STALLED_INTERVAL_MS,
-      }));
+      workers.set(
+        m.name,
+        createModelWorker({
+          model: m.name,
+          connection: consumerRedis,
+          prefix: config.QUEUE_PREFIX,
+          runner,
+          logger,
+          profile: profiles.of(m.name),
+          deadlines: config.DEADLINE_SCHEDULING,
+          ...(m.batching.mode === 'auto'
+            ? {
+                adaptive: {
+                  latencyTargetMs: m.batching.latencyTargetMs ?? DEFAULT_LATENCY_TARGET_MS,
+                  report: (state: AdaptiveBatching) => status.adaptiveBatching(state),
+                },
+              }
+            : {}),
+          maxBatchSize: m.batching.maxBatchSize,
+          maxBatchDelayMs: m.batching.maxBatchDelayMs,
+          lockDurationMs: config.WORKER_LOCK_DURATION_MS,
+          stalledIntervalMs: config.WORKER_STALLED_INTERVAL_MS,
+        }),
+      );
       status.setModelsServed([...workers.keys()]);
       logger.info({ model: m.name, ...m.batching }, 'serving model');
     }

@@ -12,7 +12,10 @@ describe('worker status', () => {
     const status = createWorkerStatus({ workerId: 'w1', device: 'cpu' });
     for (let i = 1; i <= MODEL_EVENTS_KEPT + 5; i++) status.modelEvent({ model: 'mlp', version: i, event: 'loaded', at: new Date().toISOString(), ms: 1.5 });
     status.modelEvent({ model: 'mlp', version: 1, event: 'unloaded', reason: 'idle', at: new Date().toISOString() });
-    const snapshot = status.snapshot([{ model: 'mlp', version: 1, provider: 'cpu', loadedAt: new Date().toISOString(), lastUsedAt: new Date().toISOString() }], null);
+    const snapshot = status.snapshot(
+      [{ model: 'mlp', version: 1, provider: 'cpu', loadedAt: new Date().toISOString(), lastUsedAt: new Date().toISOString() }],
+      null,
+    );
     expect(snapshot.modelEvents).toHaveLength(MODEL_EVENTS_KEPT);
     expect(snapshot.modelEvents![0]!.version).toBe(7);
     expect(snapshot.modelEvents!.at(-1)).toMatchObject({ event: 'unloaded', reason: 'idle' });
@@ -20,7 +23,10 @@ describe('worker status', () => {
   });
 
   it("an older worker's status, without the new fields, still validates", () => {
-    const { modelEvents: _, ...old } = createWorkerStatus({ workerId: 'w1', device: 'cpu' }).snapshot([{ model: 'mlp', version: 1, provider: 'cpu', loadedAt: new Date().toISOString() }], null);
+    const { modelEvents: _, ...old } = createWorkerStatus({ workerId: 'w1', device: 'cpu' }).snapshot(
+      [{ model: 'mlp', version: 1, provider: 'cpu', loadedAt: new Date().toISOString() }],
+      null,
+    );
     expect(Value.Check(WorkerSchema, old satisfies Omit<WorkerStatus, 'modelEvents'>)).toBe(true);
   });
 });

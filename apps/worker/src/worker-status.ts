@@ -45,11 +45,18 @@ export function createWorkerStatus(init: { workerId: string; device: string }) {
     },
     snapshot(modelsLoaded: LoadedModel[], gpu: WorkerStatus['gpu']): WorkerStatus {
       return {
-        workerId: init.workerId, hostname: hostname(), device: init.device, pid: process.pid, startedAt,
+        workerId: init.workerId,
+        hostname: hostname(),
+        device: init.device,
+        pid: process.pid,
+        startedAt,
         lastHeartbeatAt: new Date().toISOString(),
-        modelsServed, modelsLoaded, modelEvents: [...modelEvents],
+        modelsServed,
+        modelsLoaded,
+        modelEvents: [...modelEvents],
         currentBatch: running.values().next().value ?? null,
-        ...counters, gpu,
+        ...counters,
+        gpu,
         ...(adaptive.size > 0 ? { adaptiveBatching: [...adaptive.values()] } : {}),
       };
     },

@@ -29,22 +29,33 @@ describe('adaptive batching', () => {
 
   it('measures sizes under load and chooses the size and delay from the curve, within the latency target', async () => {
     const ids = await runLimited(600, 64, async (i) => (await stack.request('POST', '/v1/jobs', cnnJob(i))).json.id as string);
-    await waitFor(async () => (await stack.ctx.pool.query("SELECT count(*)::int AS n FROM jobs WHERE status = 'succeeded'")).rows[0].n === ids.length,
-      { timeoutMs: 60_000, what: 'the burst to finish' });
+    await waitFor(async () => (await stack.ctx.pool.query("SELECT count(*)::int AS n FROM jobs WHERE status = 'succeeded'")).rows[0].n === ids.length, {
+      timeoutMs: 60_000,
+      what: 'the burst to finish',
+    });
     // The next heartbeat carries the state after the burst.
-    const state = await waitFor(async () => {
-      const s = await adaptiveState();
-      return s && s.curve.length >= 2 ? s : undefined;
-    }, { timeoutMs: 10_000, what: 'a curve of two sizes or more' });
-    console.log(`auto batching chose ${state.maxBatchSize} / ${state.maxBatchDelayMs} ms (${state.reason}); curve ${state.curve.map((p) => `${p.items}:${p.inferMs.toFixed(2)}ms×${p.samples}`).join(' ')}`);
+    const state = await waitFor(
+      async () => {
+        const s = await adaptiveState();
+        return s && s.curve.length >= 2 ? s : undefined;
+      },
+      { timeoutMs: 10_000, what: 'a curve of two sizes or more' },
+    );
+    console.log(
+      `auto batching chose ${state.maxBatchSize} / ${state.maxBatchDelayMs} ms (${state.reason}); curve ${state.curve.map((p) => `${p.items}:${p.inferMs.toFixed(2)}ms×${p.samples}`).join(' ')}`,
+    );
     expect(state.itemsPerS).toBeGreaterThan(0);
     expect(state.maxBatchSize).toBeGreaterThan(1);
     expect(state.maxBatchSize).toBeLessThanOrEqual(64);
     expect(state.maxBatchDelayMs).toBeLessThanOrEqual(20);
     // The choice keeps two runs of a batch of that size inside the target (the rule chooseBatching applies).
-    const { rows: [sizes] } = await stack.ctx.pool.query<{ max: number }>("SELECT max(batch_size)::int AS max FROM jobs WHERE model_name = 'cnn'");
+    const {
+      rows: [sizes],
+    } = await stack.ctx.pool.query<{ max: number }>("SELECT max(batch_size)::int AS max FROM jobs WHERE model_name = 'cnn'");
     expect(sizes!.max).toBeGreaterThan(1);
-    const { rows: [p99] } = await stack.ctx.pool.query<{ ms: number }>("SELECT percentile_cont(0.99) WITHIN GROUP (ORDER BY queue_ms) AS ms FROM jobs WHERE model_name = 'cnn'");
+    const {
+      rows: [p99],
+    } = await stack.ctx.pool.query<{ ms: number }>("SELECT percentile_cont(0.99) WITHIN GROUP (ORDER BY queue_ms) AS ms FROM jobs WHERE model_name = 'cnn'");
     console.log(`queue wait p99 over the burst: ${Math.round(p99!.ms)} ms (600 jobs submitted at once: the backlog itself dominates it)`);
   });
 });

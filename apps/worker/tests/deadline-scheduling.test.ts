@@ -16,13 +16,20 @@ beforeAll(async () => {
 });
 afterAll(() => stack?.close());
 
-const settled = (id: string) => waitFor(async () => {
-  const job = (await stack.request('GET', `/v1/jobs/${id}`)).json;
-  return ['succeeded', 'failed', 'expired'].includes(job.status) ? job : undefined;
-}, { timeoutMs: 30_000, what: `job ${id} to finish` });
+const settled = (id: string) =>
+  waitFor(
+    async () => {
+      const job = (await stack.request('GET', `/v1/jobs/${id}`)).json;
+      return ['succeeded', 'failed', 'expired'].includes(job.status) ? job : undefined;
+    },
+    { timeoutMs: 30_000, what: `job ${id} to finish` },
+  );
 
 async function submit(body: object, deadlineInMs?: number): Promise<string> {
-  const res = await stack.request('POST', '/v1/jobs', { ...body, ...(deadlineInMs === undefined ? {} : { deadline: new Date(Date.now() + deadlineInMs).toISOString() }) });
+  const res = await stack.request('POST', '/v1/jobs', {
+    ...body,
+    ...(deadlineInMs === undefined ? {} : { deadline: new Date(Date.now() + deadlineInMs).toISOString() }),
+  });
   expect(res.status, JSON.stringify(res.json)).toBe(202);
   return res.json.id;
 }
@@ -36,7 +43,9 @@ describe('deadline-aware scheduling', () => {
     const id = await submit(mlpJob(2), 600);
     const job = await settled(id);
     const tookMs = Date.parse(job.finishedAt) - submittedAt;
-    console.log(`job with a 600 ms deadline in a model with a 1500 ms delay: finished after ${tookMs} ms, ${Date.parse(job.deadline) - Date.parse(job.finishedAt)} ms before its deadline`);
+    console.log(
+      `job with a 600 ms deadline in a model with a 1500 ms delay: finished after ${tookMs} ms, ${Date.parse(job.deadline) - Date.parse(job.finishedAt)} ms before its deadline`,
+    );
     expect(job.status).toBe('succeeded');
     expect(Date.parse(job.finishedAt)).toBeLessThanOrEqual(Date.parse(job.deadline));
     expect(tookMs).toBeLessThan(1_500);

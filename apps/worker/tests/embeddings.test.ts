@@ -30,7 +30,13 @@ const norm = (v: number[]) => Math.sqrt(v.reduce((s, x) => s + x * x, 0));
 describe('POST /v1/embeddings', () => {
   it('registers an encoder with its tokenizer and shows the settings', async () => {
     const model = (await stack.request('GET', '/v1/models/encoder')).json;
-    expect(model.embedding).toEqual({ pooling: 'mean', normalize: false, output: 'last_hidden_state', maxTokens: 128, tokenizerSha256: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    expect(model.embedding).toEqual({
+      pooling: 'mean',
+      normalize: false,
+      output: 'last_hidden_state',
+      maxTokens: 128,
+      tokenizerSha256: expect.stringMatching(/^[0-9a-f]{64}$/),
+    });
     expect((await stack.request('GET', '/v1/models/encoder-pooled')).json.embedding).toMatchObject({ pooling: 'none', output: 'pooled' });
     expect((await stack.request('GET', '/v1/models/mlp')).json).not.toHaveProperty('embedding');
   });
@@ -56,12 +62,16 @@ describe('POST /v1/embeddings', () => {
   it('runs each text as one job, batched with the others', async () => {
     // 9 to 11 tokens each: all padded to 16, so they can share batches.
     const texts = Array.from({ length: 16 }, (_, i) => `query number ${i + 10} about vector search`);
-    const { rows: [before] } = await stack.ctx.pool.query<{ at: Date }>('SELECT now() AS at');
+    const {
+      rows: [before],
+    } = await stack.ctx.pool.query<{ at: Date }>('SELECT now() AS at');
     const res = await embed({ model: 'encoder', input: texts });
     expect(res.status).toBe(200);
     const { rows } = await stack.ctx.pool.query<{ n: number; shapes: string[]; batches: number; biggest: number }>(
       `SELECT count(*)::int AS n, array_agg(DISTINCT inputs->0->>'shape') AS shapes, count(DISTINCT batch_id)::int AS batches, max(batch_size)::int AS biggest
-         FROM jobs WHERE model_name = 'encoder' AND created_at >= $1`, [before!.at]);
+         FROM jobs WHERE model_name = 'encoder' AND created_at >= $1`,
+      [before!.at],
+    );
     console.log(`16 texts: ${rows[0]!.n} jobs in ${rows[0]!.batches} batches, largest ${rows[0]!.biggest}`);
     expect(rows[0]).toMatchObject({ n: 16, shapes: ['[1, 16]'] });
     expect(rows[0]!.biggest).toBeGreaterThan(1);
@@ -89,7 +99,10 @@ describe('POST /v1/embeddings', () => {
   it('refuses what it cannot embed with a problem that OpenAI clients read too', async () => {
     const notEncoder = await embed({ model: 'mlp', input: 'hello' });
     expect(notEncoder.status).toBe(400);
-    expect(notEncoder.json).toMatchObject({ code: 'MODEL_NOT_EMBEDDING', error: { type: 'invalid_request_error', code: 'MODEL_NOT_EMBEDDING', message: expect.stringContaining('tokenizer') } });
+    expect(notEncoder.json).toMatchObject({
+      code: 'MODEL_NOT_EMBEDDING',
+      error: { type: 'invalid_request_error', code: 'MODEL_NOT_EMBEDDING', message: expect.stringContaining('tokenizer') },
+    });
     const tooLong = await embed({ model: 'encoder', input: ['ok', 'word '.repeat(200)] });
     expect(tooLong.status).toBe(400);
     expect(tooLong.json).toMatchObject({ code: 'INPUT_TOO_LONG', errors: [{ pointer: '/body/input/1' }] });
@@ -112,7 +125,10 @@ describe('POST /v1/embeddings', () => {
     };
     const tokenizer = new TextEncoder().encode(JSON.stringify(buildDemoTokenizer()));
     expect(await upload('mlp', tokenizer)).toMatchObject({ status: 422, json: { code: 'MODEL_UNSUPPORTED' } });
-    expect(await upload('transformer', new TextEncoder().encode('{"not": "a tokenizer"}'))).toMatchObject({ status: 400, json: { errors: [{ pointer: '/body/tokenizer' }] } });
+    expect(await upload('transformer', new TextEncoder().encode('{"not": "a tokenizer"}'))).toMatchObject({
+      status: 400,
+      json: { errors: [{ pointer: '/body/tokenizer' }] },
+    });
     expect(await upload('transformer', tokenizer, { pooling: 'none' })).toMatchObject({ status: 422, json: { errors: [{ pointer: '/body/pooling' }] } });
     const stray = await stack.request('GET', '/v1/models/bad-encoder');
     expect(stray.status).toBe(404);

@@ -1,9 +1,7 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { modelArtifactKey } from '@inferq/storage';
-import {
-  ADMIN_KEY, installCompletionLog, mlpJob, settleLoad, startStack, startSteadyLoad, waitFor, type Stack, type TestProcess,
-} from '@inferq/test-utils';
+import { ADMIN_KEY, installCompletionLog, mlpJob, settleLoad, startStack, startSteadyLoad, waitFor, type Stack, type TestProcess } from '@inferq/test-utils';
 
 // Two broken models beside a healthy one, all served by one worker under a
 // steady load: `cnn-mismatch`, whose artifact in S3 no longer matches its
@@ -25,7 +23,9 @@ beforeAll(async () => {
 afterAll(() => stack?.close());
 
 async function artifactOf(name: string): Promise<{ key: string; bytes: Uint8Array }> {
-  const { rows: [m] } = await stack.ctx.pool.query('SELECT artifact_key FROM models WHERE name = $1', [name]);
+  const {
+    rows: [m],
+  } = await stack.ctx.pool.query('SELECT artifact_key FROM models WHERE name = $1', [name]);
   return { key: m.artifact_key, bytes: await stack.ctx.storage.getObject(m.artifact_key) };
 }
 
@@ -39,7 +39,12 @@ async function corruptArtifacts(): Promise<void> {
   const sha256 = createHash('sha256').update(corrupt).digest('hex');
   const key = modelArtifactKey('cnn-corrupt', sha256);
   await stack.ctx.storage.putObject(key, corrupt);
-  await stack.ctx.pool.query('UPDATE models SET artifact_key = $1, sha256 = $2, size_bytes = $3 WHERE name = $4', [key, sha256, corrupt.byteLength, 'cnn-corrupt']);
+  await stack.ctx.pool.query('UPDATE models SET artifact_key = $1, sha256 = $2, size_bytes = $3 WHERE name = $4', [
+    key,
+    sha256,
+    corrupt.byteLength,
+    'cnn-corrupt',
+  ]);
 }
 
 const image = (seed: number) => Buffer.from(Float32Array.from({ length: 3 * 32 * 32 }, (_, i) => Math.cos(seed * 3.1 + i * 0.37)).buffer).toString('base64');
@@ -52,15 +57,21 @@ const mixedJob = (i: number) => {
 describe('models with a corrupt artifact under load', () => {
   it('fail their own jobs with a stored error; the healthy model keeps serving in the same worker', async () => {
     const load = startSteadyLoad(stack, { ratePerS: 25, body: mixedJob, authorization: `Bearer ${ADMIN_KEY}` });
-    await waitFor(async () => (await stack.ctx.pool.query("SELECT count(DISTINCT model_name)::int AS n FROM jobs WHERE status = 'failed'")).rows[0].n === 2
-      && load.accepted.length >= 100, { timeoutMs: 30_000, what: 'jobs of both broken models to fail' });
+    await waitFor(
+      async () =>
+        (await stack.ctx.pool.query("SELECT count(DISTINCT model_name)::int AS n FROM jobs WHERE status = 'failed'")).rows[0].n === 2 &&
+        load.accepted.length >= 100,
+      { timeoutMs: 30_000, what: 'jobs of both broken models to fail' },
+    );
     const { result, report } = await settleLoad(stack.ctx.pool, load, 'corrupt model artifacts');
     expect(result.violations).toEqual([]);
     expect(report).toMatchObject({ lost: 0, duplicated: 0 });
 
     const { rows } = await stack.ctx.pool.query(
       `SELECT model_name, status, error_code, min(error_message) AS message, count(*)::int AS n FROM jobs
-        WHERE id = ANY($1::uuid[]) GROUP BY 1, 2, 3 ORDER BY 1`, [result.accepted]);
+        WHERE id = ANY($1::uuid[]) GROUP BY 1, 2, 3 ORDER BY 1`,
+      [result.accepted],
+    );
     console.log(rows.map((r) => `${r.model_name}: ${r.n} ${r.status}${r.error_code ? ` ${r.error_code} "${r.message}"` : ''}`).join('\n'));
     expect(rows.map(({ model_name, status, error_code }) => ({ model_name, status, error_code }))).toEqual([
       { model_name: 'cnn-corrupt', status: 'failed', error_code: 'MODEL_LOAD_FAILED' },

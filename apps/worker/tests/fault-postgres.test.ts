@@ -1,7 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  ADMIN_KEY, installCompletionLog, mlpJob, pauseWorkerMidBatch, resumeWorker, settleLoad, startPrivatePostgres, startStack, startSteadyLoad, waitFor,
-  type PrivateService, type Stack, type TestProcess,
+  ADMIN_KEY,
+  installCompletionLog,
+  mlpJob,
+  pauseWorkerMidBatch,
+  resumeWorker,
+  settleLoad,
+  startPrivatePostgres,
+  startStack,
+  startSteadyLoad,
+  waitFor,
+  type PrivateService,
+  type Stack,
+  type TestProcess,
 } from '@inferq/test-utils';
 
 // Postgres of this file's own, restarted while a steady load submits and while
@@ -38,7 +49,10 @@ describe('Postgres restarted under load', () => {
     // The batch finishes inference now and finds Postgres gone.
     resumeWorker(worker);
     // Down for longer than the worker's queue locks last (3 s): it must keep renewing them meanwhile.
-    await waitFor(() => load.refused >= 100 && waitedForPostgres.test(worker.output()), { timeoutMs: 20_000, what: 'submissions refused and the held batch waiting while Postgres is down' });
+    await waitFor(() => load.refused >= 100 && waitedForPostgres.test(worker.output()), {
+      timeoutMs: 20_000,
+      what: 'submissions refused and the held batch waiting while Postgres is down',
+    });
     await pg.start();
     const resumed = load.accepted.length;
     await waitFor(() => load.accepted.length >= resumed + 25, { timeoutMs: 20_000, what: 'jobs accepted after the restart' });

@@ -1,7 +1,19 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  ADMIN_KEY, installCompletionLog, mlpJob, pauseWorkerForBacklog, resumeWorker, settleLoad, startPrivateRedis, startStack, startSteadyLoad, waitFor,
-  type PrivateRedis, type Stack, type SteadyLoad, type TestProcess,
+  ADMIN_KEY,
+  installCompletionLog,
+  mlpJob,
+  pauseWorkerForBacklog,
+  resumeWorker,
+  settleLoad,
+  startPrivateRedis,
+  startStack,
+  startSteadyLoad,
+  waitFor,
+  type PrivateRedis,
+  type Stack,
+  type SteadyLoad,
+  type TestProcess,
 } from '@inferq/test-utils';
 import { createJobProducer, createRedisConnection, type JobProducer, type Redis } from '@inferq/queue';
 

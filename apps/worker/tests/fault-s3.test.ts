@@ -1,7 +1,19 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  ADMIN_KEY, installCompletionLog, mlpJob, pauseWorkerForBacklog, queuedInPostgres, resumeWorker, settleLoad, startPrivateS3, startStack, startSteadyLoad, waitFor,
-  type PrivateService, type Stack, type TestProcess,
+  ADMIN_KEY,
+  installCompletionLog,
+  mlpJob,
+  pauseWorkerForBacklog,
+  queuedInPostgres,
+  resumeWorker,
+  settleLoad,
+  startPrivateS3,
+  startStack,
+  startSteadyLoad,
+  waitFor,
+  type PrivateService,
+  type Stack,
+  type TestProcess,
 } from '@inferq/test-utils';
 
 // S3 of this file's own, stopped while a steady load submits jobs whose
@@ -40,7 +52,10 @@ describe('S3 unavailable under load', () => {
     const backlog = await pauseWorkerForBacklog(worker, queuedInPostgres(stack.ctx.pool), 20);
     await s3.stop();
     resumeWorker(worker);
-    await waitFor(() => load.refused >= 50 && waitedForS3.test(worker.output()), { timeoutMs: 20_000, what: 'submissions refused and the worker waiting while S3 is down' });
+    await waitFor(() => load.refused >= 50 && waitedForS3.test(worker.output()), {
+      timeoutMs: 20_000,
+      what: 'submissions refused and the worker waiting while S3 is down',
+    });
     await s3.start();
     const resumed = load.accepted.length;
     await waitFor(() => load.accepted.length >= resumed + 25, { timeoutMs: 20_000, what: 'jobs accepted after the outage' });

@@ -20,7 +20,8 @@ afterAll(() => stack?.close());
 const scrape = async (url: string): Promise<string> => (await fetch(url)).text();
 /** The sum of a metric's samples whose labels contain every `labels` pair. */
 function sample(text: string, name: string, labels: Record<string, string> = {}): number {
-  return text.split('\n')
+  return text
+    .split('\n')
     .filter((line) => line.startsWith(`${name}{`) || line.startsWith(`${name} `))
     .filter((line) => Object.entries(labels).every(([k, v]) => line.includes(`${k}="${v}"`)))
     .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
@@ -32,11 +33,16 @@ describe('two APIs and two workers on one Redis and Postgres', () => {
     const apis = [stack.baseUrl, second.baseUrl];
     await runLimited(JOBS, 16, async (i) => {
       const res = await fetch(`${apis[i % 2]}/v1/jobs`, {
-        method: 'POST', headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' }, body: JSON.stringify(mlpJob(i)),
+        method: 'POST',
+        headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' },
+        body: JSON.stringify(mlpJob(i)),
       });
       expect(res.status).toBe(202);
     });
-    await waitFor(async () => (await stack.ctx.pool.query("SELECT count(*)::int AS n FROM jobs WHERE status = 'succeeded'")).rows[0].n === JOBS, { timeoutMs: 60_000, what: 'every job to succeed' });
+    await waitFor(async () => (await stack.ctx.pool.query("SELECT count(*)::int AS n FROM jobs WHERE status = 'succeeded'")).rows[0].n === JOBS, {
+      timeoutMs: 60_000,
+      what: 'every job to succeed',
+    });
 
     const { rows } = await stack.ctx.pool.query('SELECT worker_id, count(*)::int AS n FROM jobs GROUP BY worker_id ORDER BY worker_id');
     console.log(`jobs per worker: ${rows.map((r) => `${r.worker_id} ${r.n}`).join(', ')}`);
@@ -67,10 +73,13 @@ describe('two APIs and two workers on one Redis and Postgres', () => {
     const res = await stack.request('POST', '/v1/jobs', { ...mlpJob(1), priority: 'low' });
     expect(res.status).toBe(202);
     // Queue reads are reused for a second across scrapes: wait until one sees the job.
-    const text = await waitFor(async () => {
-      const t = await scrape(`${stack.baseUrl}/metrics`);
-      return sample(t, 'inferq_queue_backlog', { model: 'mlp' }) === 1 ? t : undefined;
-    }, { what: 'the backlog metric to count the job' });
+    const text = await waitFor(
+      async () => {
+        const t = await scrape(`${stack.baseUrl}/metrics`);
+        return sample(t, 'inferq_queue_backlog', { model: 'mlp' }) === 1 ? t : undefined;
+      },
+      { what: 'the backlog metric to count the job' },
+    );
     expect(sample(text, 'inferq_queue_jobs', { model: 'mlp', state: 'low' })).toBe(1);
     expect(sample(text, 'inferq_queue_oldest_job_age_seconds', { model: 'mlp', priority: 'low' })).toBeGreaterThan(0);
   });

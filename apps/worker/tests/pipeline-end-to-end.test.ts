@@ -21,18 +21,29 @@ describe('the job pipeline over HTTP', () => {
       const x = inputs[i]!;
       // Half as JSON arrays, half as base64 little-endian bytes.
       const data = i % 2 ? Array.from(x) : Buffer.from(x.buffer).toString('base64');
-      const res = await stack.request('POST', '/v1/jobs', { model: 'mlp', priority: PRIORITIES[i % 3], inputs: [{ name: 'features', datatype: 'FP32', shape: [x.length / 64, 64], data }] });
+      const res = await stack.request('POST', '/v1/jobs', {
+        model: 'mlp',
+        priority: PRIORITIES[i % 3],
+        inputs: [{ name: 'features', datatype: 'FP32', shape: [x.length / 64, 64], data }],
+      });
       expect(res.status).toBe(202);
       return res.json.id as string;
     });
     const submittedS = (performance.now() - started) / 1000;
-    await waitFor(async () => {
-      const { rows } = await stack.ctx.pool.query("SELECT count(*)::int AS n FROM jobs WHERE status = 'succeeded'");
-      return rows[0].n === JOBS;
-    }, { timeoutMs: 120_000, what: 'every job to succeed' });
+    await waitFor(
+      async () => {
+        const { rows } = await stack.ctx.pool.query("SELECT count(*)::int AS n FROM jobs WHERE status = 'succeeded'");
+        return rows[0].n === JOBS;
+      },
+      { timeoutMs: 120_000, what: 'every job to succeed' },
+    );
     const totalS = (performance.now() - started) / 1000;
-    const { rows: [batches] } = await stack.ctx.pool.query('SELECT count(DISTINCT batch_id)::int AS n, max(batch_size)::int AS max, avg(batch_size)::float AS avg FROM jobs');
-    console.log(`pipeline: ${JOBS} jobs submitted in ${submittedS.toFixed(2)} s, all done in ${totalS.toFixed(2)} s = ${(JOBS / totalS).toFixed(0)} jobs/s; ${batches.n} batches, avg batch size ${batches.avg.toFixed(1)}, max ${batches.max}`);
+    const {
+      rows: [batches],
+    } = await stack.ctx.pool.query('SELECT count(DISTINCT batch_id)::int AS n, max(batch_size)::int AS max, avg(batch_size)::float AS avg FROM jobs');
+    console.log(
+      `pipeline: ${JOBS} jobs submitted in ${submittedS.toFixed(2)} s, all done in ${totalS.toFixed(2)} s = ${(JOBS / totalS).toFixed(0)} jobs/s; ${batches.n} batches, avg batch size ${batches.avg.toFixed(1)}, max ${batches.max}`,
+    );
     expect(batches.max).toBeGreaterThan(1);
 
     const session = await ort.InferenceSession.create(demoModel('mlp').path);
@@ -57,7 +68,12 @@ describe('the job pipeline over HTTP', () => {
     // The worker's heartbeat and the stats endpoint see the same work.
     await waitFor(async () => (await stack.request('GET', '/v1/workers')).json.items[0]?.jobsSucceeded >= JOBS, { what: 'the heartbeat to count every job' });
     const [worker] = (await stack.request('GET', '/v1/workers')).json.items;
-    expect(worker).toMatchObject({ device: 'cpu', modelsServed: ['mlp'], modelsLoaded: [expect.objectContaining({ model: 'mlp', version: 1, provider: 'cpu' })], gpu: null });
+    expect(worker).toMatchObject({
+      device: 'cpu',
+      modelsServed: ['mlp'],
+      modelsLoaded: [expect.objectContaining({ model: 'mlp', version: 1, provider: 'cpu' })],
+      gpu: null,
+    });
     const stats = (await stack.request('GET', '/v1/stats')).json;
     expect(stats.series.reduce((n: number, p: { completed: number }) => n + p.completed, 0)).toBe(JOBS);
     expect(stats.avgBatchSize).toBeCloseTo(batches.avg, 5);
@@ -79,7 +95,9 @@ describe('the job pipeline over HTTP', () => {
   it('fails only the job whose stored input is gone; its batch mate succeeds', async () => {
     // A model of its own with a long batch delay: the two jobs share a batch however busy the box is.
     await stack.registerModel('mlp-pair', { maxBatchSize: '2', maxBatchDelayMs: '1000' }, 'mlp');
-    const { rows: [owner] } = await stack.ctx.pool.query('SELECT id FROM api_keys LIMIT 1');
+    const {
+      rows: [owner],
+    } = await stack.ctx.pool.query('SELECT id FROM api_keys LIMIT 1');
     const head = { name: 'features', datatype: 'FP32', shape: [1, 64], bytes: 256 };
     const jobs = [
       { id: crypto.randomUUID(), inputs: [{ ...head, key: 'jobs/gone/inputs/0' }] },
@@ -89,12 +107,19 @@ describe('the job pipeline over HTTP', () => {
     for (const j of jobs) {
       await stack.ctx.pool.query(
         "INSERT INTO jobs (id, owner_key_id, model_name, model_version, priority, status, inputs) VALUES ($1, $2, 'mlp-pair', 1, 'normal', 'queued', $3)",
-        [j.id, owner.id, JSON.stringify(j.inputs)]);
+        [j.id, owner.id, JSON.stringify(j.inputs)],
+      );
     }
-    const finished = await waitFor(async () => {
-      const { rows } = await stack.ctx.pool.query("SELECT id, status, error_code, batch_id FROM jobs WHERE id = ANY($1) AND status IN ('succeeded', 'failed')", [jobs.map((j) => j.id)]);
-      return rows.length === 2 ? new Map(rows.map((r) => [r.id, r])) : undefined;
-    }, { timeoutMs: 30_000, what: 'both jobs to finish' });
+    const finished = await waitFor(
+      async () => {
+        const { rows } = await stack.ctx.pool.query(
+          "SELECT id, status, error_code, batch_id FROM jobs WHERE id = ANY($1) AND status IN ('succeeded', 'failed')",
+          [jobs.map((j) => j.id)],
+        );
+        return rows.length === 2 ? new Map(rows.map((r) => [r.id, r])) : undefined;
+      },
+      { timeoutMs: 30_000, what: 'both jobs to finish' },
+    );
     expect(finished.get(jobs[0]!.id)).toMatchObject({ status: 'failed', error_code: 'INPUT_DATA_INVALID' });
     expect(finished.get(jobs[1]!.id)).toMatchObject({ status: 'succeeded', error_code: null, batch_id: finished.get(jobs[0]!.id).batch_id });
   });
@@ -102,17 +127,25 @@ describe('the job pipeline over HTTP', () => {
   it('stores large outputs in S3 and serves them by presigned URL', async () => {
     const rows = 1_100; // 1,100 × 16 FP32 = 70 KB of output, over the 64 KiB inline limit
     const x = mlpRows(rows, 99);
-    const res = await stack.request('POST', '/v1/jobs', { model: 'mlp', inputs: [{ name: 'features', datatype: 'FP32', shape: [rows, 64], data: Buffer.from(x.buffer).toString('base64') }] });
+    const res = await stack.request('POST', '/v1/jobs', {
+      model: 'mlp',
+      inputs: [{ name: 'features', datatype: 'FP32', shape: [rows, 64], data: Buffer.from(x.buffer).toString('base64') }],
+    });
     expect(res.status).toBe(202);
-    const job = await waitFor(async () => {
-      const r = await stack.request('GET', `/v1/jobs/${res.json.id}`);
-      return r.json.status === 'succeeded' ? r.json : undefined;
-    }, { what: 'the large job' });
+    const job = await waitFor(
+      async () => {
+        const r = await stack.request('GET', `/v1/jobs/${res.json.id}`);
+        return r.json.status === 'succeeded' ? r.json : undefined;
+      },
+      { what: 'the large job' },
+    );
     const out = job.outputs[0];
     expect(out.data).toBeUndefined();
     const bytes = new Float32Array(await (await fetch(out.url)).arrayBuffer());
     expect(bytes.length).toBe(rows * 16);
-    const { rows: [row] } = await stack.ctx.pool.query('SELECT inputs FROM jobs WHERE id = $1', [res.json.id]);
+    const {
+      rows: [row],
+    } = await stack.ctx.pool.query('SELECT inputs FROM jobs WHERE id = $1', [res.json.id]);
     expect(row.inputs[0].key).toMatch(/^jobs\//);
   });
 });

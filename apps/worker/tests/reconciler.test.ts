@@ -22,34 +22,55 @@ describe('the reconciler (invariant 1: Postgres is the record)', () => {
     const ids: string[] = [];
     for (let i = 0; i < 20; i++) {
       const x = mlpRows(1, i);
-      const res = await stack.request('POST', '/v1/jobs', { model: 'mlp', inputs: [{ name: 'features', datatype: 'FP32', shape: [1, 64], data: Array.from(x) }] });
+      const res = await stack.request('POST', '/v1/jobs', {
+        model: 'mlp',
+        inputs: [{ name: 'features', datatype: 'FP32', shape: [1, 64], data: Array.from(x) }],
+      });
       ids.push(res.json.id);
     }
     expect(await deleteQueueKeys()).toBeGreaterThan(0);
     await stack.startWorker({ RECONCILE_MIN_AGE_MS: '0' });
-    await waitFor(async () => (await stack.ctx.pool.query("SELECT count(*)::int AS n FROM jobs WHERE status = 'succeeded' AND id = ANY($1)", [ids])).rows[0].n === ids.length, { timeoutMs: 30_000, what: 'the flushed jobs to run' });
+    await waitFor(
+      async () =>
+        (await stack.ctx.pool.query("SELECT count(*)::int AS n FROM jobs WHERE status = 'succeeded' AND id = ANY($1)", [ids])).rows[0].n === ids.length,
+      { timeoutMs: 30_000, what: 'the flushed jobs to run' },
+    );
   });
 
   it('runs a job recorded in Postgres whose enqueue never happened (a crash between insert and enqueue)', async () => {
-    const { rows: [owner] } = await stack.ctx.pool.query('SELECT id FROM api_keys LIMIT 1');
+    const {
+      rows: [owner],
+    } = await stack.ctx.pool.query('SELECT id FROM api_keys LIMIT 1');
     const id = crypto.randomUUID();
     const x = mlpRows(1, 7);
     await stack.ctx.pool.query(
       `INSERT INTO jobs (id, owner_key_id, model_name, model_version, priority, status, inputs) VALUES ($1, $2, 'mlp', 1, 'normal', 'queued', $3)`,
       [id, owner.id, JSON.stringify([{ name: 'features', datatype: 'FP32', shape: [1, 64], bytes: 256, b64: Buffer.from(x.buffer).toString('base64') }])],
     );
-    await waitFor(async () => (await stack.ctx.pool.query("SELECT status FROM jobs WHERE id = $1", [id])).rows[0].status === 'succeeded', { timeoutMs: 30_000, what: 'the orphan job to run' });
+    await waitFor(async () => (await stack.ctx.pool.query('SELECT status FROM jobs WHERE id = $1', [id])).rows[0].status === 'succeeded', {
+      timeoutMs: 30_000,
+      what: 'the orphan job to run',
+    });
   });
 
   it('checks every unfinished job again when Redis loses its data while the worker runs', async () => {
-    const { rows: [owner] } = await stack.ctx.pool.query('SELECT id FROM api_keys LIMIT 1');
+    const {
+      rows: [owner],
+    } = await stack.ctx.pool.query('SELECT id FROM api_keys LIMIT 1');
     // Old enough to be outside the incremental window: only a full pass finds it.
     const id = crypto.randomUUID();
     await stack.ctx.pool.query(
       `INSERT INTO jobs (id, owner_key_id, model_name, model_version, priority, status, inputs, created_at) VALUES ($1, $2, 'mlp', 1, 'low', 'queued', $3, now() - interval '1 hour')`,
-      [id, owner.id, JSON.stringify([{ name: 'features', datatype: 'FP32', shape: [1, 64], bytes: 256, b64: Buffer.from(mlpRows(1, 9).buffer).toString('base64') }])],
+      [
+        id,
+        owner.id,
+        JSON.stringify([{ name: 'features', datatype: 'FP32', shape: [1, 64], bytes: 256, b64: Buffer.from(mlpRows(1, 9).buffer).toString('base64') }]),
+      ],
     );
     expect(await deleteQueueKeys()).toBeGreaterThan(0);
-    await waitFor(async () => (await stack.ctx.pool.query('SELECT status FROM jobs WHERE id = $1', [id])).rows[0].status === 'succeeded', { timeoutMs: 30_000, what: 'the job to run after the flush' });
+    await waitFor(async () => (await stack.ctx.pool.query('SELECT status FROM jobs WHERE id = $1', [id])).rows[0].status === 'succeeded', {
+      timeoutMs: 30_000,
+      what: 'the job to run after the flush',
+    });
   });
 });

@@ -1,6 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  ADMIN_KEY, installCompletionLog, mlpJob, settleLoad, startLoadBalancer, startStack, startSteadyLoad, waitFor, type LoadBalancer, type Stack, type TestProcess,
+  ADMIN_KEY,
+  installCompletionLog,
+  mlpJob,
+  settleLoad,
+  startLoadBalancer,
+  startStack,
+  startSteadyLoad,
+  waitFor,
+  type LoadBalancer,
+  type Stack,
+  type TestProcess,
 } from '@inferq/test-utils';
 
 // A rolling update, done the way the Kubernetes manifests do it, under a

@@ -10,8 +10,16 @@ import { ADMIN_KEY, mlpJob, startStack, waitFor, type Stack, type TestProcess } 
 // traceparent honoured) that reaches the worker, and the batch that ran it
 // must link back to that trace.
 
-interface OtlpSpan { traceId: string; spanId: string; parentSpanId?: string; name: string; links?: Array<{ traceId: string; spanId: string }> }
-interface ExportedSpan extends OtlpSpan { service: string }
+interface OtlpSpan {
+  traceId: string;
+  spanId: string;
+  parentSpanId?: string;
+  name: string;
+  links?: Array<{ traceId: string; spanId: string }>;
+}
+interface ExportedSpan extends OtlpSpan {
+  service: string;
+}
 interface OtlpRequest {
   resourceSpans: Array<{
     resource: { attributes: Array<{ key: string; value: { stringValue?: string } }> };
@@ -56,7 +64,7 @@ describe('traces', () => {
       body: JSON.stringify(mlpJob(1)),
     });
     expect(res.status).toBe(202);
-    const { id } = await res.json() as { id: string };
+    const { id } = (await res.json()) as { id: string };
     await waitFor(async () => (await stack.request('GET', `/v1/jobs/${id}`)).json.status === 'succeeded', { what: 'the job to succeed' });
 
     const inTrace = (name: string) => spans.find((s) => s.traceId === traceId && s.name === name);
@@ -71,10 +79,13 @@ describe('traces', () => {
     const batch = spans.find((s) => s.name === 'batch mlp' && s.links?.some((l) => l.traceId === traceId))!;
     expect(batch).toBeDefined();
     expect(job.links?.map((l) => l.spanId)).toContain(batch.spanId);
-    const steps = await waitFor(async () => {
-      const names = spans.filter((s) => s.parentSpanId === batch.spanId).map((s) => s.name);
-      return names.includes('store results') ? names : undefined;
-    }, { what: "the batch's step spans" });
+    const steps = await waitFor(
+      async () => {
+        const names = spans.filter((s) => s.parentSpanId === batch.spanId).map((s) => s.name);
+        return names.includes('store results') ? names : undefined;
+      },
+      { what: "the batch's step spans" },
+    );
     expect(steps).toEqual(expect.arrayContaining(['claim', 'read inputs', 'load model', 'inference', 'store results']));
 
     // Log lines written while a span is active carry its ids, so logs and traces join.

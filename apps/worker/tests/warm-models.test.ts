@@ -34,11 +34,14 @@ const eventsOf = (s: WorkerStatus | undefined): string[] =>
 async function runJob(model: string, seed: number): Promise<{ inferMs: number; workerId: string }> {
   const res = await stack.request('POST', '/v1/jobs', { ...mlpJob(seed), model });
   expect(res.status).toBe(202);
-  return waitFor(async () => {
-    const job = (await stack.request('GET', `/v1/jobs/${res.json.id}`)).json;
-    if (job.status === 'failed') throw new Error(`job failed: ${JSON.stringify(job.error)}`);
-    return job.status === 'succeeded' ? job : undefined;
-  }, { timeoutMs: 30_000, what: `the ${model} job to succeed` });
+  return waitFor(
+    async () => {
+      const job = (await stack.request('GET', `/v1/jobs/${res.json.id}`)).json;
+      if (job.status === 'failed') throw new Error(`job failed: ${JSON.stringify(job.error)}`);
+      return job.status === 'succeeded' ? job : undefined;
+    },
+    { timeoutMs: 30_000, what: `the ${model} job to succeed` },
+  );
 }
 
 describe('warm models', () => {
@@ -51,10 +54,13 @@ describe('warm models', () => {
     await cold.stop('SIGTERM');
 
     const worker = await startWorker({ WORKER_PRELOAD_MODELS: 'mlp' });
-    const status = await waitFor(async () => {
-      const s = await statusOf(worker);
-      return s?.modelsServed.includes('mlp') ? s : undefined;
-    }, { what: 'the worker to serve mlp' });
+    const status = await waitFor(
+      async () => {
+        const s = await statusOf(worker);
+        return s?.modelsServed.includes('mlp') ? s : undefined;
+      },
+      { what: 'the worker to serve mlp' },
+    );
     // It beat while preloading; by the time it consumes the queue the model is loaded and warm.
     expect(eventsOf(status)).toEqual(['mlp loaded', 'mlp warmed']);
     expect(status.modelsLoaded).toEqual([expect.objectContaining({ model: 'mlp', version: 1, provider: 'cpu', lastUsedAt: expect.any(String) })]);
@@ -64,24 +70,32 @@ describe('warm models', () => {
     expect(worker.output()).toMatch(/"msg":"model preloaded"/);
 
     const warmJob = await runJob('mlp', 2);
-    console.log(`first batch inferMs: cold ${coldJob.inferMs.toFixed(2)} ms, after warm-up ${warmJob.inferMs.toFixed(2)} ms; load ${loaded!.ms} ms, warm-up run ${warmed!.ms} ms`);
+    console.log(
+      `first batch inferMs: cold ${coldJob.inferMs.toFixed(2)} ms, after warm-up ${warmJob.inferMs.toFixed(2)} ms; load ${loaded!.ms} ms, warm-up run ${warmed!.ms} ms`,
+    );
     expect(eventsOf(await statusOf(worker))).toEqual(['mlp loaded', 'mlp warmed']);
   });
 
   it('unloads a model after it idles, and loads it again for the next job', async () => {
     const worker = await startWorker({ MODEL_IDLE_UNLOAD_S: '1' });
     await runJob('mlp', 3);
-    const idled = await waitFor(async () => {
-      const s = await statusOf(worker);
-      return eventsOf(s).includes('mlp unloaded idle') ? s : undefined;
-    }, { timeoutMs: 15_000, what: 'mlp to be unloaded after idling' });
+    const idled = await waitFor(
+      async () => {
+        const s = await statusOf(worker);
+        return eventsOf(s).includes('mlp unloaded idle') ? s : undefined;
+      },
+      { timeoutMs: 15_000, what: 'mlp to be unloaded after idling' },
+    );
     expect(idled.modelsLoaded).toEqual([]);
 
     await runJob('mlp', 4);
-    const reloaded = await waitFor(async () => {
-      const s = await statusOf(worker);
-      return s?.modelsLoaded.length === 1 ? s : undefined;
-    }, { what: 'the heartbeat to show mlp loaded again' });
+    const reloaded = await waitFor(
+      async () => {
+        const s = await statusOf(worker);
+        return s?.modelsLoaded.length === 1 ? s : undefined;
+      },
+      { what: 'the heartbeat to show mlp loaded again' },
+    );
     expect(eventsOf(reloaded).slice(0, 5)).toEqual(['mlp loaded', 'mlp warmed', 'mlp unloaded idle', 'mlp loaded', 'mlp warmed']);
   });
 
@@ -90,10 +104,13 @@ describe('warm models', () => {
     const worker = await startWorker({ MODEL_MEMORY_BUDGET_MB: '1' });
     await runJob('mlp', 5);
     await runJob('mlp2', 6);
-    const status = await waitFor(async () => {
-      const s = await statusOf(worker);
-      return eventsOf(s).includes('mlp unloaded memory') && s?.modelsLoaded.length === 1 ? s : undefined;
-    }, { what: 'mlp to be unloaded for mlp2' });
+    const status = await waitFor(
+      async () => {
+        const s = await statusOf(worker);
+        return eventsOf(s).includes('mlp unloaded memory') && s?.modelsLoaded.length === 1 ? s : undefined;
+      },
+      { what: 'mlp to be unloaded for mlp2' },
+    );
     expect(eventsOf(status)).toEqual(['mlp loaded', 'mlp warmed', 'mlp unloaded memory', 'mlp2 loaded', 'mlp2 warmed']);
     expect(status.modelsLoaded).toEqual([expect.objectContaining({ model: 'mlp2' })]);
     // And back: mlp's next job succeeds and pushes mlp2 out.

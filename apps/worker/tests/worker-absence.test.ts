@@ -1,7 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  ADMIN_KEY, installCompletionLog, mlpJob, settleLoad, startStack, startSteadyLoad, waitFor, type Stack, type TestProcess,
-} from '@inferq/test-utils';
+import { ADMIN_KEY, installCompletionLog, mlpJob, settleLoad, startStack, startSteadyLoad, waitFor, type Stack, type TestProcess } from '@inferq/test-utils';
 
 // A worker going away on purpose (SIGTERM) or every worker gone: the steady
 // load keeps submitting through both, and nothing it was promised is lost.
@@ -35,7 +33,9 @@ describe('a worker stopped with SIGTERM', () => {
     const code = await first.stop('SIGTERM');
     const exitMs = Date.now() - stoppedAt;
     // Its batches ran to the end: none of its jobs is left running for a lock to expire.
-    const { rows: [left] } = await stack.ctx.pool.query(
+    const {
+      rows: [left],
+    } = await stack.ctx.pool.query(
       `SELECT count(*) FILTER (WHERE status = 'running')::int AS running,
               count(*) FILTER (WHERE started_at > $1)::int AS started_after
          FROM jobs WHERE worker_id LIKE $2`,
@@ -67,7 +67,7 @@ describe('no worker serving a model', () => {
     // A copy: the load goes on accepting while the count is read.
     const acceptedSoFar = [...load.accepted];
     expect(await unfinished(acceptedSoFar)).toBe(acceptedSoFar.length);
-    expect((await readyz())).toMatchObject({ status: 'degraded', modelsWithoutWorker: ['cnn', 'mlp'] });
+    expect(await readyz()).toMatchObject({ status: 'degraded', modelsWithoutWorker: ['cnn', 'mlp'] });
     const stats = (await stack.request('GET', '/v1/stats')).json;
     const mlpQueue = stats.queues.find((q: { model: string }) => q.model === 'mlp');
     expect(mlpQueue).toMatchObject({ workers: 0 });

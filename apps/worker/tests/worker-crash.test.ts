@@ -1,7 +1,20 @@
 import { Queue } from 'bullmq';
 import * as ort from 'onnxruntime-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN_KEY, auditJobs, demoModel, formatLedger, installCompletionLog, pauseWorkerMidBatch, runLimited, settleLoad, type Stack, startStack, startSteadyLoad, waitFor } from '@inferq/test-utils';
+import {
+  ADMIN_KEY,
+  auditJobs,
+  demoModel,
+  formatLedger,
+  installCompletionLog,
+  pauseWorkerMidBatch,
+  runLimited,
+  settleLoad,
+  type Stack,
+  startStack,
+  startSteadyLoad,
+  waitFor,
+} from '@inferq/test-utils';
 
 /** The backlog submitted around the kill. */
 const JOBS = 480;
@@ -16,7 +29,10 @@ beforeAll(async () => {
 afterAll(() => stack?.close());
 
 const image = (seed: number) => Float32Array.from({ length: 3 * 32 * 32 }, (_, i) => Math.cos(seed * 3.1 + i * 0.37));
-const cnnJob = (seed: number) => ({ model: 'cnn', inputs: [{ name: 'image', datatype: 'FP32', shape: [1, 3, 32, 32], data: Buffer.from(image(seed).buffer).toString('base64') }] });
+const cnnJob = (seed: number) => ({
+  model: 'cnn',
+  inputs: [{ name: 'image', datatype: 'FP32', shape: [1, 3, 32, 32], data: Buffer.from(image(seed).buffer).toString('base64') }],
+});
 
 describe('a worker killed with SIGKILL mid-batch', () => {
   it('loses nothing: after a new worker starts, every job completes exactly once with the right output', async () => {
@@ -32,7 +48,11 @@ describe('a worker killed with SIGKILL mid-batch', () => {
     // Frozen between a claim and its result write, then killed: the kill lands mid-batch every time.
     await pauseWorkerMidBatch(first, stack.ctx.pool);
     await first.stop('SIGKILL');
-    const { rows: [at] } = await stack.ctx.pool.query("SELECT count(*) FILTER (WHERE status = 'running')::int AS running, count(*) FILTER (WHERE status = 'succeeded')::int AS done FROM jobs");
+    const {
+      rows: [at],
+    } = await stack.ctx.pool.query(
+      "SELECT count(*) FILTER (WHERE status = 'running')::int AS running, count(*) FILTER (WHERE status = 'succeeded')::int AS done FROM jobs",
+    );
     console.log(`worker killed with ${at.running} jobs running and ${at.done} done`);
     expect(at.running).toBeGreaterThan(0);
 
@@ -40,7 +60,10 @@ describe('a worker killed with SIGKILL mid-batch', () => {
     await waitFor(() => load.accepted.length >= 50, { what: 'submissions accepted after the restart' });
     const { result } = await settleLoad(stack.ctx.pool, load, 'steady load through the kill', 90_000);
     expect(result.violations).toEqual([]);
-    await waitFor(async () => (await stack.ctx.pool.query("SELECT count(*)::int AS n FROM jobs WHERE status = 'succeeded'")).rows[0].n === JOBS + result.accepted.length, { timeoutMs: 90_000, what: 'every job to succeed' });
+    await waitFor(
+      async () => (await stack.ctx.pool.query("SELECT count(*)::int AS n FROM jobs WHERE status = 'succeeded'")).rows[0].n === JOBS + result.accepted.length,
+      { timeoutMs: 90_000, what: 'every job to succeed' },
+    );
     // The backlog and the steady load together.
     const report = await auditJobs(stack.ctx.pool, { ...result, submitted: JOBS + result.submitted, accepted: [...ids, ...result.accepted] });
     console.log(formatLedger('worker killed with SIGKILL mid-batch', report));

@@ -35,5 +35,4 @@ export function decodeBase64(text: string): Uint8Array | undefined {
 }
 
 /** Decoded length of a base64 string, without decoding it. */
-export const base64DecodedLength = (text: string): number =>
-  Math.floor((text.length * 3) / 4) - (text.endsWith('==') ? 2 : text.endsWith('=') ? 1 : 0);
+export const base64DecodedLength = (text: string): number => Math.floor((text.length * 3) / 4) - (text.endsWith('==') ? 2 : text.endsWith('=') ? 1 : 0);

@@ -20,8 +20,7 @@ export const DataTypes = {
 export type DataType = keyof typeof DataTypes;
 export const DATATYPES = Object.keys(DataTypes) as DataType[];
 
-export const isDataType = (value: unknown): value is DataType =>
-  typeof value === 'string' && Object.hasOwn(DataTypes, value);
+export const isDataType = (value: unknown): value is DataType => typeof value === 'string' && Object.hasOwn(DataTypes, value);
 
 const BY_ONNX = new Map<number, DataType>(DATATYPES.map((d) => [DataTypes[d].onnx, d]));
 const BY_ORT = new Map<string, DataType>(DATATYPES.map((d) => [DataTypes[d].ort, d]));
@@ -32,7 +31,21 @@ export const dataTypeFromOrt = (ortType: string): DataType | undefined => BY_ORT
 
 /** ONNX type names for messages about types inferq does not serve. */
 export const ONNX_TYPE_NAMES: Record<number, string> = {
-  0: 'UNDEFINED', 1: 'FLOAT', 2: 'UINT8', 3: 'INT8', 4: 'UINT16', 5: 'INT16', 6: 'INT32', 7: 'INT64',
-  8: 'STRING', 9: 'BOOL', 10: 'FLOAT16', 11: 'DOUBLE', 12: 'UINT32', 13: 'UINT64', 14: 'COMPLEX64',
-  15: 'COMPLEX128', 16: 'BFLOAT16',
+  0: 'UNDEFINED',
+  1: 'FLOAT',
+  2: 'UINT8',
+  3: 'INT8',
+  4: 'UINT16',
+  5: 'INT16',
+  6: 'INT32',
+  7: 'INT64',
+  8: 'STRING',
+  9: 'BOOL',
+  10: 'FLOAT16',
+  11: 'DOUBLE',
+  12: 'UINT32',
+  13: 'UINT64',
+  14: 'COMPLEX64',
+  15: 'COMPLEX128',
+  16: 'BFLOAT16',
 };

@@ -48,5 +48,4 @@ export const ErrorCatalogue = {
 
 export type ErrorCode = keyof typeof ErrorCatalogue;
 
-export const isErrorCode = (value: unknown): value is ErrorCode =>
-  typeof value === 'string' && Object.hasOwn(ErrorCatalogue, value);
+export const isErrorCode = (value: unknown): value is ErrorCode => typeof value === 'string' && Object.hasOwn(ErrorCatalogue, value);

@@ -16,7 +16,7 @@ export function toFloat16Bits(value: number): number {
     mant |= 0x800000;
     const shift = 14 - e;
     let half = mant >>> shift;
-    if ((mant >>> (shift - 1)) & 1 && ((mant & ((1 << (shift - 1)) - 1)) || half & 1)) half++;
+    if ((mant >>> (shift - 1)) & 1 && (mant & ((1 << (shift - 1)) - 1) || half & 1)) half++;
     return sign | half;
   }
   let half = sign | (e << 10) | (mant >>> 13);

@@ -5,8 +5,14 @@ import { Kind, Type, TypeRegistry, type IntegerOptions, type TUnsafe } from '@si
 // that $id then resolves twice and the route fails to build. A type list
 // (`['integer', 'null']`, JSON Schema 2020-12 / OpenAPI 3.1) serialises without Ajv.
 if (!TypeRegistry.Has('NullableInteger')) {
-  TypeRegistry.Set<IntegerOptions>('NullableInteger', (schema, value) =>
-    value === null || (Number.isInteger(value) && (schema.minimum === undefined || (value as number) >= schema.minimum) && (schema.maximum === undefined || (value as number) <= schema.maximum)));
+  TypeRegistry.Set<IntegerOptions>(
+    'NullableInteger',
+    (schema, value) =>
+      value === null ||
+      (Number.isInteger(value) &&
+        (schema.minimum === undefined || (value as number) >= schema.minimum) &&
+        (schema.maximum === undefined || (value as number) <= schema.maximum)),
+  );
 }
 
 /** An integer or null (`{type: ['integer', 'null']}`), typed as `number | null`. */

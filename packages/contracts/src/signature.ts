@@ -53,7 +53,11 @@ export function checkInputsAgainstSignature(tensors: readonly TensorHeader[], si
     const at = `/inputs/${i}`;
     const spec = specs.get(t.name);
     if (!spec) {
-      problems.push({ code: 'INPUT_UNKNOWN', pointer: `${at}/name`, detail: `input "${t.name}" is not in the model signature (expected ${[...specs.keys()].join(', ')})` });
+      problems.push({
+        code: 'INPUT_UNKNOWN',
+        pointer: `${at}/name`,
+        detail: `input "${t.name}" is not in the model signature (expected ${[...specs.keys()].join(', ')})`,
+      });
       return;
     }
     if (seen.has(t.name)) {
@@ -66,7 +70,11 @@ export function checkInputsAgainstSignature(tensors: readonly TensorHeader[], si
     }
     const expected = `[${spec.shape.map((d) => (d === -1 ? '?' : d)).join(',')}]`;
     if (t.shape.length !== spec.shape.length || spec.shape.some((d, k) => d !== -1 && d !== t.shape[k])) {
-      problems.push({ code: 'INPUT_SHAPE_MISMATCH', pointer: `${at}/shape`, detail: `input "${t.name}" must have shape ${expected}, got [${t.shape.join(',')}]` });
+      problems.push({
+        code: 'INPUT_SHAPE_MISMATCH',
+        pointer: `${at}/shape`,
+        detail: `input "${t.name}" must have shape ${expected}, got [${t.shape.join(',')}]`,
+      });
       return;
     }
     if (signature.batchable) {
@@ -88,4 +96,7 @@ export function checkInputsAgainstSignature(tensors: readonly TensorHeader[], si
 
 /** Key under which jobs can share a batch: every input's non-batch dims. */
 export const batchShapeKey = (tensors: readonly TensorHeader[]): string =>
-  tensors.map((t) => `${t.name}:${t.shape.slice(1).join('x')}`).sort().join('|');
+  tensors
+    .map((t) => `${t.name}:${t.shape.slice(1).join('x')}`)
+    .sort()
+    .join('|');

@@ -57,8 +57,12 @@ function flatten(data: unknown[], expected: number): unknown[] | undefined {
 }
 
 const INT_RANGES: Partial<Record<DataType, [number, number]>> = {
-  UINT8: [0, 0xff], UINT16: [0, 0xffff], UINT32: [0, 0xffffffff],
-  INT8: [-0x80, 0x7f], INT16: [-0x8000, 0x7fff], INT32: [-0x80000000, 0x7fffffff],
+  UINT8: [0, 0xff],
+  UINT16: [0, 0xffff],
+  UINT32: [0, 0xffffffff],
+  INT8: [-0x80, 0x7f],
+  INT16: [-0x8000, 0x7fff],
+  INT32: [-0x80000000, 0x7fffffff],
 };
 
 function toBigInt(v: unknown, unsigned: boolean): bigint | undefined {
@@ -140,7 +144,8 @@ export function decodeTensorData(datatype: DataType, shape: readonly number[], d
   if (typeof data === 'string') {
     const bytes = decodeBase64(data);
     if (!bytes) return fail('INPUT_DATA_INVALID', 'data is a string but not valid base64');
-    if (bytes.byteLength !== byteLength) return fail('INPUT_DATA_INVALID', `base64 data has ${bytes.byteLength} bytes; ${datatype} of shape [${shape.join(',')}] needs ${byteLength}`);
+    if (bytes.byteLength !== byteLength)
+      return fail('INPUT_DATA_INVALID', `base64 data has ${bytes.byteLength} bytes; ${datatype} of shape [${shape.join(',')}] needs ${byteLength}`);
     // Copy into an aligned buffer of its own so typed-array views over it are valid.
     return { ok: true, value: bytes.byteOffset % 8 === 0 ? bytes : bytes.slice() };
   }
@@ -172,7 +177,16 @@ export function encodeTensorJson(datatype: DataType, bytes: Uint8Array): JsonSca
       });
     }
     default: {
-      const Ctor = { UINT8: Uint8Array, UINT16: Uint16Array, UINT32: Uint32Array, INT8: Int8Array, INT16: Int16Array, INT32: Int32Array, FP32: Float32Array, FP64: Float64Array }[datatype];
+      const Ctor = {
+        UINT8: Uint8Array,
+        UINT16: Uint16Array,
+        UINT32: Uint32Array,
+        INT8: Int8Array,
+        INT16: Int16Array,
+        INT32: Int32Array,
+        FP32: Float32Array,
+        FP64: Float64Array,
+      }[datatype];
       return Array.from(new Ctor(buf as ArrayBuffer, off, n));
     }
   }

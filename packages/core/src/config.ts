@@ -26,7 +26,10 @@ export const s3Config = {
 };
 
 export const logConfig = {
-  LOG_LEVEL: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)), { default: 'info' }) as unknown as TUnsafe<'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'>,
+  LOG_LEVEL: Type.Union(
+    ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
+    { default: 'info' },
+  ) as unknown as TUnsafe<'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'>,
 };
 
 export class ConfigError extends Error {
@@ -48,7 +51,9 @@ export function loadConfig<P extends TProperties>(properties: P, source: Record<
     if (raw !== undefined && raw !== '') picked[key] = raw;
   }
   const value = Value.Default(schema, Value.Convert(schema, picked));
-  const problems = [...Value.Errors(schema, value)].map((e) => `${e.path.slice(1) || '(root)'}: ${e.message}${e.value === undefined ? '' : ` (got ${JSON.stringify(e.value)})`}`);
+  const problems = [...Value.Errors(schema, value)].map(
+    (e) => `${e.path.slice(1) || '(root)'}: ${e.message}${e.value === undefined ? '' : ` (got ${JSON.stringify(e.value)})`}`,
+  );
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(value as Static<TObject<P>>);
 }

@@ -6,7 +6,7 @@ export type { Logger };
 export const REDACT_PATHS = ['req.headers.authorization', 'req.headers["x-api-key"]', '*.apiKey', '*.secret', 'outputs[*].url'];
 
 export function createLogger(options: { service: string; level: LevelWithSilent | string; pretty?: boolean }): Logger {
-  const pretty = options.pretty ?? (process.stdout.isTTY === true);
+  const pretty = options.pretty ?? process.stdout.isTTY === true;
   return pino({
     name: options.service,
     level: options.level,

@@ -48,7 +48,19 @@ export async function insertApiKeys(pool: Pool | PoolClient, keys: NewApiKey[]):
        FROM jsonb_to_recordset($1::jsonb) AS k(id uuid, name text, prefix text, secret_hash text, scopes jsonb, rate_limit_per_min integer, weight integer)
      ON CONFLICT (prefix) DO UPDATE SET secret_hash = EXCLUDED.secret_hash, scopes = EXCLUDED.scopes, rate_limit_per_min = EXCLUDED.rate_limit_per_min, weight = EXCLUDED.weight, revoked_at = NULL
      RETURNING *`,
-    [JSON.stringify(keys.map((k) => ({ id: k.id, name: k.name, prefix: k.prefix, secret_hash: k.secretHash, scopes: k.scopes, rate_limit_per_min: k.rateLimitPerMin, weight: k.weight })))],
+    [
+      JSON.stringify(
+        keys.map((k) => ({
+          id: k.id,
+          name: k.name,
+          prefix: k.prefix,
+          secret_hash: k.secretHash,
+          scopes: k.scopes,
+          rate_limit_per_min: k.rateLimitPerMin,
+          weight: k.weight,
+        })),
+      ),
+    ],
   );
   return rows.map(toRecord);
 }

@@ -33,9 +33,9 @@ export async function insertAuditEntries(pool: Pool | PoolClient, entries: NewAu
 
 /** Newest first, keyset-paginated on the serial id (its primary key index serves every page). */
 export async function listAuditEntries(pool: Pool, f: { beforeId?: number; limit: number }): Promise<AuditEntry[]> {
-  const { rows } = await pool.query<AuditRow>(
-    `SELECT * FROM audit_log WHERE ($1::bigint IS NULL OR id < $1) ORDER BY id DESC LIMIT $2`,
-    [f.beforeId ?? null, f.limit],
-  );
+  const { rows } = await pool.query<AuditRow>(`SELECT * FROM audit_log WHERE ($1::bigint IS NULL OR id < $1) ORDER BY id DESC LIMIT $2`, [
+    f.beforeId ?? null,
+    f.limit,
+  ]);
   return rows.map(toEntry);
 }

@@ -32,15 +32,31 @@ export async function recordBatch(pool: Pool, b: NewBatch): Promise<void> {
 
 /** A batch with its jobs, or undefined. */
 export async function findBatch(pool: Pool, id: string): Promise<Batch | undefined> {
-  const [{ rows: [b] }, { rows: jobs }] = await Promise.all([
+  const [
+    {
+      rows: [b],
+    },
+    { rows: jobs },
+  ] = await Promise.all([
     pool.query('SELECT * FROM batches WHERE id = $1', [id]),
     pool.query<{ id: string; owner_key_id: string; status: JobStatus; items: number | null; queue_ms: number | null; device_ms: number | null }>(
-      'SELECT id, owner_key_id, status, items, queue_ms, device_ms FROM jobs WHERE batch_id = $1 ORDER BY created_at, id', [id]),
+      'SELECT id, owner_key_id, status, items, queue_ms, device_ms FROM jobs WHERE batch_id = $1 ORDER BY created_at, id',
+      [id],
+    ),
   ]);
   if (!b) return undefined;
   return {
-    id: b.id, model: b.model_name, modelVersion: b.model_version, modelSha256: b.model_sha256, workerId: b.worker_id, device: b.device, provider: b.provider,
-    size: b.size, items: b.items, startedAt: (b.started_at as Date).toISOString(), inferMs: b.infer_ms,
+    id: b.id,
+    model: b.model_name,
+    modelVersion: b.model_version,
+    modelSha256: b.model_sha256,
+    workerId: b.worker_id,
+    device: b.device,
+    provider: b.provider,
+    size: b.size,
+    items: b.items,
+    startedAt: (b.started_at as Date).toISOString(),
+    inferMs: b.infer_ms,
     jobs: jobs.map((j) => ({ id: j.id, ownerKeyId: j.owner_key_id, status: j.status, items: j.items ?? 0, queueMs: j.queue_ms, deviceMs: j.device_ms })),
   };
 }
@@ -50,7 +66,10 @@ export async function findBatch(pool: Pool, id: string): Promise<Batch | undefin
  * model version, largest first; `ownerKeyId` limits it to one key. One scan
  * of the finished_at range.
  */
-export async function readUsage(pool: Pool, q: { from: Date; to: Date; groupBy: 'key' | 'model'; ownerKeyId: string | null }): Promise<Pick<Usage, 'items' | 'total'>> {
+export async function readUsage(
+  pool: Pool,
+  q: { from: Date; to: Date; groupBy: 'key' | 'model'; ownerKeyId: string | null },
+): Promise<Pick<Usage, 'items' | 'total'>> {
   const group = q.groupBy === 'key' ? 'j.owner_key_id, k.name' : 'j.model_name, j.model_version';
   const { rows } = await pool.query(
     `SELECT ${group}, count(*)::int AS jobs, COALESCE(sum(j.items), 0)::int AS items, COALESCE(sum(j.device_ms), 0)::float8 AS device_ms
@@ -61,9 +80,17 @@ export async function readUsage(pool: Pool, q: { from: Date; to: Date; groupBy: 
     [q.from, q.to, q.ownerKeyId],
   );
   const items = rows.map((r) => ({
-    ...(q.groupBy === 'key' ? { keyId: r.owner_key_id as string, keyName: r.name as string } : { model: r.model_name as string, modelVersion: r.model_version as number }),
-    jobs: r.jobs as number, items: r.items as number, deviceMs: r.device_ms as number,
+    ...(q.groupBy === 'key'
+      ? { keyId: r.owner_key_id as string, keyName: r.name as string }
+      : { model: r.model_name as string, modelVersion: r.model_version as number }),
+    jobs: r.jobs as number,
+    items: r.items as number,
+    deviceMs: r.device_ms as number,
   }));
-  const total = items.reduce((t, i) => ({ jobs: t.jobs + i.jobs, items: t.items + i.items, deviceMs: t.deviceMs + i.deviceMs }), { jobs: 0, items: 0, deviceMs: 0 });
+  const total = items.reduce((t, i) => ({ jobs: t.jobs + i.jobs, items: t.items + i.items, deviceMs: t.deviceMs + i.deviceMs }), {
+    jobs: 0,
+    items: 0,
+    deviceMs: 0,
+  });
   return { items, total };
 }

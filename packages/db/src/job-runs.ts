@@ -131,7 +131,15 @@ export async function findUnfinishedJobs(pool: Pool, page: UnfinishedJobsPage): 
       ORDER BY created_at, id LIMIT $5`,
     [page.minAgeMs, page.createdAfter ?? null, page.after?.createdAt ?? null, page.after?.id ?? null, page.limit],
   );
-  return rows.map((r) => ({ id: r.id, modelName: r.model_name, modelVersion: r.model_version, priority: r.priority, createdAt: r.created_at, deadlineAt: r.deadline_at, ownerKeyId: r.owner_key_id }));
+  return rows.map((r) => ({
+    id: r.id,
+    modelName: r.model_name,
+    modelVersion: r.model_version,
+    priority: r.priority,
+    createdAt: r.created_at,
+    deadlineAt: r.deadline_at,
+    ownerKeyId: r.owner_key_id,
+  }));
 }
 
 /**
@@ -139,7 +147,10 @@ export async function findUnfinishedJobs(pool: Pool, page: UnfinishedJobsPage): 
  * of priority normal or low created before `olderThan`, per model, oldest
  * first within a key.
  */
-export async function findAgedQueuedJobs(pool: Pool, o: { olderThan: Date; perKey: number }): Promise<Array<{ id: string; modelName: string; priority: Priority; ownerKeyId: string; createdAt: Date }>> {
+export async function findAgedQueuedJobs(
+  pool: Pool,
+  o: { olderThan: Date; perKey: number },
+): Promise<Array<{ id: string; modelName: string; priority: Priority; ownerKeyId: string; createdAt: Date }>> {
   const { rows } = await pool.query(
     `SELECT id, model_name, priority, owner_key_id, created_at FROM (
        SELECT id, model_name, priority, owner_key_id, created_at,

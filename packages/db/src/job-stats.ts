@@ -61,7 +61,11 @@ export async function readJobStats(pool: Pool, o: { windowMinutes: number; rateS
   const points = new Map<number, JobStatsPoint>();
   const point = (at: Date): JobStatsPoint => {
     let p = points.get(at.getTime());
-    if (!p) points.set(at.getTime(), (p = { at, submitted: 0, completed: 0, failed: 0, queueMsP50: null, queueMsP95: null, inferMsP50: null, inferMsP95: null, avgBatchSize: null }));
+    if (!p)
+      points.set(
+        at.getTime(),
+        (p = { at, submitted: 0, completed: 0, failed: 0, queueMsP50: null, queueMsP95: null, inferMsP50: null, inferMsP95: null, avgBatchSize: null }),
+      );
     return p;
   };
   const recent = { submitted: 0, completed: 0, failed: 0 };
@@ -69,11 +73,27 @@ export async function readJobStats(pool: Pool, o: { windowMinutes: number; rateS
     point(r.at).submitted = r.n;
     recent.submitted += r.recent;
   }
-  let window: JobStats['window'] = { submitted: 0, completed: 0, failed: 0, queueMsP50: null, queueMsP95: null, queueMsP99: null, inferMsP50: null, inferMsP95: null, inferMsP99: null, avgBatchSize: null };
+  let window: JobStats['window'] = {
+    submitted: 0,
+    completed: 0,
+    failed: 0,
+    queueMsP50: null,
+    queueMsP95: null,
+    queueMsP99: null,
+    inferMsP50: null,
+    inferMsP95: null,
+    inferMsP99: null,
+    avgBatchSize: null,
+  };
   for (const r of finished.rows) {
     const figures = {
-      completed: r.completed, failed: r.failed,
-      queueMsP50: num(r.queue_p50), queueMsP95: num(r.queue_p95), inferMsP50: num(r.infer_p50), inferMsP95: num(r.infer_p95), avgBatchSize: num(r.avg_batch),
+      completed: r.completed,
+      failed: r.failed,
+      queueMsP50: num(r.queue_p50),
+      queueMsP95: num(r.queue_p95),
+      inferMsP50: num(r.infer_p50),
+      inferMsP95: num(r.infer_p95),
+      avgBatchSize: num(r.avg_batch),
     };
     if (r.at === null) {
       window = { ...window, ...figures, queueMsP99: num(r.queue_p99), inferMsP99: num(r.infer_p99) };
@@ -89,7 +109,8 @@ export async function readJobStats(pool: Pool, o: { windowMinutes: number; rateS
 export async function readOldestQueuedAges(pool: Pool): Promise<Array<{ model: string; priority: string; ageS: number }>> {
   const { rows } = await pool.query<{ model_name: string; priority: string; age_s: number }>(
     `SELECT model_name, priority, EXTRACT(EPOCH FROM now() - min(created_at))::float8 AS age_s
-       FROM jobs WHERE status = 'queued' GROUP BY model_name, priority`);
+       FROM jobs WHERE status = 'queued' GROUP BY model_name, priority`,
+  );
   return rows.map((r) => ({ model: r.model_name, priority: r.priority, ageS: r.age_s }));
 }
 
@@ -110,7 +131,10 @@ export interface JobBreakdown {
  * The same figures as the window's, per model version and per worker, in one
  * scan of the finished_at range (GROUPING SETS: each row is one or the other).
  */
-export async function readJobBreakdown(pool: Pool, o: { windowMinutes: number; ownerKeyId: string | null }): Promise<{
+export async function readJobBreakdown(
+  pool: Pool,
+  o: { windowMinutes: number; ownerKeyId: string | null },
+): Promise<{
   models: Array<JobBreakdown & { model: string; version: number }>;
   workers: Array<JobBreakdown & { workerId: string }>;
 }> {
@@ -131,17 +155,26 @@ export async function readJobBreakdown(pool: Pool, o: { windowMinutes: number; o
     const q = (r.queue_p as Array<number | null> | null) ?? [];
     const i = (r.infer_p as Array<number | null> | null) ?? [];
     return {
-      completed: r.completed as number, failed: r.failed as number,
-      queueMsP50: num(q[0]), queueMsP95: num(q[1]), queueMsP99: num(q[2]),
-      inferMsP50: num(i[0]), inferMsP95: num(i[1]), inferMsP99: num(i[2]),
+      completed: r.completed as number,
+      failed: r.failed as number,
+      queueMsP50: num(q[0]),
+      queueMsP95: num(q[1]),
+      queueMsP99: num(q[2]),
+      inferMsP50: num(i[0]),
+      inferMsP95: num(i[1]),
+      inferMsP99: num(i[2]),
       avgBatchSize: num(r.avg_batch),
     };
   };
   return {
-    models: rows.filter((r) => r.by_model).map((r) => ({ model: r.model_name, version: r.model_version, ...figures(r) }))
+    models: rows
+      .filter((r) => r.by_model)
+      .map((r) => ({ model: r.model_name, version: r.model_version, ...figures(r) }))
       .sort((a, b) => a.model.localeCompare(b.model) || a.version - b.version),
     // A job failed before any worker claimed it (expired, canceled) has no worker.
-    workers: rows.filter((r) => !r.by_model && r.worker_id !== null).map((r) => ({ workerId: r.worker_id, ...figures(r) }))
+    workers: rows
+      .filter((r) => !r.by_model && r.worker_id !== null)
+      .map((r) => ({ workerId: r.worker_id, ...figures(r) }))
       .sort((a, b) => a.workerId.localeCompare(b.workerId)),
   };
 }

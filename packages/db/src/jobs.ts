@@ -104,11 +104,24 @@ export async function insertJobs(pool: Pool, jobs: NewJob[]): Promise<Set<string
             idempotency_key text, request_hash text, inputs jsonb, metadata jsonb, deadline_at timestamptz, webhook_url text, input_sha256 text)
      ON CONFLICT (owner_key_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
      RETURNING id`,
-    [JSON.stringify(jobs.map((j) => ({
-      id: j.id, owner_key_id: j.ownerKeyId, model_name: j.modelName, model_version: j.modelVersion, priority: j.priority,
-      idempotency_key: j.idempotencyKey, request_hash: j.requestHash, inputs: j.inputs, metadata: j.metadata,
-      deadline_at: j.deadlineAt, webhook_url: j.webhookUrl, input_sha256: j.inputSha256,
-    })))],
+    [
+      JSON.stringify(
+        jobs.map((j) => ({
+          id: j.id,
+          owner_key_id: j.ownerKeyId,
+          model_name: j.modelName,
+          model_version: j.modelVersion,
+          priority: j.priority,
+          idempotency_key: j.idempotencyKey,
+          request_hash: j.requestHash,
+          inputs: j.inputs,
+          metadata: j.metadata,
+          deadline_at: j.deadlineAt,
+          webhook_url: j.webhookUrl,
+          input_sha256: j.inputSha256,
+        })),
+      ),
+    ],
   );
   return new Set(rows.map((r) => r.id));
 }
@@ -158,7 +171,17 @@ export async function listJobs(pool: Pool, f: JobFilter): Promise<JobRecord[]> {
         AND ($7::timestamptz IS NULL OR (created_at, id) < ($7, $8::uuid))
       ORDER BY created_at DESC, id DESC
       LIMIT $9`,
-    [f.ownerKeyId, f.status ?? null, f.modelName ?? null, f.priority ?? null, f.createdAfter ?? null, f.createdBefore ?? null, f.before?.createdAt ?? null, f.before?.id ?? null, f.limit],
+    [
+      f.ownerKeyId,
+      f.status ?? null,
+      f.modelName ?? null,
+      f.priority ?? null,
+      f.createdAfter ?? null,
+      f.createdBefore ?? null,
+      f.before?.createdAt ?? null,
+      f.before?.id ?? null,
+      f.limit,
+    ],
   );
   return rows.map(toRecord);
 }

@@ -21,14 +21,21 @@ const LOCK_ID = 72_707_301;
 
 /** Applies pending SQL migrations in name order, each in its own transaction, under an advisory lock. */
 export async function runMigrations(pool: Pool, dir: string = MIGRATIONS_DIR): Promise<string[]> {
-  const names = (await readdir(dir, { withFileTypes: true })).filter((d) => d.isDirectory()).map((d) => d.name).sort();
+  const names = (await readdir(dir, { withFileTypes: true }))
+    .filter((d) => d.isDirectory())
+    .map((d) => d.name)
+    .sort();
   const client = await pool.connect();
   const applied: string[] = [];
   try {
     await client.query('SELECT pg_advisory_lock($1)', [LOCK_ID]);
     await client.query(HISTORY_DDL);
     const done = new Map<string, string>(
-      (await client.query<{ migration_name: string; checksum: string }>('SELECT migration_name, checksum FROM _prisma_migrations WHERE rolled_back_at IS NULL AND finished_at IS NOT NULL')).rows.map((r) => [r.migration_name, r.checksum]),
+      (
+        await client.query<{ migration_name: string; checksum: string }>(
+          'SELECT migration_name, checksum FROM _prisma_migrations WHERE rolled_back_at IS NULL AND finished_at IS NOT NULL',
+        )
+      ).rows.map((r) => [r.migration_name, r.checksum]),
     );
     for (const name of names) {
       const sql = await readFile(`${dir}/${name}/migration.sql`, 'utf8');
@@ -41,7 +48,11 @@ export async function runMigrations(pool: Pool, dir: string = MIGRATIONS_DIR): P
       await client.query('BEGIN');
       try {
         await client.query(sql);
-        await client.query('INSERT INTO _prisma_migrations (id, checksum, migration_name, finished_at, applied_steps_count) VALUES ($1, $2, $3, now(), 1)', [randomUUID(), checksum, name]);
+        await client.query('INSERT INTO _prisma_migrations (id, checksum, migration_name, finished_at, applied_steps_count) VALUES ($1, $2, $3, now(), 1)', [
+          randomUUID(),
+          checksum,
+          name,
+        ]);
         await client.query('COMMIT');
       } catch (err) {
         await client.query('ROLLBACK');

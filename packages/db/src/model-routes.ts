@@ -32,7 +32,10 @@ export async function listModelRoutes(pool: Pool | PoolClient, names: string[]):
 }
 
 /** Writes the given rows, replacing the weight of versions already routed. */
-export async function upsertModelRoutes(client: Pool | PoolClient, routes: Array<Pick<ModelRouteRecord, 'modelName' | 'version' | 'weight' | 'updatedBy'>>): Promise<void> {
+export async function upsertModelRoutes(
+  client: Pool | PoolClient,
+  routes: Array<Pick<ModelRouteRecord, 'modelName' | 'version' | 'weight' | 'updatedBy'>>,
+): Promise<void> {
   if (routes.length === 0) return;
   await client.query(
     `INSERT INTO model_routes (model_name, version, weight, updated_by)

@@ -52,13 +52,33 @@ export type NewModel = Omit<ModelRecord, 'version' | 'createdAt'> & { createdBy:
  */
 export async function insertModelVersion(pool: Pool, m: NewModel): Promise<ModelRecord> {
   for (let attempt = 0; ; attempt++) {
-    const { rows: [next] } = await pool.query<{ v: number }>('SELECT COALESCE(MAX(version), 0) + 1 AS v FROM models WHERE name = $1', [m.name]);
+    const {
+      rows: [next],
+    } = await pool.query<{ v: number }>('SELECT COALESCE(MAX(version), 0) + 1 AS v FROM models WHERE name = $1', [m.name]);
     const version = next!.v;
     try {
       const { rows } = await pool.query<ModelRow>(
         `INSERT INTO models (id, name, version, artifact_key, sha256, size_bytes, inputs, outputs, batchable, max_batch_size, max_batch_delay_ms, batching_mode, latency_target_ms, response_cache, tokenizer_key, embedding, created_by)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) RETURNING *`,
-        [m.id, m.name, version, m.artifactKey, m.sha256, m.sizeBytes, JSON.stringify(m.signature.inputs), JSON.stringify(m.signature.outputs), m.signature.batchable, m.batching.maxBatchSize, m.batching.maxBatchDelayMs, m.batching.mode, m.batching.latencyTargetMs, m.responseCache, m.tokenizerKey, m.embedding ? JSON.stringify(m.embedding) : null, m.createdBy],
+        [
+          m.id,
+          m.name,
+          version,
+          m.artifactKey,
+          m.sha256,
+          m.sizeBytes,
+          JSON.stringify(m.signature.inputs),
+          JSON.stringify(m.signature.outputs),
+          m.signature.batchable,
+          m.batching.maxBatchSize,
+          m.batching.maxBatchDelayMs,
+          m.batching.mode,
+          m.batching.latencyTargetMs,
+          m.responseCache,
+          m.tokenizerKey,
+          m.embedding ? JSON.stringify(m.embedding) : null,
+          m.createdBy,
+        ],
       );
       return toRecord(rows[0]!);
     } catch (err) {
@@ -69,9 +89,10 @@ export async function insertModelVersion(pool: Pool, m: NewModel): Promise<Model
 
 /** The given version, or the latest one when version is undefined. */
 export async function findModel(pool: Pool, name: string, version?: number): Promise<ModelRecord | undefined> {
-  const { rows } = version === undefined
-    ? await pool.query<ModelRow>('SELECT * FROM models WHERE name = $1 ORDER BY version DESC LIMIT 1', [name])
-    : await pool.query<ModelRow>('SELECT * FROM models WHERE name = $1 AND version = $2', [name, version]);
+  const { rows } =
+    version === undefined
+      ? await pool.query<ModelRow>('SELECT * FROM models WHERE name = $1 ORDER BY version DESC LIMIT 1', [name])
+      : await pool.query<ModelRow>('SELECT * FROM models WHERE name = $1 AND version = $2', [name, version]);
   return rows[0] ? toRecord(rows[0]) : undefined;
 }
 

@@ -20,8 +20,19 @@ export async function insertCachedJob(pool: Pool, job: Omit<NewJob, 'inputs'> & 
               WHERE model_name = $3 AND model_version = $4 AND input_sha256 = $11 AND status = 'succeeded'
               ORDER BY finished_at DESC LIMIT 1) s
      ON CONFLICT (owner_key_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING`,
-    [job.id, job.ownerKeyId, job.modelName, job.modelVersion, job.priority, job.idempotencyKey, job.requestHash,
-      JSON.stringify(job.metadata), job.deadlineAt, job.webhookUrl, job.inputSha256],
+    [
+      job.id,
+      job.ownerKeyId,
+      job.modelName,
+      job.modelVersion,
+      job.priority,
+      job.idempotencyKey,
+      job.requestHash,
+      JSON.stringify(job.metadata),
+      job.deadlineAt,
+      job.webhookUrl,
+      job.inputSha256,
+    ],
   );
   return rowCount === 1;
 }

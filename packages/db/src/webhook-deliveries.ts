@@ -65,10 +65,21 @@ export async function recordWebhookAttempts(pool: Pool, attempts: WebhookAttempt
        SELECT id, job_id, attempt, url, status_code, error, duration_ms FROM a)
      UPDATE jobs SET webhook_state = a.state, webhook_next_at = now() + a.retry_in_ms * interval '1 millisecond'
        FROM a WHERE jobs.id = a.job_id AND jobs.webhook_attempts = a.attempt AND jobs.webhook_state IS NULL`,
-    [JSON.stringify(attempts.map((a) => ({
-      id: a.id, job_id: a.jobId, attempt: a.attempt, url: a.url, status_code: a.statusCode, error: a.error, duration_ms: a.durationMs,
-      state: a.outcome.state === 'pending' ? null : a.outcome.state, retry_in_ms: a.outcome.state === 'pending' ? a.outcome.retryInMs : null,
-    })))],
+    [
+      JSON.stringify(
+        attempts.map((a) => ({
+          id: a.id,
+          job_id: a.jobId,
+          attempt: a.attempt,
+          url: a.url,
+          status_code: a.statusCode,
+          error: a.error,
+          duration_ms: a.durationMs,
+          state: a.outcome.state === 'pending' ? null : a.outcome.state,
+          retry_in_ms: a.outcome.state === 'pending' ? a.outcome.retryInMs : null,
+        })),
+      ),
+    ],
   );
 }
 
@@ -98,8 +109,16 @@ export async function findJobWebhook(pool: Pool, jobId: string, ownerKeyId: stri
     state: first.state,
     attempts: first.webhook_attempts,
     nextAttemptAt: first.next_attempt_at,
-    deliveries: rows.filter((r) => r.id !== null).map((r) => ({
-      id: r.id, attempt: r.attempt, url: r.url, statusCode: r.status_code, error: r.error, durationMs: r.duration_ms, createdAt: r.created_at.toISOString(),
-    })),
+    deliveries: rows
+      .filter((r) => r.id !== null)
+      .map((r) => ({
+        id: r.id,
+        attempt: r.attempt,
+        url: r.url,
+        statusCode: r.status_code,
+        error: r.error,
+        durationMs: r.duration_ms,
+        createdAt: r.created_at.toISOString(),
+      })),
   };
 }

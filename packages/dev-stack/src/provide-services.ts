@@ -36,37 +36,43 @@ export async function provideServices(options: ProvideServicesOptions): Promise<
     log(`started embedded ${name} at ${at} in ${Math.round(performance.now() - startedAtMs)} ms`);
 
   if (!env.DATABASE_URL) {
-    starts.push((async () => {
-      const t0 = performance.now();
-      const server = await startPostgresServer({ dataDir: join(dataDir, 'postgres') });
-      started('Postgres', withoutPassword(server.url), t0);
-      return { env: { DATABASE_URL: server.url }, stop: server.stop };
-    })());
+    starts.push(
+      (async () => {
+        const t0 = performance.now();
+        const server = await startPostgresServer({ dataDir: join(dataDir, 'postgres') });
+        started('Postgres', withoutPassword(server.url), t0);
+        return { env: { DATABASE_URL: server.url }, stop: server.stop };
+      })(),
+    );
   }
   if (!env.REDIS_URL) {
-    starts.push((async () => {
-      const t0 = performance.now();
-      const server = await startRedisServer({ dataDir: join(dataDir, 'redis'), log, findExecutable: createExecutableFinder(env.PATH) });
-      started('Redis', server.url, t0);
-      return { env: { REDIS_URL: server.url }, stop: server.stop };
-    })());
+    starts.push(
+      (async () => {
+        const t0 = performance.now();
+        const server = await startRedisServer({ dataDir: join(dataDir, 'redis'), log, findExecutable: createExecutableFinder(env.PATH) });
+        started('Redis', server.url, t0);
+        return { env: { REDIS_URL: server.url }, stop: server.stop };
+      })(),
+    );
   }
   if (!env.S3_ENDPOINT) {
-    starts.push((async () => {
-      const t0 = performance.now();
-      const server = await startS3Server({ dir: join(dataDir, 's3') });
-      started('S3 (s3rver)', server.endpoint, t0);
-      return {
-        env: {
-          S3_ENDPOINT: server.endpoint,
-          S3_ACCESS_KEY_ID: server.accessKeyId,
-          S3_SECRET_ACCESS_KEY: server.secretAccessKey,
-          S3_REGION: server.region,
-          S3_FORCE_PATH_STYLE: 'true',
-        },
-        stop: server.stop,
-      };
-    })());
+    starts.push(
+      (async () => {
+        const t0 = performance.now();
+        const server = await startS3Server({ dir: join(dataDir, 's3') });
+        started('S3 (s3rver)', server.endpoint, t0);
+        return {
+          env: {
+            S3_ENDPOINT: server.endpoint,
+            S3_ACCESS_KEY_ID: server.accessKeyId,
+            S3_SECRET_ACCESS_KEY: server.secretAccessKey,
+            S3_REGION: server.region,
+            S3_FORCE_PATH_STYLE: 'true',
+          },
+          stop: server.stop,
+        };
+      })(),
+    );
   }
 
   const results = await Promise.allSettled(starts);

@@ -69,7 +69,10 @@ describe('startRedisServer', () => {
 describe('startRedisServer without redis-server', () => {
   it('says what to install or to set REDIS_URL, and does not try apt-get when it cannot be found', async () => {
     const asked: string[] = [];
-    const findExecutable = (name: string) => { asked.push(name); return undefined; };
+    const findExecutable = (name: string) => {
+      asked.push(name);
+      return undefined;
+    };
     await expect(startRedisServer({ dataDir: tmpdir(), findExecutable })).rejects.toThrow(
       /redis-server was not found on PATH, \/usr\/bin or \/usr\/sbin\. Install Redis .*apt-get install redis-server.*set REDIS_URL/,
     );

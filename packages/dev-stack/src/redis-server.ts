@@ -28,7 +28,7 @@ export async function startRedisServer(options: RedisServerOptions): Promise<Run
   await mkdir(options.dataDir, { recursive: true });
   const setpriv = findExecutable('setpriv');
   for (let attempt = 1; ; attempt++) {
-    const port = options.port ?? await findFreePort();
+    const port = options.port ?? (await findFreePort());
     try {
       return await launchRedis({ binary, setpriv, port, dataDir: options.dataDir });
     } catch (err) {
@@ -41,8 +41,22 @@ export async function startRedisServer(options: RedisServerOptions): Promise<Run
 async function launchRedis(o: { binary: string; setpriv: string | undefined; port: number; dataDir: string }): Promise<RunningService> {
   // No persistence and noeviction: the queue must never silently lose a job
   // (BullMQ requires noeviction), and test data is worthless after the run.
-  const args = ['--port', String(o.port), '--bind', '127.0.0.1', '--dir', o.dataDir, '--save', '', '--appendonly', 'no',
-    '--maxmemory-policy', 'noeviction', '--daemonize', 'no'];
+  const args = [
+    '--port',
+    String(o.port),
+    '--bind',
+    '127.0.0.1',
+    '--dir',
+    o.dataDir,
+    '--save',
+    '',
+    '--appendonly',
+    'no',
+    '--maxmemory-policy',
+    'noeviction',
+    '--daemonize',
+    'no',
+  ];
   // The 'exit' hook below misses SIGKILL and crashes; setpriv asks the kernel
   // to SIGTERM redis when our thread dies, so no orphan keeps the port.
   const child = o.setpriv
@@ -51,21 +65,36 @@ async function launchRedis(o: { binary: string; setpriv: string | undefined; por
 
   // Always drain the pipes: a full pipe would block redis on its next log line.
   let output = '';
-  const keep = (chunk: Buffer) => { output = (output + chunk.toString()).slice(-4_000); };
+  const keep = (chunk: Buffer) => {
+    output = (output + chunk.toString()).slice(-4_000);
+  };
   child.stdout.on('data', keep);
   child.stderr.on('data', keep);
 
-  const killOnExit = () => { child.kill('SIGTERM'); };
+  const killOnExit = () => {
+    child.kill('SIGTERM');
+  };
   process.on('exit', killOnExit);
   let hasExited = false;
   const exited = new Promise<void>((resolve) => {
-    const done = () => { hasExited = true; process.off('exit', killOnExit); resolve(); };
+    const done = () => {
+      hasExited = true;
+      process.off('exit', killOnExit);
+      resolve();
+    };
     child.once('exit', done);
-    child.once('error', (err) => { output += `\n${err.message}`; done(); });
+    child.once('error', (err) => {
+      output += `\n${err.message}`;
+      done();
+    });
   });
 
   try {
-    await waitForPong(o.port, () => hasExited, () => output);
+    await waitForPong(
+      o.port,
+      () => hasExited,
+      () => output,
+    );
   } catch (err) {
     child.kill('SIGKILL');
     await exited;
@@ -98,7 +127,10 @@ async function waitForPong(port: number, hasExited: () => boolean, output: () =>
 function ping(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = connect({ host: '127.0.0.1', port });
-    const finish = (ok: boolean) => { socket.destroy(); resolve(ok); };
+    const finish = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
     socket.setTimeout(1_000, () => finish(false));
     socket.once('error', () => finish(false));
     socket.once('connect', () => socket.write('PING\r\n'));

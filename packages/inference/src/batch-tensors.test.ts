@@ -3,10 +3,16 @@ import { describe, expect, it } from 'vitest';
 import { concatBatch, splitBatch } from './batch-tensors.ts';
 
 const f32 = (name: string, shape: number[], values: number[]): RawTensor => ({
-  name, datatype: 'FP32', shape, data: new Uint8Array(new Float32Array(values).buffer),
+  name,
+  datatype: 'FP32',
+  shape,
+  data: new Uint8Array(new Float32Array(values).buffer),
 });
 const i64 = (name: string, shape: number[], values: number[]): RawTensor => ({
-  name, datatype: 'INT64', shape, data: new Uint8Array(new BigInt64Array(values.map(BigInt)).buffer),
+  name,
+  datatype: 'INT64',
+  shape,
+  data: new Uint8Array(new BigInt64Array(values.map(BigInt)).buffer),
 });
 const floats = (t: RawTensor): number[] => Array.from(new Float32Array(t.data.buffer, t.data.byteOffset, t.data.byteLength / 4));
 
@@ -23,7 +29,7 @@ describe('concatBatch', () => {
     expect(Array.from(new BigInt64Array(ids!.data.buffer))).toEqual([1n, 2n, 3n, 4n, 5n, 6n]);
   });
 
-  it('returns a single job\'s tensors without copying', () => {
+  it("returns a single job's tensors without copying", () => {
     const x = f32('x', [2, 2], [1, 2, 3, 4]);
     expect(concatBatch([[x]], ['x'])[0]).toBe(x);
   });
@@ -39,7 +45,7 @@ describe('concatBatch', () => {
 });
 
 describe('splitBatch', () => {
-  it('cuts every output by each job\'s item count as views over the same bytes', () => {
+  it("cuts every output by each job's item count as views over the same bytes", () => {
     const y = f32('y', [4, 2], [1, 2, 3, 4, 5, 6, 7, 8]);
     const z = i64('z', [4], [10, 20, 30, 40]);
     const perJob = splitBatch([y, z], [1, 3, 0]);
@@ -60,7 +66,7 @@ describe('splitBatch', () => {
     expect(back.map((job) => floats(job[0]!))).toEqual([[1, 2], [3], [4, 5, 6]]);
   });
 
-  it('throws when an output\'s dim 0 is not the jobs\' total item count', () => {
+  it("throws when an output's dim 0 is not the jobs' total item count", () => {
     expect(() => splitBatch([f32('y', [1, 2], [1, 2])], [1, 1])).toThrow(/expected dim 0 = 2/);
     expect(() => splitBatch([f32('y', [], [1])], [1])).toThrow(/dim 0/);
   });

@@ -14,11 +14,15 @@ function checkPart(part: RawTensor, first: RawTensor, jobIndex: number): number 
     throw new Error(`input "${part.name}": job ${jobIndex} is ${part.datatype}, job 0 is ${first.datatype}`);
   }
   if (part.shape.length === 0 || part.shape.length !== first.shape.length || part.shape.some((d, i) => i > 0 && d !== first.shape[i])) {
-    throw new Error(`input "${part.name}": job ${jobIndex} has shape ${shapeText(part.shape)}, which cannot be stacked on ${shapeText(first.shape)} along dim 0`);
+    throw new Error(
+      `input "${part.name}": job ${jobIndex} has shape ${shapeText(part.shape)}, which cannot be stacked on ${shapeText(first.shape)} along dim 0`,
+    );
   }
   const bytes = byteLengthOf(part.datatype, part.shape);
   if (bytes !== part.data.byteLength) {
-    throw new Error(`input "${part.name}": job ${jobIndex} has ${part.data.byteLength} bytes, ${part.datatype} ${shapeText(part.shape)} needs ${bytes ?? 'a valid shape'}`);
+    throw new Error(
+      `input "${part.name}": job ${jobIndex} has ${part.data.byteLength} bytes, ${part.datatype} ${shapeText(part.shape)} needs ${bytes ?? 'a valid shape'}`,
+    );
   }
   return bytes;
 }

@@ -38,8 +38,7 @@ interface Waiter<T> {
   onAbort: () => void;
 }
 
-const isMoreUrgent = (a: Entry<unknown>, b: Entry<unknown>): boolean =>
-  a.priority < b.priority || (a.priority === b.priority && a.seq < b.seq);
+const isMoreUrgent = (a: Entry<unknown>, b: Entry<unknown>): boolean => a.priority < b.priority || (a.priority === b.priority && a.seq < b.seq);
 
 /**
  * Groups pending items into batches of one key. `next()` resolves as soon as
@@ -77,8 +76,10 @@ export class Batcher<T> {
 
   /** Changes the batch size and delay for the batches not yet handed out (adaptive batching). */
   setLimits(limits: Pick<BatcherOptions, 'maxBatchSize' | 'maxBatchDelayMs'>): void {
-    if (!Number.isInteger(limits.maxBatchSize) || limits.maxBatchSize < 1) throw new RangeError(`maxBatchSize must be an integer ≥ 1, got ${limits.maxBatchSize}`);
-    if (!Number.isFinite(limits.maxBatchDelayMs) || limits.maxBatchDelayMs < 0) throw new RangeError(`maxBatchDelayMs must be a number ≥ 0, got ${limits.maxBatchDelayMs}`);
+    if (!Number.isInteger(limits.maxBatchSize) || limits.maxBatchSize < 1)
+      throw new RangeError(`maxBatchSize must be an integer ≥ 1, got ${limits.maxBatchSize}`);
+    if (!Number.isFinite(limits.maxBatchDelayMs) || limits.maxBatchDelayMs < 0)
+      throw new RangeError(`maxBatchDelayMs must be a number ≥ 0, got ${limits.maxBatchDelayMs}`);
     this.#maxBatchSize = limits.maxBatchSize;
     this.#maxBatchDelayMs = limits.maxBatchDelayMs;
     if (this.#waiter) this.#dispatch();
@@ -130,7 +131,10 @@ export class Batcher<T> {
 
   /** Removes and returns every pending item in arrival order (shutdown hands them back). */
   drain(): T[] {
-    const values = this.#arrivals.slice(this.#head).filter((e) => !e.taken).map((e) => e.value);
+    const values = this.#arrivals
+      .slice(this.#head)
+      .filter((e) => !e.taken)
+      .map((e) => e.value);
     this.#groups.clear();
     this.#deadlines = [];
     this.#arrivals = [];
@@ -176,8 +180,8 @@ export class Batcher<T> {
     const deadline = this.#deadlineDue();
     const now = this.#clock.now();
     // A deadline comes first; an overdue item is served before a full group of another key, so no key starves.
-    const group = deadline && now >= deadline.dueMs ? this.#groups.get(deadline.entry.key)
-      : now >= dueMs ? this.#groups.get(oldest.key) : this.#mostUrgentFullGroup();
+    const group =
+      deadline && now >= deadline.dueMs ? this.#groups.get(deadline.entry.key) : now >= dueMs ? this.#groups.get(oldest.key) : this.#mostUrgentFullGroup();
     if (!group) return this.#armTimer(Math.min(dueMs, deadline?.dueMs ?? Infinity));
     const batch = group.splice(0, this.#maxBatchSize);
     if (group.length === 0) this.#groups.delete(batch[0]!.key);
@@ -192,10 +196,13 @@ export class Batcher<T> {
   #armTimer(dueMs: number): void {
     if (this.#timer?.dueMs === dueMs) return;
     this.#clearTimer();
-    const handle = this.#clock.setTimeout(() => {
-      this.#timer = undefined;
-      this.#dispatch();
-    }, Math.max(0, dueMs - this.#clock.now()));
+    const handle = this.#clock.setTimeout(
+      () => {
+        this.#timer = undefined;
+        this.#dispatch();
+      },
+      Math.max(0, dueMs - this.#clock.now()),
+    );
     this.#timer = { handle, dueMs };
   }
 

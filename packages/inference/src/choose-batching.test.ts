@@ -11,8 +11,11 @@ function profileOf(fixedMs: number, perItemMs: number, sizes: number[]): Inferen
 
 describe('chooseBatching', () => {
   it('takes the bounds until anything is measured', () => {
-    expect(chooseBatching(new InferenceProfile(), { maxBatchSize: 64, maxBatchDelayMs: 20, latencyTargetMs: 100 }))
-      .toMatchObject({ maxBatchSize: 64, maxBatchDelayMs: 20, itemsPerS: null });
+    expect(chooseBatching(new InferenceProfile(), { maxBatchSize: 64, maxBatchDelayMs: 20, latencyTargetMs: 100 })).toMatchObject({
+      maxBatchSize: 64,
+      maxBatchDelayMs: 20,
+      itemsPerS: null,
+    });
   });
 
   it('grows the batch while the fixed cost still amortises, up to what the latency target allows', () => {
@@ -30,8 +33,10 @@ describe('chooseBatching', () => {
   });
 
   it('runs jobs one at a time with no delay when even one takes over half the target', () => {
-    expect(chooseBatching(profileOf(80, 1, [1, 2]), { maxBatchSize: 16, maxBatchDelayMs: 10, latencyTargetMs: 100 }))
-      .toMatchObject({ maxBatchSize: 1, maxBatchDelayMs: 0 });
+    expect(chooseBatching(profileOf(80, 1, [1, 2]), { maxBatchSize: 16, maxBatchDelayMs: 10, latencyTargetMs: 100 })).toMatchObject({
+      maxBatchSize: 1,
+      maxBatchDelayMs: 0,
+    });
   });
 
   it('explores upward from a single measured size, within the target', () => {

@@ -43,7 +43,12 @@ function candidateSizes(profile: InferenceProfile, max: number): number[] {
 export function chooseBatching(profile: InferenceProfile, bounds: AdaptiveBounds): BatchingChoice {
   const runs = candidateSizes(profile, bounds.maxBatchSize).map((items) => ({ items, ms: profile.expectedMs(items) }));
   if (runs.some((r) => r.ms === undefined)) {
-    return { maxBatchSize: bounds.maxBatchSize, maxBatchDelayMs: Math.min(bounds.maxBatchDelayMs, bounds.latencyTargetMs / 2), itemsPerS: null, reason: 'not measured yet: the bounds' };
+    return {
+      maxBatchSize: bounds.maxBatchSize,
+      maxBatchDelayMs: Math.min(bounds.maxBatchDelayMs, bounds.latencyTargetMs / 2),
+      itemsPerS: null,
+      reason: 'not measured yet: the bounds',
+    };
   }
   const measured = runs.map((r) => ({ items: r.items, ms: r.ms!, itemsPerS: r.ms! > 0 ? (r.items * 1000) / r.ms! : Infinity }));
   const allowed = measured.filter((r) => 2 * r.ms <= bounds.latencyTargetMs);
@@ -54,5 +59,10 @@ export function chooseBatching(profile: InferenceProfile, bounds: AdaptiveBounds
   const pick = allowed.findLast((r) => r.itemsPerS >= best * (1 - THROUGHPUT_TOLERANCE))!;
   const maxBatchDelayMs = Math.max(0, Math.min(bounds.maxBatchDelayMs, bounds.latencyTargetMs - 2 * pick.ms));
   const limited = allowed.length < measured.length ? `; larger batches would break the ${bounds.latencyTargetMs} ms target` : '';
-  return { maxBatchSize: pick.items, maxBatchDelayMs: Math.round(maxBatchDelayMs * 10) / 10, itemsPerS: pick.itemsPerS, reason: `best throughput within ${THROUGHPUT_TOLERANCE * 100}%${limited}` };
+  return {
+    maxBatchSize: pick.items,
+    maxBatchDelayMs: Math.round(maxBatchDelayMs * 10) / 10,
+    itemsPerS: pick.itemsPerS,
+    reason: `best throughput within ${THROUGHPUT_TOLERANCE * 100}%${limited}`,
+  };
 }

@@ -33,8 +33,18 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-const f32 = (name: string, shape: number[], values: number[]): RawTensor => ({ name, datatype: 'FP32', shape, data: new Uint8Array(new Float32Array(values).buffer) });
-const i64 = (name: string, shape: number[], values: number[]): RawTensor => ({ name, datatype: 'INT64', shape, data: new Uint8Array(new BigInt64Array(values.map(BigInt)).buffer) });
+const f32 = (name: string, shape: number[], values: number[]): RawTensor => ({
+  name,
+  datatype: 'FP32',
+  shape,
+  data: new Uint8Array(new Float32Array(values).buffer),
+});
+const i64 = (name: string, shape: number[], values: number[]): RawTensor => ({
+  name,
+  datatype: 'INT64',
+  shape,
+  data: new Uint8Array(new BigInt64Array(values.map(BigInt)).buffer),
+});
 const copyJob = (inputs: RawTensor[]): RawTensor[] => inputs.map((t) => ({ ...t, data: t.data.slice() }));
 
 /** The same inputs through an onnxruntime session in this process, as bytes per output name. */
@@ -93,7 +103,11 @@ describe('openModelSession', () => {
     const session = await open({ modelPath: paths.mixed! });
     const jobs = [2, 1, 3, 1, 2].map((rows, j) => [
       f32('A', [rows, 3], patternValues(rows * 3, j + 1)),
-      i64('B', [rows, 3], Array.from({ length: rows * 3 }, (_, i) => i * (j + 1) - 4)),
+      i64(
+        'B',
+        [rows, 3],
+        Array.from({ length: rows * 3 }, (_, i) => i * (j + 1) - 4),
+      ),
     ]);
     const expected = jobs.map(copyJob);
     const result = await session.runBatch(jobs.map((inputs) => ({ inputs })));
@@ -132,7 +146,11 @@ describe('openModelSession', () => {
     const session = await open({ modelPath: paths.linear! });
     const runs = [1, 2, 3].map((rows) => session.runBatch([{ inputs: [f32('X', [rows, 4], patternValues(rows * 4))] }]));
     const shapes = (await Promise.all(runs)).map((r) => (r.results[0]!.ok ? r.results[0]!.outputs[0]!.shape : []));
-    expect(shapes).toEqual([[1, 3], [2, 3], [3, 3]]);
+    expect(shapes).toEqual([
+      [1, 3],
+      [2, 3],
+      [3, 3],
+    ]);
   });
 
   it('ends on cpu when webgpu cannot start, listing webgpu and why', async () => {

@@ -3,7 +3,14 @@ import { ModelLoadError } from './model-load-error.ts';
 import { providerCandidates } from './providers.ts';
 import { spawnThread } from './spawn-thread.ts';
 import { ThreadClient } from './thread-client.ts';
-import { listBuffers, ownTensorBuffers, type BatchRunResult, type FailedProvider, type GraphOptimizationLevel, type SessionThreadOptions } from './thread-protocol.ts';
+import {
+  listBuffers,
+  ownTensorBuffers,
+  type BatchRunResult,
+  type FailedProvider,
+  type GraphOptimizationLevel,
+  type SessionThreadOptions,
+} from './thread-protocol.ts';
 
 export interface OpenModelSessionOptions {
   modelPath: string;
@@ -38,8 +45,7 @@ export interface ModelSession {
   close(): Promise<void>;
 }
 
-const threadEntry = (): URL =>
-  new URL(import.meta.url.endsWith('.ts') ? './session-thread.ts' : './session-thread.js', import.meta.url);
+const threadEntry = (): URL => new URL(import.meta.url.endsWith('.ts') ? './session-thread.ts' : './session-thread.js', import.meta.url);
 
 /**
  * Opens a model in a worker thread of its own, trying each execution

@@ -2,17 +2,25 @@ import { DataTypes, dataTypeFromOrt, type RawTensor } from '@inferq/contracts';
 import { Tensor } from 'onnxruntime-node';
 
 type OrtTypedArray =
-  | Float32Array | Float64Array | Int8Array | Uint8Array | Int16Array | Uint16Array | Int32Array | Uint32Array
-  | BigInt64Array | BigUint64Array;
+  Float32Array | Float64Array | Int8Array | Uint8Array | Int16Array | Uint16Array | Int32Array | Uint32Array | BigInt64Array | BigUint64Array;
 type TypedArrayCtor = new (buffer: ArrayBuffer, byteOffset: number, length: number) => OrtTypedArray;
 
 // The typed array onnxruntime-node accepts for each tensor type: float16 goes
 // as its raw bits in a Uint16Array (Node 20 has no Float16Array) and bool as
 // one byte per element.
 const ARRAY_FOR_ORT_TYPE: Record<string, TypedArrayCtor> = {
-  float32: Float32Array, float64: Float64Array, float16: Uint16Array, bool: Uint8Array,
-  int8: Int8Array, uint8: Uint8Array, int16: Int16Array, uint16: Uint16Array,
-  int32: Int32Array, uint32: Uint32Array, int64: BigInt64Array, uint64: BigUint64Array,
+  float32: Float32Array,
+  float64: Float64Array,
+  float16: Uint16Array,
+  bool: Uint8Array,
+  int8: Int8Array,
+  uint8: Uint8Array,
+  int16: Int16Array,
+  uint16: Uint16Array,
+  int32: Int32Array,
+  uint32: Uint32Array,
+  int64: BigInt64Array,
+  uint64: BigUint64Array,
 };
 
 /** An onnxruntime tensor over the tensor's bytes: no copy unless they are misaligned for the element type. */

@@ -27,7 +27,10 @@ describe('providerCandidates', () => {
 
   it('follows a configured order, pinning CUDA-family providers to the device index', () => {
     expect(providerCandidates('cuda:1', ['tensorrt', 'cuda', 'webgpu', 'cpu'])).toEqual([
-      { name: 'tensorrt', deviceId: 1 }, { name: 'cuda', deviceId: 1 }, 'webgpu', 'cpu',
+      { name: 'tensorrt', deviceId: 1 },
+      { name: 'cuda', deviceId: 1 },
+      'webgpu',
+      'cpu',
     ]);
     expect(providerCandidates('webgpu:0', ['webgpu'])).toEqual(['webgpu']);
     expect(providerCandidates('cuda:0', ['CUDA', 'cuda', 'cpu'])).toEqual([{ name: 'cuda', deviceId: 0 }, 'cpu']);

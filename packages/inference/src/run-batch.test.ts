@@ -5,10 +5,16 @@ import { runSessionBatch } from './run-batch.ts';
 import { batchSumModel, gatherModel, identityModel } from './testing/test-models.ts';
 
 const f32 = (name: string, shape: number[], values: number[]): RawTensor => ({
-  name, datatype: 'FP32', shape, data: new Uint8Array(new Float32Array(values).buffer),
+  name,
+  datatype: 'FP32',
+  shape,
+  data: new Uint8Array(new Float32Array(values).buffer),
 });
 const i64 = (name: string, values: number[]): RawTensor => ({
-  name, datatype: 'INT64', shape: [values.length], data: new Uint8Array(new BigInt64Array(values.map(BigInt)).buffer),
+  name,
+  datatype: 'INT64',
+  shape: [values.length],
+  data: new Uint8Array(new BigInt64Array(values.map(BigInt)).buffer),
 });
 const floats = (t: RawTensor): number[] => Array.from(new Float32Array(t.data.slice().buffer));
 const outputsOf = (r: { ok: boolean; outputs?: RawTensor[] }): RawTensor[] => {
@@ -62,10 +68,23 @@ describe('runSessionBatch', () => {
       [f32('X', [1, 2], [3, 4])],
     ]);
     expect(result.mode).toBe('batched');
-    expect(result.results.map((r) => (r.ok ? 'ok' : r.code))).toEqual(['ok', 'INPUT_DATA_INVALID', 'INPUT_DATA_INVALID', 'INPUT_DATA_INVALID', 'INPUT_DATA_INVALID', 'INPUT_DATA_INVALID', 'ok']);
+    expect(result.results.map((r) => (r.ok ? 'ok' : r.code))).toEqual([
+      'ok',
+      'INPUT_DATA_INVALID',
+      'INPUT_DATA_INVALID',
+      'INPUT_DATA_INVALID',
+      'INPUT_DATA_INVALID',
+      'INPUT_DATA_INVALID',
+      'ok',
+    ]);
     expect(result.results.map((r) => (r.ok ? '' : r.message))).toEqual([
-      '', expect.stringMatching(/12 bytes/), expect.stringMatching(/"X" is missing/), expect.stringMatching(/model expects FP32/),
-      expect.stringMatching(/model expects \[N,2\]/), expect.stringMatching(/"extra" is not an input/), '',
+      '',
+      expect.stringMatching(/12 bytes/),
+      expect.stringMatching(/"X" is missing/),
+      expect.stringMatching(/model expects FP32/),
+      expect.stringMatching(/model expects \[N,2\]/),
+      expect.stringMatching(/"extra" is not an input/),
+      '',
     ]);
     expect(floats(outputsOf(result.results[6]!)[0]!)).toEqual([3, 4]);
   });
@@ -86,13 +105,19 @@ describe('runSessionBatch', () => {
     const result = await runSessionBatch(session, [[f32('X', [2, 3], [1, 2, 3, 4, 5, 6])], [f32('X', [1, 3], [10, 20, 30])]]);
     expect(result.mode).toBe('single');
     expect(result.fallbackReason).toMatch(/expected dim 0 = 3/);
-    expect(result.results.map((r) => floats(outputsOf(r)[0]!))).toEqual([[5, 7, 9], [10, 20, 30]]);
+    expect(result.results.map((r) => floats(outputsOf(r)[0]!))).toEqual([
+      [5, 7, 9],
+      [10, 20, 30],
+    ]);
   });
 
   it('runs jobs one by one when their non-batch dims differ', async () => {
     const session = await InferenceSession.create(identityModel('FP32', ['N', 'M']));
     const result = await runSessionBatch(session, [[f32('X', [1, 2], [1, 2])], [f32('X', [1, 3], [3, 4, 5])]]);
     expect(result.mode).toBe('single');
-    expect(result.results.map((r) => floats(outputsOf(r)[0]!))).toEqual([[1, 2], [3, 4, 5]]);
+    expect(result.results.map((r) => floats(outputsOf(r)[0]!))).toEqual([
+      [1, 2],
+      [3, 4, 5],
+    ]);
   });
 });

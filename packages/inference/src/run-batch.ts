@@ -23,13 +23,14 @@ function findInputProblem(session: RunnableSession, job: RawTensor[]): string | 
     const t = job.find((o) => o.name === meta.name);
     if (!t) return `input "${meta.name}" is missing`;
     const bytes = byteLengthOf(t.datatype, t.shape);
-    if (bytes !== t.data.byteLength) return `input "${t.name}" has ${t.data.byteLength} bytes; ${t.datatype} of shape [${t.shape.join(',')}] needs ${bytes ?? 'a valid shape'}`;
+    if (bytes !== t.data.byteLength)
+      return `input "${t.name}" has ${t.data.byteLength} bytes; ${t.datatype} of shape [${t.shape.join(',')}] needs ${bytes ?? 'a valid shape'}`;
     if (!meta.isTensor) continue;
     const expected = dataTypeFromOrt(meta.type);
     if (expected && expected !== t.datatype) return `input "${t.name}" is ${t.datatype}; the model expects ${expected}`;
     // An empty metadata shape may mean "rank unknown", so only declared ranks are checked.
-    const fixedMismatch = meta.shape.length > 0 &&
-      (meta.shape.length !== t.shape.length || meta.shape.some((d, i) => typeof d === 'number' && d !== t.shape[i]));
+    const fixedMismatch =
+      meta.shape.length > 0 && (meta.shape.length !== t.shape.length || meta.shape.some((d, i) => typeof d === 'number' && d !== t.shape[i]));
     if (fixedMismatch) return `input "${t.name}" has shape [${t.shape.join(',')}]; the model expects [${meta.shape.join(',')}]`;
   }
   return undefined;
@@ -51,7 +52,7 @@ async function timedRun(session: RunnableSession, inputs: RawTensor[], timer: Ru
 function itemCountOf(job: RawTensor[]): number {
   const counts = new Set(job.map((t) => t.shape[0]));
   const [count] = counts;
-  if (counts.size !== 1 || count === undefined) throw new Error('a job\'s inputs do not share one dim 0 to batch on');
+  if (counts.size !== 1 || count === undefined) throw new Error("a job's inputs do not share one dim 0 to batch on");
   return count;
 }
 
@@ -87,7 +88,11 @@ export async function runSessionBatch(session: RunnableSession, jobs: RawTensor[
   let fallbackReason: string | undefined;
   if (valid.length > 1) {
     try {
-      const perJob = await runStacked(session, valid.map((i) => jobs[i]!), timer);
+      const perJob = await runStacked(
+        session,
+        valid.map((i) => jobs[i]!),
+        timer,
+      );
       valid.forEach((i, k) => (results[i] = { ok: true, outputs: perJob[k]! }));
       return { inferMs: timer.inferMs, mode: 'batched', results };
     } catch (err) {

@@ -3,9 +3,7 @@ import type { ProviderCandidate } from './providers.ts';
 
 /** The messages between a ModelSession and its session thread, and the batch result they carry. */
 
-export type JobResult =
-  | { ok: true; outputs: RawTensor[] }
-  | { ok: false; code: 'INFERENCE_FAILED' | 'INPUT_DATA_INVALID'; message: string };
+export type JobResult = { ok: true; outputs: RawTensor[] } | { ok: false; code: 'INFERENCE_FAILED' | 'INPUT_DATA_INVALID'; message: string };
 
 export interface BatchRunResult {
   /** Time spent inside session.run calls only, summed over every run this batch needed. */
@@ -39,13 +37,10 @@ export type ThreadRequest = { type: 'run'; id: number; jobs: RawTensor[][] } | {
 export type ReadyReply = { type: 'ready'; provider: string; failedProviders: FailedProvider[]; inputNames: string[]; outputNames: string[] };
 export type LoadFailedReply = { type: 'load-failed'; message: string; failedProviders: FailedProvider[] };
 export type RequestReply =
-  | { type: 'result'; id: number; result: BatchRunResult }
-  | { type: 'failed'; id: number; message: string }
-  | { type: 'closed'; id: number };
+  { type: 'result'; id: number; result: BatchRunResult } | { type: 'failed'; id: number; message: string } | { type: 'closed'; id: number };
 export type ThreadReply = ReadyReply | LoadFailedReply | RequestReply;
 
-const coversBuffer = (view: Uint8Array): boolean =>
-  view.buffer instanceof ArrayBuffer && view.byteOffset === 0 && view.byteLength === view.buffer.byteLength;
+const coversBuffer = (view: Uint8Array): boolean => view.buffer instanceof ArrayBuffer && view.byteOffset === 0 && view.byteLength === view.buffer.byteLength;
 
 /** Every distinct ArrayBuffer under the tensors, each listed once (a buffer listed twice fails postMessage). */
 export function listBuffers(tensors: Iterable<RawTensor>): ArrayBuffer[] {

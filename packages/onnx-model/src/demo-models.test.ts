@@ -66,11 +66,13 @@ const CASES: ModelCase[] = [
 
 /** Row `row` of a batch-`batch` feed, as a batch of one. */
 function sliceFeeds(feeds: Feeds, row: number): Feeds {
-  return Object.fromEntries(Object.entries(feeds).map(([name, t]) => {
-    const rowSize = t.size / t.dims[0]!;
-    const data = (t.data as Float32Array | BigInt64Array).slice(row * rowSize, (row + 1) * rowSize);
-    return [name, new ort.Tensor(t.type as 'float32', data as Float32Array, [1, ...t.dims.slice(1)])];
-  }));
+  return Object.fromEntries(
+    Object.entries(feeds).map(([name, t]) => {
+      const rowSize = t.size / t.dims[0]!;
+      const data = (t.data as Float32Array | BigInt64Array).slice(row * rowSize, (row + 1) * rowSize);
+      return [name, new ort.Tensor(t.type as 'float32', data as Float32Array, [1, ...t.dims.slice(1)])];
+    }),
+  );
 }
 
 describe.each(CASES)('demo model $name in onnxruntime', ({ bytes, makeFeeds, outputShapes }) => {
@@ -118,7 +120,13 @@ describe('demo model files', () => {
     expect(first).toEqual([
       { name: 'mlp', path: join(dir, 'mlp.onnx'), maxBatchSize: 64, maxBatchDelayMs: 2 },
       { name: 'cnn', path: join(dir, 'cnn.onnx'), maxBatchSize: 32, maxBatchDelayMs: 5 },
-      { name: 'transformer', path: join(dir, 'transformer.onnx'), maxBatchSize: 32, maxBatchDelayMs: 5, tokenizerPath: join(dir, 'transformer.tokenizer.json') },
+      {
+        name: 'transformer',
+        path: join(dir, 'transformer.onnx'),
+        maxBatchSize: 32,
+        maxBatchDelayMs: 5,
+        tokenizerPath: join(dir, 'transformer.tokenizer.json'),
+      },
       { name: 'ocr-det', path: resolveOcrDetectionModelPath(), maxBatchSize: 4, maxBatchDelayMs: 10 },
     ]);
     const mtimes = first.map((m) => statSync(m.path).mtimeMs);

@@ -6,5 +6,7 @@ import { writeDemoModels } from './write-demo-models.ts';
 const dir = resolve(process.argv[2] ?? '.inferq/models');
 for (const model of await writeDemoModels(dir)) {
   const sizeKb = Math.round(statSync(model.path).size / 1024);
-  console.log(`${model.name.padEnd(12)} ${String(sizeKb).padStart(6)} KB  maxBatchSize=${model.maxBatchSize} maxBatchDelayMs=${model.maxBatchDelayMs}  ${model.path}`);
+  console.log(
+    `${model.name.padEnd(12)} ${String(sizeKb).padStart(6)} KB  maxBatchSize=${model.maxBatchSize} maxBatchDelayMs=${model.maxBatchDelayMs}  ${model.path}`,
+  );
 }

@@ -29,7 +29,10 @@ const varint = (value: number): number[] => {
 const tag = (field: number, wireType: number) => varint(field * 8 + wireType);
 const lengthDelimited = (field: number, body: number[]) => [...tag(field, 2), ...varint(body.length), ...body];
 const irAndOpset = [...tag(1, 0), 8, ...lengthDelimited(8, [...tag(2, 0), 17])];
-const floatOutput = lengthDelimited(12, [...lengthDelimited(1, [0x79]), ...lengthDelimited(2, lengthDelimited(1, [...tag(1, 0), 1, ...lengthDelimited(2, [])]))]);
+const floatOutput = lengthDelimited(12, [
+  ...lengthDelimited(1, [0x79]),
+  ...lengthDelimited(2, lengthDelimited(1, [...tag(1, 0), 1, ...lengthDelimited(2, [])])),
+]);
 
 /** Graph input "x" typed as a sequence of sequences `depth` deep (built inside out, linear time). */
 function nestedSequenceInput(depth: number): number[] {
@@ -112,7 +115,9 @@ describe('readOnnxSignature on garbage', () => {
 
     const model = Uint8Array.from([...irAndOpset, ...lengthDelimited(7, [...nestedSequenceInput(20_000), ...floatOutput])]);
     started = performance.now();
-    expect(() => readOnnxSignature(model)).toThrow(expect.objectContaining({ code: 'MODEL_UNSUPPORTED', message: expect.stringContaining('input "x" is a sequence') }));
+    expect(() => readOnnxSignature(model)).toThrow(
+      expect.objectContaining({ code: 'MODEL_UNSUPPORTED', message: expect.stringContaining('input "x" is a sequence') }),
+    );
     expect(performance.now() - started).toBeLessThan(200);
   });
 

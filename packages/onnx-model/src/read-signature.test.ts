@@ -20,7 +20,10 @@ const encodeModel = (graph: IGraphProto, model: onnxProto.onnx.IModelProto = {})
   onnx.ModelProto.encode({ irVersion: 8, opsetImport: [{ domain: '', version: 17 }], graph, ...model }).finish();
 
 const identityGraph = (input: IValueInfoProto, output: IValueInfoProto = tensor('y', 1, ['n'])): IGraphProto => ({
-  name: 'g', node: [{ opType: 'Identity', input: [input.name!], output: [output.name!] }], input: [input], output: [output],
+  name: 'g',
+  node: [{ opType: 'Identity', input: [input.name!], output: [output.name!] }],
+  input: [input],
+  output: [output],
 });
 
 /** Runs `fn` and returns the OnnxModelError it throws, failing on anything else. */
@@ -102,7 +105,9 @@ describe('readOnnxSignature on crafted models', () => {
     const graph = identityGraph(tensor('x', 1, ['n']));
     graph.input!.push(tensor('w', 1, [3]));
     graph.initializer = [{ name: 'w', dims: [3], dataType: 1, floatData: [1, 2, 3] }];
-    graph.sparseInitializer = [{ values: { name: 's', dims: [1], dataType: 1, floatData: [1] }, indices: { dims: [1], dataType: 7, int64Data: [0] }, dims: [4] }];
+    graph.sparseInitializer = [
+      { values: { name: 's', dims: [1], dataType: 1, floatData: [1] }, indices: { dims: [1], dataType: 7, int64Data: [0] }, dims: [4] },
+    ];
     graph.input!.push(tensor('s', 1, [4]));
     expect(readOnnxSignature(encodeModel(graph)).inputs.map((t) => t.name)).toEqual(['x']);
   });

@@ -35,7 +35,8 @@ export function readOnnxSignature(bytes: Uint8Array): ModelSignature {
   }
   const inputs = graph.inputs.filter((v) => !graph.initializerNames.has(v.name)).map((v) => toTensorSpec(v, 'input'));
   const outputs = graph.outputs.map((v) => toTensorSpec(v, 'output'));
-  if (inputs.length === 0) throw new OnnxModelError('MODEL_UNSUPPORTED', 'the model graph has no inputs (other than initializers); inferq serves models that take input');
+  if (inputs.length === 0)
+    throw new OnnxModelError('MODEL_UNSUPPORTED', 'the model graph has no inputs (other than initializers); inferq serves models that take input');
   if (outputs.length === 0) throw new OnnxModelError('MODEL_INVALID', 'the model graph has no outputs');
   checkUniqueNames(inputs, 'input');
   checkUniqueNames(outputs, 'output');
@@ -104,7 +105,8 @@ function readSparseTensorName(reader: ProtoReader, wireType: number): string {
 
 function toTensorSpec(info: ValueInfo, role: 'input' | 'output'): TensorSpec {
   if (info.name === '') throw new OnnxModelError('MODEL_INVALID', `a graph ${role} has no name`);
-  if (info.name.length > MAX_NAME_LENGTH) throw new OnnxModelError('MODEL_UNSUPPORTED', `a graph ${role} name is ${info.name.length} characters long (at most ${MAX_NAME_LENGTH})`);
+  if (info.name.length > MAX_NAME_LENGTH)
+    throw new OnnxModelError('MODEL_UNSUPPORTED', `a graph ${role} name is ${info.name.length} characters long (at most ${MAX_NAME_LENGTH})`);
   // Signatures are stored as jsonb, which cannot hold a NUL (protobufjs already turns invalid UTF-8 into U+FFFD).
   if (info.name.includes('\u0000')) throw new OnnxModelError('MODEL_INVALID', `a graph ${role} name holds a NUL character`);
   const label = `${role} "${info.name}"`;

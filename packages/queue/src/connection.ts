@@ -8,9 +8,12 @@ export type { Redis };
  * consumers block and retry forever, as BullMQ workers require.
  */
 export function createRedisConnection(url: string, role: 'producer' | 'consumer'): Redis {
-  return new Redis(url, role === 'producer'
-    ? { maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 2_000, retryStrategy: (n) => Math.min(n * 200, 2_000) }
-    : { maxRetriesPerRequest: null, enableOfflineQueue: true, retryStrategy: (n) => Math.min(n * 200, 2_000) });
+  return new Redis(
+    url,
+    role === 'producer'
+      ? { maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 2_000, retryStrategy: (n) => Math.min(n * 200, 2_000) }
+      : { maxRetriesPerRequest: null, enableOfflineQueue: true, retryStrategy: (n) => Math.min(n * 200, 2_000) },
+  );
 }
 
 /** Returns Redis's maxmemory-policy; BullMQ needs `noeviction` or queue keys can vanish. */

@@ -126,16 +126,28 @@ export async function assignFairPriorities(connection: Redis, queue: Queue, jobs
 export async function promoteJobs(connection: Redis, queue: Queue, jobs: ReadonlyArray<{ id: string; tenant: string; target: Priority }>): Promise<number> {
   if (jobs.length === 0) return 0;
   const args = jobs.flatMap((j) => [j.id, j.tenant, String(PRIORITY_CLASSES.indexOf(j.target))]);
-  return (await connection.eval(PROMOTE_LUA, 4, queue.toKey('prioritized'), queue.toKey('fair'), queue.toKey('pc'), queue.toKey('marker'), String(CLASS_RANGE), queue.toKey(''), ...args)) as number;
+  return (await connection.eval(
+    PROMOTE_LUA,
+    4,
+    queue.toKey('prioritized'),
+    queue.toKey('fair'),
+    queue.toKey('pc'),
+    queue.toKey('marker'),
+    String(CLASS_RANGE),
+    queue.toKey(''),
+    ...args,
+  )) as number;
 }
 
 /** Waiting jobs per class: one ZCOUNT per class range on the prioritized set. */
 export async function countWaitingPerClass(connection: Redis, queue: Queue): Promise<Record<Priority, number>> {
   const shift = 2 ** 32;
   const key = queue.toKey('prioritized');
-  const counts = await Promise.all(PRIORITY_CLASSES.map((p) => {
-    const { min, max } = classRange(p);
-    return connection.zcount(key, min * shift, `(${(max + 1) * shift}`);
-  }));
+  const counts = await Promise.all(
+    PRIORITY_CLASSES.map((p) => {
+      const { min, max } = classRange(p);
+      return connection.zcount(key, min * shift, `(${(max + 1) * shift}`);
+    }),
+  );
   return { high: counts[0]!, normal: counts[1]!, low: counts[2]! };
 }

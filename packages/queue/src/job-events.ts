@@ -50,9 +50,11 @@ type Notify = (event: QueueJobEvent) => void;
 export function createJobEvents(options: { connection: Redis; prefix: string }): JobEvents {
   const listeners = new Map<string, { events: QueueEvents; connection: Redis; ready: Promise<unknown> }>();
   const watches = new Map<string, Set<{ events: readonly QueueJobEvent[]; notify: Notify }>>();
-  const wakerFor = (event: QueueJobEvent) => ({ jobId }: { jobId: string }) => {
-    for (const w of watches.get(jobId) ?? []) if (w.events.includes(event)) w.notify(event);
-  };
+  const wakerFor =
+    (event: QueueJobEvent) =>
+    ({ jobId }: { jobId: string }) => {
+      for (const w of watches.get(jobId) ?? []) if (w.events.includes(event)) w.notify(event);
+    };
 
   async function listen(model: string): Promise<void> {
     let listener = listeners.get(model);
@@ -113,10 +115,12 @@ export function createJobEvents(options: { connection: Redis; prefix: string }):
     async close() {
       const all = [...listeners.values()];
       listeners.clear();
-      await Promise.allSettled(all.map(async (l) => {
-        await l.events.close();
-        l.connection.disconnect();
-      }));
+      await Promise.allSettled(
+        all.map(async (l) => {
+          await l.events.close();
+          l.connection.disconnect();
+        }),
+      );
     },
   };
 }

@@ -71,13 +71,20 @@ export function createJobProducer(options: JobProducerOptions): JobProducer {
         group.push(r);
         byModel.set(r.model, group);
       }
-      await Promise.all([...byModel].map(async ([model, rs]) => {
-        const queue = queueFor(model);
-        const priorities = options.fair === false
-          ? rs.map((r) => BULL_PRIORITY[r.priority])
-          : await assignFairPriorities(options.connection, queue, rs.map((r) => ({ tenant: r.tenant ?? '', priority: r.priority, weight: r.weight })));
-        await queue.addBulk(rs.map((r, i) => ({ name: JOB_NAME, data: r.payload, opts: jobOptions(r.jobId, priorities[i]!, retry) })));
-      }));
+      await Promise.all(
+        [...byModel].map(async ([model, rs]) => {
+          const queue = queueFor(model);
+          const priorities =
+            options.fair === false
+              ? rs.map((r) => BULL_PRIORITY[r.priority])
+              : await assignFairPriorities(
+                  options.connection,
+                  queue,
+                  rs.map((r) => ({ tenant: r.tenant ?? '', priority: r.priority, weight: r.weight })),
+                );
+          await queue.addBulk(rs.map((r, i) => ({ name: JOB_NAME, data: r.payload, opts: jobOptions(r.jobId, priorities[i]!, retry) })));
+        }),
+      );
     },
     async findQueuedIds(model, ids) {
       if (ids.length === 0) return new Set();

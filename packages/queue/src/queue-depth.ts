@@ -5,10 +5,7 @@ import { countWaitingPerClass } from './fair-priority.ts';
 
 /** A model queue's jobs right now: waiting ones per priority, held ones, and those in retry backoff. */
 export async function readQueueDepth(connection: Redis, queue: Queue, model: string): Promise<Omit<QueueDepth, 'workers'>> {
-  const [perClass, counts] = await Promise.all([
-    countWaitingPerClass(connection, queue),
-    queue.getJobCounts('active', 'delayed'),
-  ]);
+  const [perClass, counts] = await Promise.all([countWaitingPerClass(connection, queue), queue.getJobCounts('active', 'delayed')]);
   return {
     model,
     ...perClass,

@@ -42,7 +42,11 @@ export function isInferqError(err: unknown, code?: InferqErrorCode): err is Infe
 
 /** `jobs.wait` ran out of time; the job is still queued or running. */
 export class JobWaitTimeoutError extends Error {
-  constructor(readonly jobId: string, readonly lastStatus: JobStatus | undefined, readonly timeoutMs: number) {
+  constructor(
+    readonly jobId: string,
+    readonly lastStatus: JobStatus | undefined,
+    readonly timeoutMs: number,
+  ) {
     super(`job ${jobId} was still ${lastStatus ?? 'unknown'} after ${timeoutMs} ms`);
     this.name = 'JobWaitTimeoutError';
   }

@@ -7,5 +7,23 @@ export { isFinishedJob, type JobSummary, type JobsApi, type JobsQuery, type Outp
 export type { ModelUpload, ModelsApi } from './models.ts';
 export { dataTypeOfArray, outputArray, tensor, typedArrayFromBytes, type TensorArray, type TensorOptions, type TypedArrayOf } from './tensors.ts';
 export type { WaitOptions } from './wait-for-job.ts';
-export type { ApiKey, Batch, CreateKeyBody, DataType, InputTensor, Job, JobAccepted, JobStatus, Model, ModelRoute, ModelRouting, OutputTensor, Stats, SubmitJobBody, Usage, UsageQuery, WorkerStatus } from '@inferq/contracts';
+export type {
+  ApiKey,
+  Batch,
+  CreateKeyBody,
+  DataType,
+  InputTensor,
+  Job,
+  JobAccepted,
+  JobStatus,
+  Model,
+  ModelRoute,
+  ModelRouting,
+  OutputTensor,
+  Stats,
+  SubmitJobBody,
+  Usage,
+  UsageQuery,
+  WorkerStatus,
+} from '@inferq/contracts';
 export { isTerminalStatus } from '@inferq/contracts';

@@ -42,8 +42,16 @@ export interface ModelsApi {
 function toFormData({ name, file, maxBatchSize, maxBatchDelayMs, batching, latencyTargetMs, responseCache, embedding }: ModelUpload): FormData {
   const form = new FormData();
   const fields = {
-    name, maxBatchSize, maxBatchDelayMs, batching, latencyTargetMs, responseCache,
-    pooling: embedding?.pooling, normalize: embedding?.normalize, embeddingOutput: embedding?.output, maxTokens: embedding?.maxTokens,
+    name,
+    maxBatchSize,
+    maxBatchDelayMs,
+    batching,
+    latencyTargetMs,
+    responseCache,
+    pooling: embedding?.pooling,
+    normalize: embedding?.normalize,
+    embeddingOutput: embedding?.output,
+    maxTokens: embedding?.maxTokens,
   };
   for (const [field, value] of Object.entries(fields)) if (value !== undefined) form.set(field, String(value));
   if (embedding) form.set('tokenizer', toBlob(embedding.tokenizer, 'application/json'), 'tokenizer.json');

@@ -35,7 +35,21 @@ describe('tensor', () => {
 
 describe('outputArray', () => {
   it('reads JSON data, flat or nested, into the typed array of the datatype', () => {
-    expect(outputArray({ name: 'y', datatype: 'FP32', shape: [2, 2], data: [[1, 2], [3, 4.5]], bytes: 16 }, 'FP32')).toEqual(new Float32Array([1, 2, 3, 4.5]));
+    expect(
+      outputArray(
+        {
+          name: 'y',
+          datatype: 'FP32',
+          shape: [2, 2],
+          data: [
+            [1, 2],
+            [3, 4.5],
+          ],
+          bytes: 16,
+        },
+        'FP32',
+      ),
+    ).toEqual(new Float32Array([1, 2, 3, 4.5]));
     expect(outputArray({ name: 'b', datatype: 'BOOL', shape: [2], data: [true, false], bytes: 2 })).toEqual(new Uint8Array([1, 0]));
   });
 

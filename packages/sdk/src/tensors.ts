@@ -1,4 +1,13 @@
-import { DataTypes, decodeTensorData, elementCount, encodeTensorBase64, encodeTensorJson, type DataType, type InputTensor, type OutputTensor } from '@inferq/contracts';
+import {
+  DataTypes,
+  decodeTensorData,
+  elementCount,
+  encodeTensorBase64,
+  encodeTensorJson,
+  type DataType,
+  type InputTensor,
+  type OutputTensor,
+} from '@inferq/contracts';
 
 /** The typed array each datatype reads back into. FP16 is widened to Float32Array; BOOL is 0/1 bytes. */
 export interface TypedArrayOf {
@@ -32,8 +41,16 @@ const BASE64_FROM_BYTES = 256;
 const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
 const ARRAY_TYPES: ReadonlyArray<[new (length: number) => TensorArray, DataType]> = [
-  [Float32Array, 'FP32'], [Float64Array, 'FP64'], [Int8Array, 'INT8'], [Uint8Array, 'UINT8'], [Int16Array, 'INT16'],
-  [Uint16Array, 'UINT16'], [Int32Array, 'INT32'], [Uint32Array, 'UINT32'], [BigInt64Array, 'INT64'], [BigUint64Array, 'UINT64'],
+  [Float32Array, 'FP32'],
+  [Float64Array, 'FP64'],
+  [Int8Array, 'INT8'],
+  [Uint8Array, 'UINT8'],
+  [Int16Array, 'INT16'],
+  [Uint16Array, 'UINT16'],
+  [Int32Array, 'INT32'],
+  [Uint32Array, 'UINT32'],
+  [BigInt64Array, 'INT64'],
+  [BigUint64Array, 'UINT64'],
 ];
 
 /** The datatype a typed array holds natively. */
@@ -49,7 +66,8 @@ export function tensor(name: string, values: TensorArray, shape: readonly number
   const own = dataTypeOfArray(values);
   const datatype = options.datatype ?? own;
   const count = elementCount(shape);
-  if (count !== values.length) throw new RangeError(`shape [${shape.join(',')}] holds ${count ?? 'no valid number of'} elements; the array has ${values.length}`);
+  if (count !== values.length)
+    throw new RangeError(`shape [${shape.join(',')}] holds ${count ?? 'no valid number of'} elements; the array has ${values.length}`);
   const wide = datatype === 'INT64' || datatype === 'UINT64';
   const byteLength = count * DataTypes[datatype].bytes;
   const encoding = options.encoding ?? 'auto';
@@ -68,17 +86,29 @@ function viewAs(datatype: DataType, bytes: Uint8Array): TensorArray {
   const { buffer, byteOffset } = aligned;
   const n = bytes.byteLength / DataTypes[datatype].bytes;
   switch (datatype) {
-    case 'FP16': return Float32Array.from(encodeTensorJson('FP16', bytes) as number[]);
-    case 'BOOL': case 'UINT8': return new Uint8Array(buffer, byteOffset, n).slice();
-    case 'UINT16': return new Uint16Array(buffer, byteOffset, n).slice();
-    case 'UINT32': return new Uint32Array(buffer, byteOffset, n).slice();
-    case 'UINT64': return new BigUint64Array(buffer, byteOffset, n).slice();
-    case 'INT8': return new Int8Array(buffer, byteOffset, n).slice();
-    case 'INT16': return new Int16Array(buffer, byteOffset, n).slice();
-    case 'INT32': return new Int32Array(buffer, byteOffset, n).slice();
-    case 'INT64': return new BigInt64Array(buffer, byteOffset, n).slice();
-    case 'FP32': return new Float32Array(buffer, byteOffset, n).slice();
-    case 'FP64': return new Float64Array(buffer, byteOffset, n).slice();
+    case 'FP16':
+      return Float32Array.from(encodeTensorJson('FP16', bytes) as number[]);
+    case 'BOOL':
+    case 'UINT8':
+      return new Uint8Array(buffer, byteOffset, n).slice();
+    case 'UINT16':
+      return new Uint16Array(buffer, byteOffset, n).slice();
+    case 'UINT32':
+      return new Uint32Array(buffer, byteOffset, n).slice();
+    case 'UINT64':
+      return new BigUint64Array(buffer, byteOffset, n).slice();
+    case 'INT8':
+      return new Int8Array(buffer, byteOffset, n).slice();
+    case 'INT16':
+      return new Int16Array(buffer, byteOffset, n).slice();
+    case 'INT32':
+      return new Int32Array(buffer, byteOffset, n).slice();
+    case 'INT64':
+      return new BigInt64Array(buffer, byteOffset, n).slice();
+    case 'FP32':
+      return new Float32Array(buffer, byteOffset, n).slice();
+    case 'FP64':
+      return new Float64Array(buffer, byteOffset, n).slice();
   }
 }
 

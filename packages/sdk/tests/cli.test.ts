@@ -11,7 +11,11 @@ const ROOT = resolve(import.meta.dirname, '../../..');
 let stack: Stack;
 let dir: string;
 
-interface CliRun { code: number | null; stdout: string; stderr: string }
+interface CliRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
 
 function inferq(...args: string[]): Promise<CliRun> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'packages/sdk/src/cli/main.ts', ...args], {
@@ -47,7 +51,15 @@ afterAll(async () => {
 describe('inferq CLI', () => {
   it('pushes a model and lists it', async () => {
     const model = await inferqJson<{ name: string; version: number; batching: { maxBatchSize: number } }>(
-      'models', 'push', demoModel('mlp').path, '--name', 'mlp', '--max-batch-size', '8', '--max-batch-delay-ms', '2',
+      'models',
+      'push',
+      demoModel('mlp').path,
+      '--name',
+      'mlp',
+      '--max-batch-size',
+      '8',
+      '--max-batch-delay-ms',
+      '2',
     );
     expect(model).toMatchObject({ name: 'mlp', version: 1, batching: { maxBatchSize: 8 } });
     const list = await inferq('models', 'list');
@@ -57,12 +69,33 @@ describe('inferq CLI', () => {
     expect(cached.responseCache).toBe(true);
     expect((await inferq('models', 'list')).stdout).toMatch(/^mlp-cached:1 .* cached /m);
     const encoder = await inferqJson<{ embedding: { pooling: string; normalize: boolean; maxTokens: number } }>(
-      'models', 'push', demoModel('transformer').path, '--name', 'encoder', '--tokenizer', demoModel('transformer').tokenizerPath!, '--pooling', 'cls', '--no-normalize', '--max-tokens', '64',
+      'models',
+      'push',
+      demoModel('transformer').path,
+      '--name',
+      'encoder',
+      '--tokenizer',
+      demoModel('transformer').tokenizerPath!,
+      '--pooling',
+      'cls',
+      '--no-normalize',
+      '--max-tokens',
+      '64',
     );
     expect(encoder.embedding).toMatchObject({ pooling: 'cls', normalize: false, maxTokens: 64 });
     expect((await inferq('models', 'push', demoModel('mlp').path, '--pooling', 'mean')).code).toBe(2);
     const auto = await inferqJson<{ batching: object }>(
-      'models', 'push', demoModel('mlp').path, '--name', 'mlp-auto', '--max-batch-size', '16', '--batching', 'auto', '--latency-target-ms', '50',
+      'models',
+      'push',
+      demoModel('mlp').path,
+      '--name',
+      'mlp-auto',
+      '--max-batch-size',
+      '16',
+      '--batching',
+      'auto',
+      '--latency-target-ms',
+      '50',
     );
     expect(auto.batching).toEqual({ maxBatchSize: 16, maxBatchDelayMs: 5, mode: 'auto', latencyTargetMs: 50 });
     expect((await inferq('models', 'list')).stdout).toMatch(/^mlp-auto:1 .* batch auto ≤16\/≤5 ms, p99 target 50 ms /m);
@@ -73,7 +106,16 @@ describe('inferq CLI', () => {
   it('submits a job from a file and waits for its result', async () => {
     const input = join(dir, 'input.json');
     await writeFile(input, JSON.stringify(mlpJob(1).inputs));
-    const job = await inferqJson<{ status: string; outputs: Array<{ name: string; data: number[] }> }>('jobs', 'submit', '--model', 'mlp', '--input', input, '--wait', '30');
+    const job = await inferqJson<{ status: string; outputs: Array<{ name: string; data: number[] }> }>(
+      'jobs',
+      'submit',
+      '--model',
+      'mlp',
+      '--input',
+      input,
+      '--wait',
+      '30',
+    );
     expect(job.status).toBe('succeeded');
     expect(job.outputs[0]).toMatchObject({ name: 'logits' });
     expect(job.outputs[0]!.data).toHaveLength(16);
@@ -94,8 +136,14 @@ describe('inferq CLI', () => {
     const summary = JSON.parse(run.stdout) as { accepted: number; refused: number; ids: string[]; refusals: Array<{ line: number; code: string }> };
     expect(summary).toMatchObject({ accepted: 6, refused: 2 });
     expect(summary.ids).toHaveLength(6);
-    expect(summary.refusals).toEqual([expect.objectContaining({ line: 7, code: 'MODEL_NOT_FOUND' }), expect.objectContaining({ line: 8, code: 'MALFORMED_LINE' })]);
-    const written = (await readFile(out, 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as { line: number; id?: string });
+    expect(summary.refusals).toEqual([
+      expect.objectContaining({ line: 7, code: 'MODEL_NOT_FOUND' }),
+      expect.objectContaining({ line: 8, code: 'MALFORMED_LINE' }),
+    ]);
+    const written = (await readFile(out, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { line: number; id?: string });
     expect(written.map((r) => r.line)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
     expect(written.flatMap((r) => (r.id ? [r.id] : []))).toEqual(summary.ids);
 
@@ -119,9 +167,11 @@ describe('inferq CLI', () => {
   });
 
   it('prints device time per model version for the jobs that ran, with a totals row', async () => {
-    const usage = await inferqJson<{ groupBy: string; items: Array<{ model: string; modelVersion: number; jobs: number; deviceMs: number }>; total: { jobs: number } }>(
-      'usage', '--group-by', 'model',
-    );
+    const usage = await inferqJson<{
+      groupBy: string;
+      items: Array<{ model: string; modelVersion: number; jobs: number; deviceMs: number }>;
+      total: { jobs: number };
+    }>('usage', '--group-by', 'model');
     expect(usage.groupBy).toBe('model');
     const mlp = usage.items.find((i) => i.model === 'mlp' && i.modelVersion === 1);
     expect(mlp?.jobs).toBeGreaterThanOrEqual(1);

@@ -26,7 +26,10 @@ afterAll(async () => {
 const features = (seed: number) => tensor('features', mlpRows(1, seed), [1, 64]);
 
 async function expectProblem(promise: Promise<unknown>, fields: Partial<InferqError>): Promise<InferqError> {
-  const err = await promise.then(() => undefined, (e: unknown) => e);
+  const err = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(InferqError);
   expect(err).toMatchObject(fields);
   return err as InferqError;
@@ -85,7 +88,10 @@ describe('jobs', () => {
     const err = await expectProblem(client.jobs.submit({ model: 'mlp', inputs: [] }), { status: 400, code: 'VALIDATION_FAILED' });
     expect(err.errors.length).toBeGreaterThan(0);
     expect(err.errors[0]!.pointer).toMatch(/inputs/);
-    await expectProblem(client.jobs.submit({ model: 'mlp', inputs: [tensor('features', new Float32Array(10), [1, 10])] }), { status: 400, code: 'INPUT_SHAPE_MISMATCH' });
+    await expectProblem(client.jobs.submit({ model: 'mlp', inputs: [tensor('features', new Float32Array(10), [1, 10])] }), {
+      status: 400,
+      code: 'INPUT_SHAPE_MISMATCH',
+    });
     await expectProblem(client.jobs.get('00000000-0000-4000-8000-000000000000'), { status: 404, code: 'JOB_NOT_FOUND' });
   });
 
@@ -118,8 +124,14 @@ describe('models', () => {
     await client.models.upload({ name: 'sdk-routed', file });
     await client.models.upload({ name: 'sdk-routed', file });
     expect(await client.models.getRouting('sdk-routed')).toMatchObject({ versions: [], updatedAt: null });
-    const split = await client.models.setRouting('sdk-routed', [{ version: 1, weight: 50 }, { version: 2, weight: 50 }]);
-    expect(split.versions).toEqual([{ version: 1, weight: 50 }, { version: 2, weight: 50 }]);
+    const split = await client.models.setRouting('sdk-routed', [
+      { version: 1, weight: 50 },
+      { version: 2, weight: 50 },
+    ]);
+    expect(split.versions).toEqual([
+      { version: 1, weight: 50 },
+      { version: 2, weight: 50 },
+    ]);
     expect(await client.models.getRouting('sdk-routed')).toEqual(split);
     expect((await client.models.get('sdk-routed')).routing).toEqual(split.versions);
     expect((await client.models.setRouting('sdk-routed', [{ version: 2, weight: 100 }])).versions).toEqual([{ version: 2, weight: 100 }]);

@@ -4,7 +4,14 @@ import { createStorage, isNotFound, isStorageUnavailable } from './s3-client.ts'
 describe('isStorageUnavailable', () => {
   it('is true for a request that cannot reach the server', async () => {
     // Port 1 on loopback: nothing listens, the connection is refused at once.
-    const storage = createStorage({ endpoint: 'http://127.0.0.1:1', region: 'us-east-1', bucket: 'b', accessKeyId: 'k', secretAccessKey: 's', forcePathStyle: true });
+    const storage = createStorage({
+      endpoint: 'http://127.0.0.1:1',
+      region: 'us-east-1',
+      bucket: 'b',
+      accessKeyId: 'k',
+      secretAccessKey: 's',
+      forcePathStyle: true,
+    });
     const err = await storage.getObject('k').catch((e: unknown) => e);
     storage.close();
     expect(isStorageUnavailable(err)).toBe(true);

@@ -86,13 +86,15 @@ export function createStorage(options: StorageOptions): Storage {
       if (!isBytes && putOptions.contentLength === undefined) {
         throw new Error(`putObject(${key}): contentLength is required for a stream body`);
       }
-      await client.send(new PutObjectCommand({
-        Bucket: bucket,
-        Key: key,
-        Body: body as Uint8Array | Readable,
-        ContentType: putOptions.contentType ?? 'application/octet-stream',
-        ContentLength: isBytes ? body.byteLength : putOptions.contentLength,
-      }));
+      await client.send(
+        new PutObjectCommand({
+          Bucket: bucket,
+          Key: key,
+          Body: body as Uint8Array | Readable,
+          ContentType: putOptions.contentType ?? 'application/octet-stream',
+          ContentLength: isBytes ? body.byteLength : putOptions.contentLength,
+        }),
+      );
     },
 
     async getObject(key) {
@@ -125,10 +127,12 @@ export function createStorage(options: StorageOptions): Storage {
     async deleteObjects(keys) {
       for (let i = 0; i < keys.length; i += DELETE_BATCH_SIZE) {
         const batch = keys.slice(i, i + DELETE_BATCH_SIZE);
-        const res = await client.send(new DeleteObjectsCommand({
-          Bucket: bucket,
-          Delete: { Objects: batch.map((Key) => ({ Key })), Quiet: true },
-        }));
+        const res = await client.send(
+          new DeleteObjectsCommand({
+            Bucket: bucket,
+            Delete: { Objects: batch.map((Key) => ({ Key })), Quiet: true },
+          }),
+        );
         const failed = res.Errors ?? [];
         if (failed.length > 0) {
           const first = failed[0]!;
@@ -144,9 +148,8 @@ export function createStorage(options: StorageOptions): Storage {
 }
 
 function createClientConfig(options: StorageOptions): S3ClientConfig {
-  const credentials = options.accessKeyId && options.secretAccessKey
-    ? { accessKeyId: options.accessKeyId, secretAccessKey: options.secretAccessKey }
-    : undefined;
+  const credentials =
+    options.accessKeyId && options.secretAccessKey ? { accessKeyId: options.accessKeyId, secretAccessKey: options.secretAccessKey } : undefined;
   return {
     region: options.region,
     endpoint: options.endpoint,
@@ -168,7 +171,17 @@ export function isNotFound(err: unknown): boolean {
   return hasErrorName(err, 'NotFound', 'NoSuchKey', 'NoSuchBucket') || e?.$metadata?.httpStatusCode === 404;
 }
 
-const NETWORK_ERROR_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+const NETWORK_ERROR_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
 
 /**
  * Whether an S3 error means the service cannot be reached or is failing now

@@ -7,7 +7,11 @@ import { publishTestEnv } from './test-env.ts';
 // when set (CI), else embedded servers started here (a fresh machine).
 export default async function setup(): Promise<() => Promise<void>> {
   const root = resolve(import.meta.dirname, '../../..');
-  const services = await provideServices({ env: process.env, dataDir: resolve(root, '.inferq/test-services'), log: (line) => console.log(`[test services] ${line}`) });
+  const services = await provideServices({
+    env: process.env,
+    dataDir: resolve(root, '.inferq/test-services'),
+    log: (line) => console.log(`[test services] ${line}`),
+  });
   publishTestEnv(services.env, await writeDemoModels(resolve(root, '.inferq/models')));
   return () => services.stop();
 }

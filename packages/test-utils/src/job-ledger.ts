@@ -44,22 +44,32 @@ export async function installCompletionLog(pool: Pool): Promise<void> {
 
 /** Counts the outcome of the accepted jobs (the completion log must be installed before they run). */
 export async function auditJobs(pool: Pool, load: Pick<SteadyLoadResult, 'loadId' | 'submitted' | 'accepted' | 'refused'>): Promise<LedgerReport> {
-  const { rows: [counts] } = await pool.query<{ completed: number; failed: number; rerun: number }>(
+  const {
+    rows: [counts],
+  } = await pool.query<{ completed: number; failed: number; rerun: number }>(
     `SELECT count(*) FILTER (WHERE status = 'succeeded')::int AS completed,
             count(*) FILTER (WHERE status IN ('failed', 'canceled', 'expired'))::int AS failed,
             count(*) FILTER (WHERE attempts > 1)::int AS rerun
        FROM jobs WHERE id = ANY($1::uuid[])`,
     [load.accepted],
   );
-  const { rows: [dup] } = await pool.query<{ n: number }>(
+  const {
+    rows: [dup],
+  } = await pool.query<{ n: number }>(
     `SELECT (SELECT count(*) FROM (SELECT job_id FROM test_completions GROUP BY job_id HAVING count(*) > 1) d)::int
           + (SELECT count(*) FROM jobs WHERE metadata->>$2 = $3 AND NOT id = ANY($1::uuid[]))::int AS n`,
     [load.accepted, LOAD_ID_KEY, load.loadId],
   );
   const { completed, failed, rerun } = counts!;
   return {
-    submitted: load.submitted, accepted: load.accepted.length, refused: load.refused,
-    completed, failed, lost: load.accepted.length - completed - failed, duplicated: dup!.n, rerun,
+    submitted: load.submitted,
+    accepted: load.accepted.length,
+    refused: load.refused,
+    completed,
+    failed,
+    lost: load.accepted.length - completed - failed,
+    duplicated: dup!.n,
+    rerun,
   };
 }
 
@@ -73,9 +83,15 @@ export const formatLedger = (what: string, r: LedgerReport): string =>
  */
 export async function settleLoad(pool: Pool, load: SteadyLoad, what: string, timeoutMs = 30_000): Promise<{ result: SteadyLoadResult; report: LedgerReport }> {
   const result = await load.stop();
-  await waitFor(async () => (await pool.query<{ n: number }>(
-    "SELECT count(*)::int AS n FROM jobs WHERE id = ANY($1::uuid[]) AND status NOT IN ('queued', 'running')", [result.accepted],
-  )).rows[0]!.n === result.accepted.length, { timeoutMs, intervalMs: 200, what: 'every accepted job to finish' }).catch(() => undefined);
+  await waitFor(
+    async () =>
+      (
+        await pool.query<{ n: number }>("SELECT count(*)::int AS n FROM jobs WHERE id = ANY($1::uuid[]) AND status NOT IN ('queued', 'running')", [
+          result.accepted,
+        ])
+      ).rows[0]!.n === result.accepted.length,
+    { timeoutMs, intervalMs: 200, what: 'every accepted job to finish' },
+  ).catch(() => undefined);
   const report = await auditJobs(pool, result);
   const slowestMs = Math.round(result.latenciesMs.reduce((a, b) => Math.max(a, b), 0));
   console.log(`${formatLedger(what, report)}; 503 codes ${JSON.stringify(result.refusedCodes)}; slowest reply ${slowestMs} ms`);

@@ -25,11 +25,16 @@ export async function startLoadBalancer(upstreams: string[]): Promise<LoadBalanc
     const upstream = live[next++ % live.length];
     if (!upstream) return void res.writeHead(502).end();
     try {
-      const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => k !== 'host' && k !== 'connection' && k !== 'content-length')) as Record<string, string>;
+      const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => k !== 'host' && k !== 'connection' && k !== 'content-length')) as Record<
+        string,
+        string
+      >;
       const reply = await fetch(`${upstream}${req.url}`, { method: req.method, headers, body: chunks.length > 0 ? Buffer.concat(chunks) : undefined });
       // fetch has decoded the body already: its encoding and length headers no longer apply.
       const replyHeaders: Record<string, string> = {};
-      reply.headers.forEach((value, key) => { if (key !== 'content-encoding' && key !== 'content-length') replyHeaders[key] = value; });
+      reply.headers.forEach((value, key) => {
+        if (key !== 'content-encoding' && key !== 'content-length') replyHeaders[key] = value;
+      });
       res.writeHead(reply.status, replyHeaders).end(Buffer.from(await reply.arrayBuffer()));
     } catch (err) {
       res.writeHead(502, { 'content-type': 'text/plain' }).end(`upstream ${upstream} failed: ${(err as Error).message}`);

@@ -14,13 +14,21 @@ export interface TestProcess {
 /** Starts one of the project's entry points (`apps/worker/src/main.ts`, or a built `.js` bundle) as a real process; `nodeArgs` e.g. `--cpu-prof`. */
 export function startProcess(entry: string, env: Record<string, string>, nodeArgs: string[] = [], args: string[] = []): TestProcess {
   const loader = entry.endsWith('.ts') ? ['--import', 'tsx'] : [];
-  const child = spawn(process.execPath, [...nodeArgs, ...loader, resolve(ROOT, entry), ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...nodeArgs, ...loader, resolve(ROOT, entry), ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   const waiters: Array<{ pattern: RegExp; resolve: () => void }> = [];
   const onData = (chunk: Buffer) => {
     out += chunk.toString();
     if (out.length > 2_000_000) out = out.slice(-1_000_000);
-    for (const w of [...waiters]) if (w.pattern.test(out)) { waiters.splice(waiters.indexOf(w), 1); w.resolve(); }
+    for (const w of [...waiters])
+      if (w.pattern.test(out)) {
+        waiters.splice(waiters.indexOf(w), 1);
+        w.resolve();
+      }
   };
   child.stdout!.on('data', onData);
   child.stderr!.on('data', onData);
@@ -32,8 +40,17 @@ export function startProcess(entry: string, env: Record<string, string>, nodeArg
       if (pattern.test(out)) return Promise.resolve();
       return new Promise((res, rej) => {
         const timer = setTimeout(() => rej(new Error(`process did not print ${pattern} within ${timeoutMs} ms; output:\n${out.slice(-4000)}`)), timeoutMs);
-        waiters.push({ pattern, resolve: () => { clearTimeout(timer); res(); } });
-        void exited.then((code) => { clearTimeout(timer); rej(new Error(`process exited (${code}) before printing ${pattern}; output:\n${out.slice(-4000)}`)); });
+        waiters.push({
+          pattern,
+          resolve: () => {
+            clearTimeout(timer);
+            res();
+          },
+        });
+        void exited.then((code) => {
+          clearTimeout(timer);
+          rej(new Error(`process exited (${code}) before printing ${pattern}; output:\n${out.slice(-4000)}`));
+        });
       });
     },
     async stop(signal = 'SIGTERM') {

@@ -72,11 +72,16 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   async function startApi(): Promise<{ process: TestProcess; baseUrl: string }> {
     const port = await freePort();
     // The rate limiter stays on (benchmarks measure its Redis round trip) with a limit load tests never reach.
-    const api = startProcess(options.entryPoints?.api ?? 'apps/api/src/main.ts', { ...ctx.env, PORT: String(port), ADMIN_API_KEY: ADMIN_KEY, LOG_LEVEL: logLevel, RATE_LIMIT_PER_MIN: '100000000', ...options.apiEnv }, options.apiNodeArgs);
+    const api = startProcess(
+      options.entryPoints?.api ?? 'apps/api/src/main.ts',
+      { ...ctx.env, PORT: String(port), ADMIN_API_KEY: ADMIN_KEY, LOG_LEVEL: logLevel, RATE_LIMIT_PER_MIN: '100000000', ...options.apiEnv },
+      options.apiNodeArgs,
+    );
     apis.push(api);
     const url = `http://127.0.0.1:${port}`;
-    await waitFor(async () => (await fetch(`${url}/healthz`)).ok, { timeoutMs: 30_000, intervalMs: 100, what: 'the API to listen' })
-      .catch((err: Error) => { throw new Error(`${err.message}; API output:\n${api.output().slice(-2000)}`); });
+    await waitFor(async () => (await fetch(`${url}/healthz`)).ok, { timeoutMs: 30_000, intervalMs: 100, what: 'the API to listen' }).catch((err: Error) => {
+      throw new Error(`${err.message}; API output:\n${api.output().slice(-2000)}`);
+    });
     return { process: api, baseUrl: url };
   }
   const { process: api, baseUrl } = await startApi();
@@ -86,13 +91,18 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   redis.on('error', () => {});
   const request: Stack['request'] = async (method, path, body, headers = {}) => {
     const res = await fetch(`${baseUrl}${path}`, {
-      method, headers: { authorization: `Bearer ${ADMIN_KEY}`, ...(body ? { 'content-type': 'application/json' } : {}), ...headers },
+      method,
+      headers: { authorization: `Bearer ${ADMIN_KEY}`, ...(body ? { 'content-type': 'application/json' } : {}), ...headers },
       body: body ? JSON.stringify(body) : undefined,
     });
     return { status: res.status, json: await res.json() };
   };
   return {
-    ctx, api, baseUrl, request, startApi,
+    ctx,
+    api,
+    baseUrl,
+    request,
+    startApi,
     async registerModel(name, fields = {}, file = name, tokenizerPath) {
       const m = demoModel(file);
       const form = new FormData();
@@ -107,11 +117,19 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     },
     async startWorker(env = {}, nodeArgs = []) {
       const known = new Set((await listWorkerStatuses(redis, ctx.prefix)).map((s) => s.workerId));
-      const w = startProcess(options.entryPoints?.worker ?? 'apps/worker/src/main.ts', { ...ctx.env, ...FAST_WORKER_ENV, MODEL_CACHE_DIR: `.inferq/test-model-cache/${ctx.id}`, LOG_LEVEL: logLevel, ...env }, nodeArgs);
+      const w = startProcess(
+        options.entryPoints?.worker ?? 'apps/worker/src/main.ts',
+        { ...ctx.env, ...FAST_WORKER_ENV, MODEL_CACHE_DIR: `.inferq/test-model-cache/${ctx.id}`, LOG_LEVEL: logLevel, ...env },
+        nodeArgs,
+      );
       workers.push(w);
       // Started means beating: a new heartbeat is in the registry (from the launcher's child, when the entry is the launcher).
-      await waitFor(async () => (await listWorkerStatuses(redis, ctx.prefix)).some((s) => !known.has(s.workerId)), { intervalMs: 100, what: "the worker's first heartbeat" })
-        .catch((err: Error) => { throw new Error(`${err.message}; worker output:\n${w.output().slice(-2000)}`); });
+      await waitFor(async () => (await listWorkerStatuses(redis, ctx.prefix)).some((s) => !known.has(s.workerId)), {
+        intervalMs: 100,
+        what: "the worker's first heartbeat",
+      }).catch((err: Error) => {
+        throw new Error(`${err.message}; worker output:\n${w.output().slice(-2000)}`);
+      });
       return w;
     },
     async close() {
@@ -131,17 +149,22 @@ export function mlpRows(rows: number, seed: number): Float32Array {
 }
 
 /** A one-row MLP submission body, distinct per `seed`. */
-export const mlpJob = (seed: number) => ({ model: 'mlp', inputs: [{ name: 'features', datatype: 'FP32', shape: [1, 64], data: Array.from(mlpRows(1, seed)) }] });
+export const mlpJob = (seed: number) => ({
+  model: 'mlp',
+  inputs: [{ name: 'features', datatype: 'FP32', shape: [1, 64], data: Array.from(mlpRows(1, seed)) }],
+});
 
 /** Runs `tasks` with at most `limit` in flight. */
 export async function runLimited<T>(count: number, limit: number, task: (i: number) => Promise<T>): Promise<T[]> {
   const results: T[] = new Array(count);
   let next = 0;
-  await Promise.all(Array.from({ length: Math.min(limit, count) }, async () => {
-    while (next < count) {
-      const i = next++;
-      results[i] = await task(i);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: Math.min(limit, count) }, async () => {
+      while (next < count) {
+        const i = next++;
+        results[i] = await task(i);
+      }
+    }),
+  );
   return results;
 }

@@ -32,7 +32,10 @@ export interface SteadyLoad {
  * Submits one job every `1000 / ratePerS` ms, without waiting for the
  * previous reply (a fault must not slow the load down), until stopped.
  */
-export function startSteadyLoad(stack: Pick<Stack, 'baseUrl'>, o: { ratePerS: number; body: (i: number) => unknown; authorization: string; replyTimeoutMs?: number }): SteadyLoad {
+export function startSteadyLoad(
+  stack: Pick<Stack, 'baseUrl'>,
+  o: { ratePerS: number; body: (i: number) => unknown; authorization: string; replyTimeoutMs?: number },
+): SteadyLoad {
   const result: SteadyLoadResult = { loadId: randomUUID(), submitted: 0, accepted: [], refused: 0, refusedCodes: {}, violations: [], latenciesMs: [] };
   const inFlight = new Set<Promise<void>>();
   const timeoutMs = o.replyTimeoutMs ?? 5_000;

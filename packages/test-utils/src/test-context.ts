@@ -55,10 +55,21 @@ export async function createTestContext(options: TestContextOptions = {}): Promi
   await admin.end();
   const pool = createPool({ url: env.DATABASE_URL!, schema: id, max: 10 });
   await runMigrations(pool);
-  const storage = createStorage({ endpoint: env.S3_ENDPOINT, region: env.S3_REGION!, bucket: id, accessKeyId: env.S3_ACCESS_KEY_ID, secretAccessKey: env.S3_SECRET_ACCESS_KEY, forcePathStyle: true });
+  const storage = createStorage({
+    endpoint: env.S3_ENDPOINT,
+    region: env.S3_REGION!,
+    bucket: id,
+    accessKeyId: env.S3_ACCESS_KEY_ID,
+    secretAccessKey: env.S3_SECRET_ACCESS_KEY,
+    forcePathStyle: true,
+  });
   await storage.ensureBucket();
   return {
-    id, pool, storage, prefix: env.QUEUE_PREFIX!, env,
+    id,
+    pool,
+    storage,
+    prefix: env.QUEUE_PREFIX!,
+    env,
     async close() {
       await pool.query(`DROP SCHEMA "${id}" CASCADE`).catch(() => {});
       await pool.end();

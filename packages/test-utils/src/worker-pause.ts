@@ -8,7 +8,9 @@ import { waitFor } from './wait-for.ts';
 const countJobs = async (pool: Pool, status: string): Promise<number> =>
   (await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM jobs WHERE status = $1', [status])).rows[0]!.n;
 
-export const resumeWorker = (worker: TestProcess): void => { worker.child.kill('SIGCONT'); };
+export const resumeWorker = (worker: TestProcess): void => {
+  worker.child.kill('SIGCONT');
+};
 
 /** Jobs not yet claimed, as Postgres sees them: those the worker holds unclaimed included. */
 export const queuedInPostgres = (pool: Pool) => (): Promise<number> => countJobs(pool, 'queued');
@@ -20,10 +22,13 @@ export const queuedInPostgres = (pool: Pool) => (): Promise<number> => countJobs
  */
 export async function pauseWorkerForBacklog(worker: TestProcess, count: () => Promise<number>, jobs: number): Promise<number> {
   worker.child.kill('SIGSTOP');
-  return waitFor(async () => {
-    const n = await count();
-    return n >= jobs ? n : undefined;
-  }, { timeoutMs: 10_000, what: `${jobs} jobs queued behind the paused worker` });
+  return waitFor(
+    async () => {
+      const n = await count();
+      return n >= jobs ? n : undefined;
+    },
+    { timeoutMs: 10_000, what: `${jobs} jobs queued behind the paused worker` },
+  );
 }
 
 /**
@@ -32,15 +37,21 @@ export async function pauseWorkerForBacklog(worker: TestProcess, count: () => Pr
  * how many. Tries again while the batches are too quick to catch.
  */
 export async function pauseWorkerMidBatch(worker: TestProcess, pool: Pool): Promise<number> {
-  return waitFor(async () => {
-    if ((await countJobs(pool, 'running')) === 0) return 0;
-    worker.child.kill('SIGSTOP');
-    // A write sent just before the signal may still commit.
-    await waitFor(async () => (await pool.query<{ n: number }>(
-      "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'inferq-worker' AND state = 'active'",
-    )).rows[0]!.n === 0, { intervalMs: 5, what: "the paused worker's statements to finish" });
-    const held = await countJobs(pool, 'running');
-    if (held === 0) resumeWorker(worker);
-    return held;
-  }, { timeoutMs: 20_000, intervalMs: 1, what: 'the worker paused mid-batch' });
+  return waitFor(
+    async () => {
+      if ((await countJobs(pool, 'running')) === 0) return 0;
+      worker.child.kill('SIGSTOP');
+      // A write sent just before the signal may still commit.
+      await waitFor(
+        async () =>
+          (await pool.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'inferq-worker' AND state = 'active'"))
+            .rows[0]!.n === 0,
+        { intervalMs: 5, what: "the paused worker's statements to finish" },
+      );
+      const held = await countJobs(pool, 'running');
+      if (held === 0) resumeWorker(worker);
+      return held;
+    },
+    { timeoutMs: 20_000, intervalMs: 1, what: 'the worker paused mid-batch' },
+  );
 }

@@ -18,13 +18,23 @@ export function createApiMetrics(deps: { pool: Pool; producer: JobProducer; redi
   collectDefaultMetrics({ register: registry, prefix: 'inferq_api_' });
 
   const httpDuration = new Histogram({
-    name: 'inferq_http_request_duration_seconds', help: 'HTTP requests by route template, method and status',
-    labelNames: ['method', 'route', 'status_code'], buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10], registers: [registry],
+    name: 'inferq_http_request_duration_seconds',
+    help: 'HTTP requests by route template, method and status',
+    labelNames: ['method', 'route', 'status_code'],
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
+    registers: [registry],
   });
-  const submitted = new Counter({ name: 'inferq_jobs_submitted_total', help: 'Jobs accepted (202) by model and priority', labelNames: ['model', 'priority'], registers: [registry] });
+  const submitted = new Counter({
+    name: 'inferq_jobs_submitted_total',
+    help: 'Jobs accepted (202) by model and priority',
+    labelNames: ['model', 'priority'],
+    registers: [registry],
+  });
   const cacheLookups = new Counter({
-    name: 'inferq_response_cache_lookups_total', help: 'Submissions to models with the response cache on, by result: hit (answered from a stored result) or miss (queued)',
-    labelNames: ['model', 'result'], registers: [registry],
+    name: 'inferq_response_cache_lookups_total',
+    help: 'Submissions to models with the response cache on, by result: hit (answered from a stored result) or miss (queued)',
+    labelNames: ['model', 'result'],
+    registers: [registry],
   });
 
   let depths: { at: number; read: Promise<QueueDepth[]> } | undefined;
@@ -36,32 +46,40 @@ export function createApiMetrics(deps: { pool: Pool; producer: JobProducer; redi
   };
 
   new Gauge({
-    name: 'inferq_queue_jobs', help: 'Jobs in each model queue: waiting per priority, active (held by a worker), delayed (retry backoff)',
-    labelNames: ['model', 'state'], registers: [registry],
+    name: 'inferq_queue_jobs',
+    help: 'Jobs in each model queue: waiting per priority, active (held by a worker), delayed (retry backoff)',
+    labelNames: ['model', 'state'],
+    registers: [registry],
     async collect() {
       this.reset();
       for (const d of await readDepths()) for (const state of [...PRIORITIES, 'active', 'delayed'] as const) this.set({ model: d.model, state }, d[state]);
     },
   });
   new Gauge({
-    name: 'inferq_queue_backlog', help: 'Jobs waiting to run per model (every priority plus retry backoff): the worker autoscaling signal',
-    labelNames: ['model'], registers: [registry],
+    name: 'inferq_queue_backlog',
+    help: 'Jobs waiting to run per model (every priority plus retry backoff): the worker autoscaling signal',
+    labelNames: ['model'],
+    registers: [registry],
     async collect() {
       this.reset();
       for (const d of await readDepths()) this.set({ model: d.model }, d.high + d.normal + d.low + d.delayed);
     },
   });
   new Gauge({
-    name: 'inferq_model_workers', help: 'Live worker processes consuming each model queue (from their heartbeats)',
-    labelNames: ['model'], registers: [registry],
+    name: 'inferq_model_workers',
+    help: 'Live worker processes consuming each model queue (from their heartbeats)',
+    labelNames: ['model'],
+    registers: [registry],
     async collect() {
       this.reset();
       for (const d of await readDepths()) this.set({ model: d.model }, d.workers);
     },
   });
   new Gauge({
-    name: 'inferq_queue_oldest_job_age_seconds', help: 'Age of the oldest queued job per model and priority',
-    labelNames: ['model', 'priority'], registers: [registry],
+    name: 'inferq_queue_oldest_job_age_seconds',
+    help: 'Age of the oldest queued job per model and priority',
+    labelNames: ['model', 'priority'],
+    registers: [registry],
     async collect() {
       this.reset();
       for (const a of await readOldestQueuedAges(deps.pool)) this.set({ model: a.model, priority: a.priority }, a.ageS);

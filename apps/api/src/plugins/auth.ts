@@ -38,4 +38,3 @@ export function registerAuth(app: FastifyInstance, keys: ApiKeysService): void {
     request.principal = principal;
   });
 }
-

@@ -34,7 +34,14 @@ export function validationError(validation: readonly FastifySchemaValidationErro
     code: 'VALIDATION_FAILED',
     detail: v.message ?? 'invalid',
   }));
-  return new AppError('VALIDATION_FAILED', errors.map((e) => `${e.pointer} ${e.detail}`).join('; ').slice(0, 500), { errors });
+  return new AppError(
+    'VALIDATION_FAILED',
+    errors
+      .map((e) => `${e.pointer} ${e.detail}`)
+      .join('; ')
+      .slice(0, 500),
+    { errors },
+  );
 }
 
 function toAppError(err: FastifyError): AppError {
@@ -43,8 +50,10 @@ function toAppError(err: FastifyError): AppError {
   const mapped = err.code ? FASTIFY_CODES[err.code] : undefined;
   if (mapped) return new AppError(mapped, err.message);
   if (err instanceof SyntaxError || err.statusCode === 400) return new AppError('MALFORMED_BODY', err.message);
-  if (isStorageUnavailable(err)) return new AppError('STORAGE_UNAVAILABLE', 'object storage cannot be reached; retry shortly', { headers: { 'retry-after': '2' } });
-  if (isDatabaseUnavailable(err)) return new AppError('DATABASE_UNAVAILABLE', 'the database cannot be reached; retry shortly', { headers: { 'retry-after': '2' } });
+  if (isStorageUnavailable(err))
+    return new AppError('STORAGE_UNAVAILABLE', 'object storage cannot be reached; retry shortly', { headers: { 'retry-after': '2' } });
+  if (isDatabaseUnavailable(err))
+    return new AppError('DATABASE_UNAVAILABLE', 'the database cannot be reached; retry shortly', { headers: { 'retry-after': '2' } });
   if (err.statusCode === 413) return new AppError('PAYLOAD_TOO_LARGE', err.message);
   if (err.statusCode === 415) return new AppError('UNSUPPORTED_MEDIA_TYPE', err.message);
   if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) return new AppError('VALIDATION_FAILED', err.message);

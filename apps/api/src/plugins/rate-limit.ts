@@ -37,6 +37,7 @@ export async function registerRateLimit(app: FastifyInstance, options: RateLimit
     max: (request) => limitOf(principalOf(request)!),
     skipOnError: true,
     enableDraftSpec: true,
-    errorResponseBuilder: (_request, context) => new AppError('RATE_LIMITED', `this key may make ${context.max} requests per minute; retry in ${context.after}`),
+    errorResponseBuilder: (_request, context) =>
+      new AppError('RATE_LIMITED', `this key may make ${context.max} requests per minute; retry in ${context.after}`),
   });
 }

@@ -19,10 +19,19 @@ export function registerTracing(app: FastifyInstance): void {
   app.addHook('onRequest', async (request) => {
     const route = request.routeOptions.url;
     if (route !== undefined && UNTRACED.has(route)) return;
-    const span = tracer().startSpan(`${request.method} ${route ?? 'unmatched'}`, {
-      kind: SpanKind.SERVER,
-      attributes: { 'http.request.method': request.method, 'http.route': route ?? 'unmatched', 'url.path': request.url.split('?')[0], 'inferq.request.id': request.id },
-    }, contextFrom(request.headers));
+    const span = tracer().startSpan(
+      `${request.method} ${route ?? 'unmatched'}`,
+      {
+        kind: SpanKind.SERVER,
+        attributes: {
+          'http.request.method': request.method,
+          'http.route': route ?? 'unmatched',
+          'url.path': request.url.split('?')[0],
+          'inferq.request.id': request.id,
+        },
+      },
+      contextFrom(request.headers),
+    );
     spans.set(request, span);
     const ids = traceIds(span);
     if (ids.trace_id) request.log = request.log.child(ids);

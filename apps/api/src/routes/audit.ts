@@ -3,14 +3,18 @@ import { AuditListSchema, ListAuditQuerySchema, problemResponses } from '@inferq
 import type { AuditService } from '../services/audit-service.ts';
 
 export const auditRoutes: FastifyPluginAsyncTypebox<{ audit: AuditService }> = async (app, { audit }) => {
-  app.get('/v1/audit', {
-    config: { scope: 'admin' },
-    schema: {
-      tags: ['audit'],
-      summary: 'Read the audit log (admin), newest first',
-      description: 'Every admin action: keys created and revoked, models uploaded. Cursor pagination: pass `nextCursor` back as `cursor` until it is null.',
-      querystring: ListAuditQuerySchema,
-      response: { 200: AuditListSchema, ...problemResponses(400, 401, 403) },
+  app.get(
+    '/v1/audit',
+    {
+      config: { scope: 'admin' },
+      schema: {
+        tags: ['audit'],
+        summary: 'Read the audit log (admin), newest first',
+        description: 'Every admin action: keys created and revoked, models uploaded. Cursor pagination: pass `nextCursor` back as `cursor` until it is null.',
+        querystring: ListAuditQuerySchema,
+        response: { 200: AuditListSchema, ...problemResponses(400, 401, 403) },
+      },
     },
-  }, async (request) => audit.listEntries(request.query));
+    async (request) => audit.listEntries(request.query),
+  );
 };

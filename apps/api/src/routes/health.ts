@@ -16,11 +16,18 @@ const ReadySchema = Type.Object(
     modelsWithoutWorker: Type.Array(Type.String(), { description: 'Models whose jobs wait because no live worker serves them' }),
   },
   {
-    examples: [{
-      status: 'degraded',
-      checks: { postgres: { ok: true }, redis: { ok: true }, redisEvictionPolicy: { ok: true }, workers: { ok: false, detail: 'no live worker serves transformer' } },
-      modelsWithoutWorker: ['transformer'],
-    }],
+    examples: [
+      {
+        status: 'degraded',
+        checks: {
+          postgres: { ok: true },
+          redis: { ok: true },
+          redisEvictionPolicy: { ok: true },
+          workers: { ok: false, detail: 'no live worker serves transformer' },
+        },
+        modelsWithoutWorker: ['transformer'],
+      },
+    ],
   },
 );
 
@@ -42,7 +49,8 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ pool: Pool; redis: Redis;
     if (evictionPolicy) return evictionPolicy;
     const policy = await readMaxmemoryPolicy(redis).catch(() => undefined);
     if (policy === undefined) return undefined;
-    evictionPolicy = policy === 'noeviction' ? { ok: true } : { ok: false, detail: `maxmemory-policy is ${policy}; set noeviction or queued jobs can be evicted` };
+    evictionPolicy =
+      policy === 'noeviction' ? { ok: true } : { ok: false, detail: `maxmemory-policy is ${policy}; set noeviction or queued jobs can be evicted` };
     return evictionPolicy;
   }
 
@@ -55,22 +63,34 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ pool: Pool; redis: Redis;
     }
   }
 
-  app.get('/healthz', { schema: { tags: ['health'], summary: 'Liveness', response: { 200: Type.Object({ status: Type.Literal('ok') }, { examples: [{ status: 'ok' }] }) } } }, async () => ({ status: 'ok' as const }));
-  app.get('/readyz', {
-    schema: {
-      tags: ['health'],
-      summary: 'Readiness: Postgres and Redis reachable',
-      description: 'Answers 503 when Postgres or Redis cannot be reached. A wrong Redis eviction policy or models without a live worker make the status `degraded` but keep 200: the API still accepts jobs, which wait in the queue.',
-      response: { 200: ReadySchema, 503: ReadySchema },
+  app.get(
+    '/healthz',
+    { schema: { tags: ['health'], summary: 'Liveness', response: { 200: Type.Object({ status: Type.Literal('ok') }, { examples: [{ status: 'ok' }] }) } } },
+    async () => ({ status: 'ok' as const }),
+  );
+  app.get(
+    '/readyz',
+    {
+      schema: {
+        tags: ['health'],
+        summary: 'Readiness: Postgres and Redis reachable',
+        description:
+          'Answers 503 when Postgres or Redis cannot be reached. A wrong Redis eviction policy or models without a live worker make the status `degraded` but keep 200: the API still accepts jobs, which wait in the queue.',
+        response: { 200: ReadySchema, 503: ReadySchema },
+      },
     },
-  }, async (_request, reply) => {
-    const [postgres, redisCheck, policy, idle] = await Promise.all([
-      check(() => pool.query('SELECT 1')), check(() => redis.ping()), readEvictionPolicy(), modelsWithoutWorker(),
-    ]);
-    const workers = idle === undefined ? undefined : idle.length === 0 ? { ok: true } : { ok: false, detail: `no live worker serves ${idle.join(', ')}` };
-    const checks = { postgres, redis: redisCheck, ...(policy && { redisEvictionPolicy: policy }), ...(workers && { workers }) };
-    const reachable = postgres.ok && redisCheck.ok;
-    const ok = Object.values(checks).every((c) => c.ok);
-    return reply.status(reachable ? 200 : 503).send({ status: ok ? 'ok' : 'degraded', checks, modelsWithoutWorker: idle ?? [] });
-  });
+    async (_request, reply) => {
+      const [postgres, redisCheck, policy, idle] = await Promise.all([
+        check(() => pool.query('SELECT 1')),
+        check(() => redis.ping()),
+        readEvictionPolicy(),
+        modelsWithoutWorker(),
+      ]);
+      const workers = idle === undefined ? undefined : idle.length === 0 ? { ok: true } : { ok: false, detail: `no live worker serves ${idle.join(', ')}` };
+      const checks = { postgres, redis: redisCheck, ...(policy && { redisEvictionPolicy: policy }), ...(workers && { workers }) };
+      const reachable = postgres.ok && redisCheck.ok;
+      const ok = Object.values(checks).every((c) => c.ok);
+      return reply.status(reachable ? 200 : 503).send({ status: ok ? 'ok' : 'degraded', checks, modelsWithoutWorker: idle ?? [] });
+    },
+  );
 };

@@ -4,7 +4,23 @@ import type { ApiMetrics } from '../metrics/api-metrics.ts';
 
 /** Prometheus scrape endpoint; public like the health checks (keep it inside the cluster). */
 export const metricsRoutes: FastifyPluginAsyncTypebox<{ metrics: ApiMetrics }> = async (app, { metrics }) => {
-  app.get('/metrics', {
-    schema: { tags: ['health'], summary: 'Prometheus metrics', produces: ['text/plain'], response: { 200: Type.String({ description: 'Prometheus text exposition format', examples: ['# HELP inferq_jobs_submitted_total Jobs accepted (202) by model and priority\n# TYPE inferq_jobs_submitted_total counter\ninferq_jobs_submitted_total{model="mlp",priority="normal"} 1042\n'] }) } },
-  }, async (_request, reply) => reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()));
+  app.get(
+    '/metrics',
+    {
+      schema: {
+        tags: ['health'],
+        summary: 'Prometheus metrics',
+        produces: ['text/plain'],
+        response: {
+          200: Type.String({
+            description: 'Prometheus text exposition format',
+            examples: [
+              '# HELP inferq_jobs_submitted_total Jobs accepted (202) by model and priority\n# TYPE inferq_jobs_submitted_total counter\ninferq_jobs_submitted_total{model="mlp",priority="normal"} 1042\n',
+            ],
+          }),
+        },
+      },
+    },
+    async (_request, reply) => reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()),
+  );
 };

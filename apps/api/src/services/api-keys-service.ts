@@ -6,8 +6,7 @@ import { auditEntry, type AuditActor } from './audit-service.ts';
 const KEY_RE = /^iq_([A-Za-z0-9]{12})_([A-Za-z0-9]{16,128})$/;
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 
-const randomText = (length: number): string =>
-  Array.from(randomBytes(length), (b) => ALPHABET[b % ALPHABET.length]).join('');
+const randomText = (length: number): string => Array.from(randomBytes(length), (b) => ALPHABET[b % ALPHABET.length]).join('');
 
 const hashSecret = (key: string): string => createHash('sha256').update(key).digest('hex');
 
@@ -58,7 +57,13 @@ export function createApiKeysService(pool: Pool, options: { cacheTtlMs: number }
       const expected = Buffer.from(record.secretHash, 'hex');
       const actual = Buffer.from(hashSecret(key), 'hex');
       if (expected.length !== actual.length || !timingSafeEqual(expected, actual)) return undefined;
-      const principal: Principal = { keyId: record.id, scopes: record.scopes, isAdmin: record.scopes.includes('admin'), rateLimitPerMin: record.rateLimitPerMin, weight: record.weight };
+      const principal: Principal = {
+        keyId: record.id,
+        scopes: record.scopes,
+        isAdmin: record.scopes.includes('admin'),
+        rateLimitPerMin: record.rateLimitPerMin,
+        weight: record.weight,
+      };
       if (cache.size > 10_000) cache.clear();
       cache.set(key, { principal, expiresAtMs: Date.now() + options.cacheTtlMs });
       return principal;
@@ -67,8 +72,11 @@ export function createApiKeysService(pool: Pool, options: { cacheTtlMs: number }
       const match = KEY_RE.exec(key);
       if (!match) throw new Error('malformed API key');
       const record = await withTransaction(pool, async (client) => {
-        const [created] = await insertApiKeys(client, [{ id: randomUUID(), name, prefix: match[1]!, secretHash: hashSecret(key), scopes, rateLimitPerMin, weight }]);
-        if (actor) await insertAuditEntries(client, [auditEntry(actor, AuditAction.KeyCreated, `keys/${created!.id}`, { name, scopes, rateLimitPerMin, weight })]);
+        const [created] = await insertApiKeys(client, [
+          { id: randomUUID(), name, prefix: match[1]!, secretHash: hashSecret(key), scopes, rateLimitPerMin, weight },
+        ]);
+        if (actor)
+          await insertAuditEntries(client, [auditEntry(actor, AuditAction.KeyCreated, `keys/${created!.id}`, { name, scopes, rateLimitPerMin, weight })]);
         return created!;
       });
       return { record, secret: key };

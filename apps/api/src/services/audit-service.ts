@@ -8,13 +8,20 @@ export interface AuditActor {
   requestId: string;
 }
 
-export const auditEntry = (actor: AuditActor, action: AuditAction, resource: string, details: Record<string, unknown>): NewAuditEntry =>
-  ({ actorKeyId: actor.keyId, action, resource, details: { requestId: actor.requestId, ...details } });
+export const auditEntry = (actor: AuditActor, action: AuditAction, resource: string, details: Record<string, unknown>): NewAuditEntry => ({
+  actorKeyId: actor.keyId,
+  action,
+  resource,
+  details: { requestId: actor.requestId, ...details },
+});
 
 const encodeCursor = (entry: AuditEntry): string => Buffer.from(String(entry.id)).toString('base64url');
 function decodeCursor(cursor: string): number {
   const id = Number(Buffer.from(cursor, 'base64url').toString());
-  if (!Number.isSafeInteger(id) || id < 1) throw new AppError('VALIDATION_FAILED', 'cursor is not valid', { errors: [{ pointer: '/querystring/cursor', code: 'VALIDATION_FAILED', detail: 'not a cursor from nextCursor' }] });
+  if (!Number.isSafeInteger(id) || id < 1)
+    throw new AppError('VALIDATION_FAILED', 'cursor is not valid', {
+      errors: [{ pointer: '/querystring/cursor', code: 'VALIDATION_FAILED', detail: 'not a cursor from nextCursor' }],
+    });
   return id;
 }
 

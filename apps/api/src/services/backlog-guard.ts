@@ -22,7 +22,8 @@ export function createBacklogGuard(deps: { producer: JobProducer; maxDepth: numb
   function read(model: string) {
     let pending = reads.get(model);
     if (!pending) {
-      pending = deps.producer.backlog(model)
+      pending = deps.producer
+        .backlog(model)
         .then((depth) => {
           const entry = { depth, readAtMs: Date.now() };
           known.set(model, entry);

@@ -15,7 +15,9 @@ export interface EmbeddingUpload {
 }
 
 const invalid = (field: string, detail: string): AppError =>
-  new AppError('MODEL_UNSUPPORTED', `not an encoder /v1/embeddings can drive: ${detail}`, { errors: [{ pointer: `/body/${field}`, code: 'MODEL_UNSUPPORTED', detail }] });
+  new AppError('MODEL_UNSUPPORTED', `not an encoder /v1/embeddings can drive: ${detail}`, {
+    errors: [{ pointer: `/body/${field}`, code: 'MODEL_UNSUPPORTED', detail }],
+  });
 
 /** A fixed sequence length the model's input_ids declare, if any (-1 or a symbolic dim is dynamic). */
 export const fixedSequenceLength = (signature: ModelSignature): number | undefined => {
@@ -30,22 +32,28 @@ export const fixedSequenceLength = (signature: ModelSignature): number | undefin
  * pooling or [batch, dim] when the export pools itself.
  */
 export function embeddingSettingsFor(
-  signature: ModelSignature, upload: EmbeddingUpload, tokenizer: { json: Record<string, unknown>; sha256: string },
+  signature: ModelSignature,
+  upload: EmbeddingUpload,
+  tokenizer: { json: Record<string, unknown>; sha256: string },
 ): EmbeddingSettings {
   const names = new Set<string>(TOKEN_INPUTS);
   for (const t of signature.inputs) {
     if (!names.has(t.name)) throw invalid('file', `input "${t.name}" is not one of ${TOKEN_INPUTS.join(', ')}`);
-    if (!TOKEN_DATATYPES.has(t.datatype) || t.shape.length !== 2) throw invalid('file', `input "${t.name}" must be INT64 or INT32 [batch, seq]; it is ${t.datatype} [${t.shape.join(', ')}]`);
+    if (!TOKEN_DATATYPES.has(t.datatype) || t.shape.length !== 2)
+      throw invalid('file', `input "${t.name}" must be INT64 or INT32 [batch, seq]; it is ${t.datatype} [${t.shape.join(', ')}]`);
   }
   if (!signature.inputs.some((t) => t.name === 'input_ids')) throw invalid('file', 'the model has no input_ids input');
 
-  const outputName = upload.embeddingOutput ?? (signature.outputs.some((o) => o.name === 'last_hidden_state') ? 'last_hidden_state' : signature.outputs[0]?.name);
+  const outputName =
+    upload.embeddingOutput ?? (signature.outputs.some((o) => o.name === 'last_hidden_state') ? 'last_hidden_state' : signature.outputs[0]?.name);
   const output: TensorSpec | undefined = signature.outputs.find((o) => o.name === outputName);
   if (!output) throw invalid('embeddingOutput', `output "${outputName}" is not one of ${signature.outputs.map((o) => o.name).join(', ')}`);
-  if (!['FP32', 'FP16', 'FP64'].includes(output.datatype)) throw invalid('embeddingOutput', `output "${output.name}" is ${output.datatype}; embeddings are read from a float output`);
+  if (!['FP32', 'FP16', 'FP64'].includes(output.datatype))
+    throw invalid('embeddingOutput', `output "${output.name}" is ${output.datatype}; embeddings are read from a float output`);
   const pooling = upload.pooling ?? (output.shape.length === 2 ? 'none' : 'mean');
   const rank = pooling === 'none' ? 2 : 3;
-  if (output.shape.length !== rank) throw invalid('pooling', `pooling "${pooling}" reads a rank-${rank} output; "${output.name}" has shape [${output.shape.join(', ')}]`);
+  if (output.shape.length !== rank)
+    throw invalid('pooling', `pooling "${pooling}" reads a rank-${rank} output; "${output.name}" has shape [${output.shape.join(', ')}]`);
 
   const truncation = tokenizer.json.truncation as { max_length?: unknown } | null | undefined;
   const fromTokenizer = typeof truncation?.max_length === 'number' ? truncation.max_length : undefined;

@@ -36,21 +36,28 @@ export interface EmbeddingsServiceDeps {
 }
 
 const tooLong = (index: number, tokens: number, max: number): AppError =>
-  new AppError('INPUT_TOO_LONG', `input ${index} has ${tokens} tokens; the model takes at most ${max}`, { errors: [{ pointer: `/body/input/${index}`, code: 'INPUT_TOO_LONG', detail: `${tokens} tokens > ${max}` }] });
+  new AppError('INPUT_TOO_LONG', `input ${index} has ${tokens} tokens; the model takes at most ${max}`, {
+    errors: [{ pointer: `/body/input/${index}`, code: 'INPUT_TOO_LONG', detail: `${tokens} tokens > ${max}` }],
+  });
 
 const tooManyDimensions = (dimensions: number, width: number): AppError =>
-  new AppError('VALIDATION_FAILED', `dimensions ${dimensions} is more than the model's ${width}`, { errors: [{ pointer: '/body/dimensions', code: 'VALIDATION_FAILED', detail: `at most ${width}` }] });
+  new AppError('VALIDATION_FAILED', `dimensions ${dimensions} is more than the model's ${width}`, {
+    errors: [{ pointer: '/body/dimensions', code: 'VALIDATION_FAILED', detail: `at most ${width}` }],
+  });
 
 /** The token ids of each input: texts through the tokenizer (special tokens added), token arrays as they are. */
 function tokenize(input: EmbeddingsBody['input'], tokenizer: Tokenizer, settings: EmbeddingSettings): number[][] {
-  const items: Array<string | number[]> = typeof input === 'string' ? [input] : typeof input[0] === 'number' ? [input as number[]] : (input as Array<string | number[]>);
+  const items: Array<string | number[]> =
+    typeof input === 'string' ? [input] : typeof input[0] === 'number' ? [input as number[]] : (input as Array<string | number[]>);
   const vocabSize = items.some((i) => typeof i !== 'string') ? tokenizer.get_vocab(true).size : 0;
   return items.map((item, index) => {
     const ids = typeof item === 'string' ? tokenizer.encode(item).ids : item;
     if (ids.length > settings.maxTokens) throw tooLong(index, ids.length, settings.maxTokens);
     const unknown = typeof item === 'string' ? undefined : ids.find((id: number) => id >= vocabSize);
     if (unknown !== undefined) {
-      throw new AppError('VALIDATION_FAILED', `input ${index} has token id ${unknown}; the tokenizer's vocabulary has ${vocabSize}`, { errors: [{ pointer: `/body/input/${index}`, code: 'VALIDATION_FAILED', detail: `token id ${unknown} is out of range` }] });
+      throw new AppError('VALIDATION_FAILED', `input ${index} has token id ${unknown}; the tokenizer's vocabulary has ${vocabSize}`, {
+        errors: [{ pointer: `/body/input/${index}`, code: 'VALIDATION_FAILED', detail: `token id ${unknown} is out of range` }],
+      });
     }
     return ids;
   });
@@ -89,7 +96,11 @@ export function createEmbeddingsService(deps: EmbeddingsServiceDeps): Embeddings
     const jobs = await Promise.all(ids.map((id) => deps.waiter.waitForJob(id, owner, deps.waitMaxS * 1000)));
     const unfinished = jobs.find((j) => j.status === 'queued' || j.status === 'running');
     if (unfinished) {
-      throw new AppError('INFERENCE_TIMEOUT', `job ${unfinished.id} (of ${jobs.length}) is still ${unfinished.status} after ${deps.waitMaxS} s; poll /v1/jobs/${unfinished.id} for its result`, { headers: { location: `/v1/jobs/${unfinished.id}` } });
+      throw new AppError(
+        'INFERENCE_TIMEOUT',
+        `job ${unfinished.id} (of ${jobs.length}) is still ${unfinished.status} after ${deps.waitMaxS} s; poll /v1/jobs/${unfinished.id} for its result`,
+        { headers: { location: `/v1/jobs/${unfinished.id}` } },
+      );
     }
     const failed = jobs.find((j) => j.status !== 'succeeded');
     if (failed) throw jobFailure(failed);
@@ -101,7 +112,8 @@ export function createEmbeddingsService(deps: EmbeddingsServiceDeps): Embeddings
       // Routed once: every text of a request is embedded by the same version.
       const model: ModelRecord = await deps.models.routeModel(body.model, { routingKey });
       const settings = model.embedding;
-      if (!settings) throw new AppError('MODEL_NOT_EMBEDDING', `model ${model.name}:${model.version} was registered without a tokenizer; it does not serve embeddings`);
+      if (!settings)
+        throw new AppError('MODEL_NOT_EMBEDDING', `model ${model.name}:${model.version} was registered without a tokenizer; it does not serve embeddings`);
       const width = model.signature.outputs.find((o) => o.name === settings.output)?.shape.at(-1) ?? -1;
       if (body.dimensions !== undefined && width > 0 && body.dimensions > width) throw tooManyDimensions(body.dimensions, width);
       const tokenizer = await deps.tokenizers.forModel(model);
@@ -109,21 +121,33 @@ export function createEmbeddingsService(deps: EmbeddingsServiceDeps): Embeddings
       const ref = `${model.name}:${model.version}`;
       await deps.waiter.prepare(ref);
       const padId = tokenizer.token_to_id('[PAD]') ?? tokenizer.token_to_id('<pad>') ?? 0;
-      const accepted = await Promise.all(texts.map(async (ids) => {
-        const job = await deps.jobs.submitJob({
-          principal, model: ref, inputs: tokenTensors(ids, model.signature.inputs, settings, padId), priority: 'normal', metadata: {}, idempotencyKey: undefined, traceContext,
-        });
-        deps.onJobSubmitted(model.name);
-        return job;
-      }));
+      const accepted = await Promise.all(
+        texts.map(async (ids) => {
+          const job = await deps.jobs.submitJob({
+            principal,
+            model: ref,
+            inputs: tokenTensors(ids, model.signature.inputs, settings, padId),
+            priority: 'normal',
+            metadata: {},
+            idempotencyKey: undefined,
+            traceContext,
+          });
+          deps.onJobSubmitted(model.name);
+          return job;
+        }),
+      );
       const owner = ownerFilter(principal);
-      const jobs = await waitForAll(accepted.map((a) => a.id), owner);
+      const jobs = await waitForAll(
+        accepted.map((a) => a.id),
+        owner,
+      );
       const embeddings = await Promise.all(jobs.map((job, i) => readEmbedding(job, owner, settings, texts[i]!.length, body.dimensions)));
       const tokens = texts.reduce((sum, ids) => sum + ids.length, 0);
       return {
         object: 'list',
         data: embeddings.map((values, index) => ({
-          object: 'embedding', index,
+          object: 'embedding',
+          index,
           embedding: body.encoding_format === 'base64' ? encodeBase64(new Uint8Array(Float32Array.from(values).buffer)) : Array.from(values),
         })),
         model: ref,

@@ -35,16 +35,28 @@ export function createJobIntake(deps: { pool: Pool; producer: JobProducer; maxGr
     const inserted = await insertJobs(deps.pool, jobs);
     const fresh = submissions.filter((s) => inserted.has(s.job.id));
     try {
-      await deps.producer.enqueueJobs(fresh.map(({ job: j, traceContext, weight }) => ({
-        jobId: j.id, model: j.modelName, priority: j.priority, tenant: j.ownerKeyId, weight,
-        payload: {
-          modelVersion: j.modelVersion, batchKey: batchShapeKey(j.inputs), priority: j.priority,
-          ...(traceContext ? { traceContext } : {}), ...(j.deadlineAt ? { deadlineAt: j.deadlineAt.getTime() } : {}),
-        },
-      })));
+      await deps.producer.enqueueJobs(
+        fresh.map(({ job: j, traceContext, weight }) => ({
+          jobId: j.id,
+          model: j.modelName,
+          priority: j.priority,
+          tenant: j.ownerKeyId,
+          weight,
+          payload: {
+            modelVersion: j.modelVersion,
+            batchKey: batchShapeKey(j.inputs),
+            priority: j.priority,
+            ...(traceContext ? { traceContext } : {}),
+            ...(j.deadlineAt ? { deadlineAt: j.deadlineAt.getTime() } : {}),
+          },
+        })),
+      );
     } catch (err) {
       // Not accepted after all: remove the rows so a retry does not run a job twice.
-      await deleteJobs(deps.pool, fresh.map((s) => s.job.id)).catch(() => {});
+      await deleteJobs(
+        deps.pool,
+        fresh.map((s) => s.job.id),
+      ).catch(() => {});
       const error = new AppError('QUEUE_UNAVAILABLE', 'the queue cannot be reached; retry shortly', { cause: err, headers: { 'retry-after': '2' } });
       return jobs.map(() => error);
     }

@@ -77,7 +77,9 @@ function parseDeadline(deadline: string | undefined): Date | null {
   if (deadline === undefined) return null;
   const at = new Date(deadline);
   if (!(at.getTime() > Date.now())) {
-    throw new AppError('VALIDATION_FAILED', 'deadline has passed', { errors: [{ pointer: '/body/deadline', code: 'VALIDATION_FAILED', detail: 'must be in the future' }] });
+    throw new AppError('VALIDATION_FAILED', 'deadline has passed', {
+      errors: [{ pointer: '/body/deadline', code: 'VALIDATION_FAILED', detail: 'must be in the future' }],
+    });
   }
   return at;
 }
@@ -87,7 +89,10 @@ function decodeCursor(cursor: string): { createdAt: Date; id: string } {
   const [at, id] = Buffer.from(cursor, 'base64url').toString().split('|');
   const createdAt = new Date(at ?? '');
   // A four-digit year: Date reads years Postgres cannot store (-271821…+275760).
-  if (!/^\d{4}-/.test(at ?? '') || Number.isNaN(createdAt.getTime()) || !/^[0-9a-f-]{36}$/.test(id ?? '')) throw new AppError('VALIDATION_FAILED', 'cursor is not valid', { errors: [{ pointer: '/querystring/cursor', code: 'VALIDATION_FAILED', detail: 'not a cursor from nextCursor' }] });
+  if (!/^\d{4}-/.test(at ?? '') || Number.isNaN(createdAt.getTime()) || !/^[0-9a-f-]{36}$/.test(id ?? ''))
+    throw new AppError('VALIDATION_FAILED', 'cursor is not valid', {
+      errors: [{ pointer: '/querystring/cursor', code: 'VALIDATION_FAILED', detail: 'not a cursor from nextCursor' }],
+    });
   return { createdAt, id: id! };
 }
 
@@ -96,13 +101,15 @@ export function createJobsService(deps: JobsServiceDeps): JobsService {
   const backlog = createBacklogGuard({ producer: deps.producer, maxDepth: deps.limits.queueMaxDepth, refreshMs: BACKLOG_REFRESH_MS });
   /** Small tensors travel inline; large ones are written to S3 and referenced (invariant 5). */
   async function storeInputs(jobId: string, tensors: DecodedInput[]): Promise<StoredTensor[]> {
-    return Promise.all(tensors.map(async (t, i) => {
-      const head = { name: t.name, datatype: t.datatype, shape: t.shape, bytes: t.data.byteLength };
-      if (t.data.byteLength <= deps.limits.inlineTensorMaxBytes) return { ...head, b64: t.b64 ?? encodeTensorBase64(t.data) };
-      const key = jobInputKey(jobId, i);
-      await deps.storage.putObject(key, t.data);
-      return { ...head, key };
-    }));
+    return Promise.all(
+      tensors.map(async (t, i) => {
+        const head = { name: t.name, datatype: t.datatype, shape: t.shape, bytes: t.data.byteLength };
+        if (t.data.byteLength <= deps.limits.inlineTensorMaxBytes) return { ...head, b64: t.b64 ?? encodeTensorBase64(t.data) };
+        const key = jobInputKey(jobId, i);
+        await deps.storage.putObject(key, t.data);
+        return { ...head, key };
+      }),
+    );
   }
 
   async function findOwnJob(id: string, ownerKeyId: string | null): Promise<JobRecord> {
@@ -136,8 +143,16 @@ export function createJobsService(deps: JobsServiceDeps): JobsService {
       const tensors = decodeInputs(input.inputs, model.signature, deps.limits.inputMaxBytes);
       const id = newJobId();
       const job = {
-        id, ownerKeyId: input.principal.keyId, modelName: model.name, modelVersion: model.version, priority: input.priority,
-        idempotencyKey: input.idempotencyKey ?? null, requestHash: hash, metadata: input.metadata, deadlineAt, webhookUrl: input.webhookUrl ?? null,
+        id,
+        ownerKeyId: input.principal.keyId,
+        modelName: model.name,
+        modelVersion: model.version,
+        priority: input.priority,
+        idempotencyKey: input.idempotencyKey ?? null,
+        requestHash: hash,
+        metadata: input.metadata,
+        deadlineAt,
+        webhookUrl: input.webhookUrl ?? null,
         inputSha256: model.responseCache ? hashInputs(tensors) : null,
       };
       if (job.inputSha256 !== null) {
@@ -157,31 +172,50 @@ export function createJobsService(deps: JobsServiceDeps): JobsService {
       const newId = newJobId();
       // The retry keeps the webhook but not the deadline, which was the first attempt's.
       // Inputs kept in S3 are copied: the new job must not depend on the old one's objects.
-      const inputs = await Promise.all(job.inputs.map(async (t, i) => {
-        if (!t.key) return t;
-        const key = jobInputKey(newId, i);
-        await deps.storage.putObject(key, await deps.storage.getObject(t.key));
-        return { ...t, key };
-      }));
-      return (await accept({
-        id: newId, ownerKeyId: principal.keyId, modelName: job.modelName, modelVersion: job.modelVersion, priority: job.priority,
-        idempotencyKey: null, requestHash: null, inputs, metadata: job.metadata, deadlineAt: null, webhookUrl: job.webhookUrl,
-        // Run again, not answered from the cache (a retry asks for a fresh run), but it may answer later jobs.
-        inputSha256: job.inputSha256,
-      }, undefined, principal.weight))!;
+      const inputs = await Promise.all(
+        job.inputs.map(async (t, i) => {
+          if (!t.key) return t;
+          const key = jobInputKey(newId, i);
+          await deps.storage.putObject(key, await deps.storage.getObject(t.key));
+          return { ...t, key };
+        }),
+      );
+      return (await accept(
+        {
+          id: newId,
+          ownerKeyId: principal.keyId,
+          modelName: job.modelName,
+          modelVersion: job.modelVersion,
+          priority: job.priority,
+          idempotencyKey: null,
+          requestHash: null,
+          inputs,
+          metadata: job.metadata,
+          deadlineAt: null,
+          webhookUrl: job.webhookUrl,
+          // Run again, not answered from the cache (a retry asks for a fresh run), but it may answer later jobs.
+          inputSha256: job.inputSha256,
+        },
+        undefined,
+        principal.weight,
+      ))!;
     },
     async readTensor(id, ownerKeyId, kind, index) {
       const job = await findOwnJob(id, ownerKeyId);
-      const tensor = (kind === 'inputs' ? job.inputs : job.outputs ?? [])[index];
+      const tensor = (kind === 'inputs' ? job.inputs : (job.outputs ?? []))[index];
       if (!tensor) throw new AppError('OUTPUT_NOT_FOUND', `job ${id} has no ${kind.slice(0, -1)} ${index}`);
-      const bytes = tensor.key ? await deps.storage.getObject(tensor.key) : decodeBase64(tensor.b64 ?? '') ?? new Uint8Array();
+      const bytes = tensor.key ? await deps.storage.getObject(tensor.key) : (decodeBase64(tensor.b64 ?? '') ?? new Uint8Array());
       return { tensor, bytes };
     },
     getJob: findOwnJob,
     async listJobs(q, ownerKeyId) {
       const limit = q.limit ?? 50;
       const rows = await listJobs(deps.pool, {
-        ownerKeyId, status: q.status, modelName: q.model, priority: q.priority, limit: limit + 1,
+        ownerKeyId,
+        status: q.status,
+        modelName: q.model,
+        priority: q.priority,
+        limit: limit + 1,
         createdAfter: q.createdAfter ? new Date(q.createdAfter) : undefined,
         createdBefore: q.createdBefore ? new Date(q.createdBefore) : undefined,
         before: q.cursor ? decodeCursor(q.cursor) : undefined,

@@ -2,8 +2,18 @@ import { createHash, randomUUID } from 'node:crypto';
 import { AuditAction, DEFAULT_LATENCY_TARGET_MS, MODEL_NAME_PATTERN, type Batching, type ModelRoute, type ModelRouting } from '@inferq/contracts';
 import { AppError } from '@inferq/core';
 import {
-  deleteModelRoutes, findModel, insertAuditEntries, insertModelVersion, listLatestModels, listModelRoutes, listModelVersions, upsertModelRoutes, withTransaction,
-  type ModelRecord, type ModelRouteRecord, type Pool,
+  deleteModelRoutes,
+  findModel,
+  insertAuditEntries,
+  insertModelVersion,
+  listLatestModels,
+  listModelRoutes,
+  listModelVersions,
+  upsertModelRoutes,
+  withTransaction,
+  type ModelRecord,
+  type ModelRouteRecord,
+  type Pool,
 } from '@inferq/db';
 import { OnnxModelError, readOnnxSignature } from '@inferq/onnx-model';
 import { modelArtifactKey, modelTokenizerKey, type Storage } from '@inferq/storage';
@@ -47,8 +57,11 @@ const DEFAULT_MAX_BATCH_SIZE = 32;
 const DEFAULT_MAX_BATCH_DELAY_MS = 5;
 
 const toRoutes = (rows: ModelRouteRecord[]): ModelRoute[] => rows.map(({ version, weight }) => ({ version, weight }));
-const toRouting = (name: string, rows: ModelRouteRecord[]): ModelRouting =>
-  ({ name, versions: toRoutes(rows), updatedAt: rows.reduce<string | null>((at, r) => (at === null || r.updatedAt > at ? r.updatedAt : at), null) });
+const toRouting = (name: string, rows: ModelRouteRecord[]): ModelRouting => ({
+  name,
+  versions: toRoutes(rows),
+  updatedAt: rows.reduce<string | null>((at, r) => (at === null || r.updatedAt > at ? r.updatedAt : at), null),
+});
 
 /** Where a sticky key falls in [0, 1): a stable hash, so every API process sends it to the same version. */
 function stickyPoint(name: string, routingKey: string): number {
@@ -71,7 +84,9 @@ export function pickRoutedVersion(routes: ModelRoute[], point: number): number {
 }
 
 function invalidRouting(pointer: string, detail: string): AppError {
-  return new AppError('VALIDATION_FAILED', `routing table: ${detail}`, { errors: [{ pointer: `/body/versions${pointer}`, code: 'VALIDATION_FAILED', detail }] });
+  return new AppError('VALIDATION_FAILED', `routing table: ${detail}`, {
+    errors: [{ pointer: `/body/versions${pointer}`, code: 'VALIDATION_FAILED', detail }],
+  });
 }
 
 export function createModelsService(deps: { pool: Pool; storage: Storage; cacheTtlMs: number }): ModelsService {
@@ -110,14 +125,27 @@ export function createModelsService(deps: { pool: Pool; storage: Storage; cacheT
       const maxBatchSize = signature.batchable ? (batching.maxBatchSize ?? DEFAULT_MAX_BATCH_SIZE) : 1;
       const mode = signature.batchable ? (batching.mode ?? 'fixed') : 'fixed';
       const model = await insertModelVersion(deps.pool, {
-        id: randomUUID(), name, artifactKey, sha256, sizeBytes: bytes.byteLength, signature, responseCache, embedding, tokenizerKey, createdBy: actor.keyId,
+        id: randomUUID(),
+        name,
+        artifactKey,
+        sha256,
+        sizeBytes: bytes.byteLength,
+        signature,
+        responseCache,
+        embedding,
+        tokenizerKey,
+        createdBy: actor.keyId,
         batching: {
-          maxBatchSize, maxBatchDelayMs: batching.maxBatchDelayMs ?? DEFAULT_MAX_BATCH_DELAY_MS,
-          mode, latencyTargetMs: mode === 'auto' ? (batching.latencyTargetMs ?? DEFAULT_LATENCY_TARGET_MS) : null,
+          maxBatchSize,
+          maxBatchDelayMs: batching.maxBatchDelayMs ?? DEFAULT_MAX_BATCH_DELAY_MS,
+          mode,
+          latencyTargetMs: mode === 'auto' ? (batching.latencyTargetMs ?? DEFAULT_LATENCY_TARGET_MS) : null,
         },
       });
       // Not in the insert's transaction: insertModelVersion retries on a version race, which a transaction would abort.
-      await insertAuditEntries(deps.pool, [auditEntry(actor, AuditAction.ModelUploaded, `models/${model.name}:${model.version}`, { sha256, sizeBytes: model.sizeBytes })]);
+      await insertAuditEntries(deps.pool, [
+        auditEntry(actor, AuditAction.ModelUploaded, `models/${model.name}:${model.version}`, { sha256, sizeBytes: model.sizeBytes }),
+      ]);
       cache.delete(name);
       return model;
     },
@@ -162,8 +190,15 @@ export function createModelsService(deps: { pool: Pool; storage: Storage; cacheT
       if (versions.length > 0 && versions.every((r) => r.weight === 0)) throw invalidRouting('', 'at least one weight must be above 0');
       const rows = await withTransaction(deps.pool, async (client) => {
         const previous = await listModelRoutes(client, [name]);
-        await upsertModelRoutes(client, versions.map((r) => ({ modelName: name, version: r.version, weight: r.weight, updatedBy: actor.keyId })));
-        await deleteModelRoutes(client, name, versions.map((r) => r.version));
+        await upsertModelRoutes(
+          client,
+          versions.map((r) => ({ modelName: name, version: r.version, weight: r.weight, updatedBy: actor.keyId })),
+        );
+        await deleteModelRoutes(
+          client,
+          name,
+          versions.map((r) => r.version),
+        );
         await insertAuditEntries(client, [auditEntry(actor, AuditAction.ModelRouted, `models/${name}`, { versions, previous: toRoutes(previous) })]);
         return listModelRoutes(client, [name]);
       });
@@ -174,7 +209,11 @@ export function createModelsService(deps: { pool: Pool; storage: Storage; cacheT
     async listModels() {
       const models = await listLatestModels(deps.pool);
       const byName = new Map<string, ModelRoute[]>();
-      for (const r of await listModelRoutes(deps.pool, models.map((m) => m.name))) byName.set(r.modelName, [...(byName.get(r.modelName) ?? []), { version: r.version, weight: r.weight }]);
+      for (const r of await listModelRoutes(
+        deps.pool,
+        models.map((m) => m.name),
+      ))
+        byName.set(r.modelName, [...(byName.get(r.modelName) ?? []), { version: r.version, weight: r.weight }]);
       return models.map((m) => ({ ...m, routing: byName.get(m.name) ?? [] }));
     },
     listVersions: (name) => listModelVersions(deps.pool, name),

@@ -16,8 +16,11 @@ export function floatValues(datatype: DataType, bytes: Uint8Array): Float64Array
  * normalises.
  */
 export function poolEmbedding(
-  values: Float64Array, shape: readonly number[], tokens: number,
-  settings: Pick<EmbeddingSettings, 'pooling' | 'normalize'>, dimensions?: number,
+  values: Float64Array,
+  shape: readonly number[],
+  tokens: number,
+  settings: Pick<EmbeddingSettings, 'pooling' | 'normalize'>,
+  dimensions?: number,
 ): Float64Array {
   const width = shape[shape.length - 1]!;
   let pooled: Float64Array;

@@ -6,7 +6,17 @@ import { listWorkerStatuses, readQueueDepth, type JobProducer, type Redis } from
 const RATE_SECONDS = 60;
 const MINUTE_MS = 60_000;
 
-const emptyPoint = (at: Date): JobStatsPoint => ({ at, submitted: 0, completed: 0, failed: 0, queueMsP50: null, queueMsP95: null, inferMsP50: null, inferMsP95: null, avgBatchSize: null });
+const emptyPoint = (at: Date): JobStatsPoint => ({
+  at,
+  submitted: 0,
+  completed: 0,
+  failed: 0,
+  queueMsP50: null,
+  queueMsP95: null,
+  inferMsP50: null,
+  inferMsP95: null,
+  avgBatchSize: null,
+});
 
 /** Every minute of the window, oldest first; minutes without activity are zeros. */
 function fillMinutes(points: JobStatsPoint[], windowMinutes: number, now: number): JobStatsPoint[] {
@@ -27,10 +37,12 @@ function withRates<T extends JobBreakdown>(b: T, windowMinutes: number) {
 /** Every model's queue right now, with the live workers consuming it, and how many workers are live. */
 export async function readQueueOverview(deps: { pool: Pool; producer: JobProducer; redis: Redis }): Promise<{ queues: QueueDepth[]; workersOnline: number }> {
   const [models, workers] = await Promise.all([listLatestModels(deps.pool), listWorkerStatuses(deps.redis, deps.producer.prefix)]);
-  const queues = await Promise.all(models.map(async (m) => ({
-    ...(await readQueueDepth(deps.redis, deps.producer.queueFor(m.name), m.name)),
-    workers: workers.filter((w) => w.modelsServed.includes(m.name)).length,
-  })));
+  const queues = await Promise.all(
+    models.map(async (m) => ({
+      ...(await readQueueDepth(deps.redis, deps.producer.queueFor(m.name), m.name)),
+      workers: workers.filter((w) => w.modelsServed.includes(m.name)).length,
+    })),
+  );
   return { queues, workersOnline: workers.length };
 }
 

@@ -1,6 +1,11 @@
 import {
-  byteLengthOf, checkInputsAgainstSignature, decodeTensorData, isDataType,
-  type InputTensor, type ModelSignature, type RawTensor,
+  byteLengthOf,
+  checkInputsAgainstSignature,
+  decodeTensorData,
+  isDataType,
+  type InputTensor,
+  type ModelSignature,
+  type RawTensor,
 } from '@inferq/contracts';
 import { AppError, type ProblemItem } from '@inferq/core';
 
@@ -18,7 +23,11 @@ export type DecodedInput = RawTensor & { b64?: string };
  * request is refused before any data is decoded.
  */
 export function decodeInputs(inputs: InputTensor[], signature: ModelSignature, inputMaxBytes: number): DecodedInput[] {
-  const unsupported = inputs.flatMap((t, i) => isDataType(t.datatype) ? [] : [{ pointer: `/inputs/${i}/datatype`, code: 'DATATYPE_UNSUPPORTED', detail: `datatype "${String(t.datatype).slice(0, 20)}" is not supported` }]);
+  const unsupported = inputs.flatMap((t, i) =>
+    isDataType(t.datatype)
+      ? []
+      : [{ pointer: `/inputs/${i}/datatype`, code: 'DATATYPE_UNSUPPORTED', detail: `datatype "${String(t.datatype).slice(0, 20)}" is not supported` }],
+  );
   if (unsupported.length > 0) reject(unsupported);
   const headers = inputs.map((t) => ({ name: t.name, datatype: t.datatype as RawTensor['datatype'], shape: t.shape }));
   const problems = checkInputsAgainstSignature(headers, signature);

@@ -1,6 +1,13 @@
 import {
-  checkInputsAgainstSignature, decodeBase64, encodeTensorJson, isDataType, isErrorCode,
-  type DataType, type ModelSignature, type V2InferBody, type V2InferResponse,
+  checkInputsAgainstSignature,
+  decodeBase64,
+  encodeTensorJson,
+  isDataType,
+  isErrorCode,
+  type DataType,
+  type ModelSignature,
+  type V2InferBody,
+  type V2InferResponse,
 } from '@inferq/contracts';
 import { AppError, type ProblemItem } from '@inferq/core';
 import type { JobRecord, ModelRecord } from '@inferq/db';
@@ -35,12 +42,29 @@ const reject = (items: ProblemItem[]): never => {
  * runs. The data itself is decoded once, when the job is submitted.
  */
 export function checkInferRequest(body: V2InferBody, signature: ModelSignature): void {
-  const unsupported = body.inputs.flatMap((t, i) => (isDataType(t.datatype) ? [] : [{ pointer: `/body/inputs/${i}/datatype`, code: 'DATATYPE_UNSUPPORTED', detail: `datatype "${t.datatype.slice(0, 20)}" is not supported` }]));
+  const unsupported = body.inputs.flatMap((t, i) =>
+    isDataType(t.datatype)
+      ? []
+      : [{ pointer: `/body/inputs/${i}/datatype`, code: 'DATATYPE_UNSUPPORTED', detail: `datatype "${t.datatype.slice(0, 20)}" is not supported` }],
+  );
   if (unsupported.length > 0) reject(unsupported);
-  const problems = checkInputsAgainstSignature(body.inputs.map((t) => ({ name: t.name, datatype: t.datatype as DataType, shape: t.shape })), signature);
+  const problems = checkInputsAgainstSignature(
+    body.inputs.map((t) => ({ name: t.name, datatype: t.datatype as DataType, shape: t.shape })),
+    signature,
+  );
   if (problems.length > 0) reject(problems.map((p) => ({ ...p, pointer: `/body${p.pointer}` })));
   const outputs = new Set(signature.outputs.map((o) => o.name));
-  const unknown = (body.outputs ?? []).flatMap((o, i) => (outputs.has(o.name) ? [] : [{ pointer: `/body/outputs/${i}/name`, code: 'VALIDATION_FAILED', detail: `output "${o.name.slice(0, 100)}" is not in the model signature (expected ${[...outputs].join(', ')})` }]));
+  const unknown = (body.outputs ?? []).flatMap((o, i) =>
+    outputs.has(o.name)
+      ? []
+      : [
+          {
+            pointer: `/body/outputs/${i}/name`,
+            code: 'VALIDATION_FAILED',
+            detail: `output "${o.name.slice(0, 100)}" is not in the model signature (expected ${[...outputs].join(', ')})`,
+          },
+        ],
+  );
   if (unknown.length > 0) reject(unknown);
 }
 
@@ -53,13 +77,18 @@ export function jobFailure(job: JobRecord): AppError {
 
 /** The finished job's outputs as v2 JSON tensors, only the requested ones; outputs kept in S3 are read back. */
 export async function toInferResponse(
-  job: JobRecord, body: V2InferBody, jobs: Pick<JobsService, 'readTensor'>, ownerKeyId: string | null,
+  job: JobRecord,
+  body: V2InferBody,
+  jobs: Pick<JobsService, 'readTensor'>,
+  ownerKeyId: string | null,
 ): Promise<V2InferResponse> {
   const wanted = body.outputs && new Set(body.outputs.map((o) => o.name));
   const stored = (job.outputs ?? []).map((t, index) => ({ t, index })).filter(({ t }) => !wanted || wanted.has(t.name));
-  const outputs = await Promise.all(stored.map(async ({ t, index }) => {
-    const bytes = t.key ? (await jobs.readTensor(job.id, ownerKeyId, 'outputs', index)).bytes : (decodeBase64(t.b64 ?? '') ?? new Uint8Array());
-    return { name: t.name, datatype: t.datatype, shape: t.shape, data: encodeTensorJson(t.datatype, bytes) };
-  }));
+  const outputs = await Promise.all(
+    stored.map(async ({ t, index }) => {
+      const bytes = t.key ? (await jobs.readTensor(job.id, ownerKeyId, 'outputs', index)).bytes : (decodeBase64(t.b64 ?? '') ?? new Uint8Array());
+      return { name: t.name, datatype: t.datatype, shape: t.shape, data: encodeTensorJson(t.datatype, bytes) };
+    }),
+  );
   return { model_name: job.modelName, model_version: String(job.modelVersion), id: body.id ?? job.id, outputs };
 }

@@ -5,8 +5,7 @@ import { createHmac } from 'node:crypto';
 // signature `v1,<base64 HMAC-SHA256(key, "<id>.<timestamp>.<body>")>`.
 
 /** Each API key gets its own key, derived from the server secret, so a tenant can verify only its own deliveries. */
-export const deriveSigningKey = (serverSecret: string, keyId: string): Buffer =>
-  createHmac('sha256', serverSecret).update(`webhook-signing:${keyId}`).digest();
+export const deriveSigningKey = (serverSecret: string, keyId: string): Buffer => createHmac('sha256', serverSecret).update(`webhook-signing:${keyId}`).digest();
 
 export const formatSigningSecret = (key: Buffer): string => `whsec_${key.toString('base64')}`;
 

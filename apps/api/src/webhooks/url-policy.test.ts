@@ -3,9 +3,19 @@ import { checkWebhookUrl, parseWebhookUrl, refusedRange } from './url-policy.ts'
 
 describe('refusedRange', () => {
   it.each([
-    ['127.0.0.1', 'loopback'], ['10.1.2.3', 'private'], ['172.16.0.1', 'private'], ['192.168.0.1', 'private'],
-    ['169.254.169.254', 'linkLocal'], ['100.64.0.1', 'carrierGradeNat'], ['0.0.0.0', 'unspecified'], ['224.0.0.1', 'multicast'],
-    ['::1', 'loopback'], ['fe80::1', 'linkLocal'], ['fd00::1', 'uniqueLocal'], ['::', 'unspecified'], ['::ffff:10.0.0.1', 'private'],
+    ['127.0.0.1', 'loopback'],
+    ['10.1.2.3', 'private'],
+    ['172.16.0.1', 'private'],
+    ['192.168.0.1', 'private'],
+    ['169.254.169.254', 'linkLocal'],
+    ['100.64.0.1', 'carrierGradeNat'],
+    ['0.0.0.0', 'unspecified'],
+    ['224.0.0.1', 'multicast'],
+    ['::1', 'loopback'],
+    ['fe80::1', 'linkLocal'],
+    ['fd00::1', 'uniqueLocal'],
+    ['::', 'unspecified'],
+    ['::ffff:10.0.0.1', 'private'],
   ])('refuses %s (%s)', (address, range) => {
     expect(refusedRange(address)).toBe(range);
   });

@@ -54,7 +54,11 @@ export const publicOnlyLookup: LookupFunction = (hostname, options, callback) =>
   lookup(hostname, { ...options, all: true }, (err, addresses) => {
     if (err) return callback(err, '');
     const bad = addresses.find((a) => refusedRange(a.address));
-    if (bad) return callback(Object.assign(new Error(`${hostname} resolves to ${bad.address}, a ${refusedRange(bad.address)} address`), { code: 'WEBHOOK_URL_REFUSED' }), '');
+    if (bad)
+      return callback(
+        Object.assign(new Error(`${hostname} resolves to ${bad.address}, a ${refusedRange(bad.address)} address`), { code: 'WEBHOOK_URL_REFUSED' }),
+        '',
+      );
     if (options.all) return callback(null, addresses);
     callback(null, addresses[0]!.address, addresses[0]!.family);
   });

@@ -58,13 +58,17 @@ export function createWebhookDispatcher(deps: { pool: Pool; storage: Storage; lo
     const body = JSON.stringify(await toJobDetail(job, storage, settings.outputUrlTtlS, 'json'));
     const timestampS = Math.floor(Date.now() / 1000);
     const signature = signWebhook(deriveSigningKey(settings.signingSecret, job.ownerKeyId), job.id, timestampS, body);
-    const response = await sender.post(claim.url, {
-      'content-type': 'application/json',
-      'user-agent': 'inferq-webhooks',
-      [WebhookHeader.Id]: job.id,
-      [WebhookHeader.Timestamp]: String(timestampS),
-      [WebhookHeader.Signature]: signature,
-    }, body);
+    const response = await sender.post(
+      claim.url,
+      {
+        'content-type': 'application/json',
+        'user-agent': 'inferq-webhooks',
+        [WebhookHeader.Id]: job.id,
+        [WebhookHeader.Timestamp]: String(timestampS),
+        [WebhookHeader.Signature]: signature,
+      },
+      body,
+    );
     return { ...base, ...response };
   }
 
@@ -73,9 +77,11 @@ export function createWebhookDispatcher(deps: { pool: Pool; storage: Storage; lo
     try {
       const result = await attempt(claim);
       const ok = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
-      const outcome: WebhookAttempt['outcome'] = ok ? { state: 'delivered' }
-        : claim.attempt >= settings.maxAttempts ? { state: 'given_up' }
-        : { state: 'pending', retryInMs: webhookRetryDelayMs(claim.attempt, settings.retryBaseMs) };
+      const outcome: WebhookAttempt['outcome'] = ok
+        ? { state: 'delivered' }
+        : claim.attempt >= settings.maxAttempts
+          ? { state: 'given_up' }
+          : { state: 'pending', retryInMs: webhookRetryDelayMs(claim.attempt, settings.retryBaseMs) };
       await recordWebhookAttempts(pool, [{ ...result, outcome }]);
       const fields = { statusCode: result.statusCode, error: result.error, durationMs: result.durationMs };
       if (outcome.state === 'given_up') log.warn(fields, 'webhook given up');

@@ -28,18 +28,22 @@ export function createWebhookSender(options: { timeoutMs: number; allowPrivate: 
   function send(url: URL, headers: Record<string, string>, body: string): Promise<number> {
     const client = url.protocol === 'https:' ? { request: https.request, agent: agents.https } : { request: http.request, agent: agents.http };
     return new Promise((resolve, reject) => {
-      const req = client.request(url, {
-        method: 'POST',
-        agent: client.agent,
-        headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
-        lookup: options.allowPrivate ? undefined : publicOnlyLookup,
-        signal: AbortSignal.timeout(options.timeoutMs),
-      }, (res) => {
-        // The status is the answer; the body is drained unread (the timeout still bounds it).
-        res.on('error', () => {});
-        res.resume();
-        resolve(res.statusCode ?? 0);
-      });
+      const req = client.request(
+        url,
+        {
+          method: 'POST',
+          agent: client.agent,
+          headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+          lookup: options.allowPrivate ? undefined : publicOnlyLookup,
+          signal: AbortSignal.timeout(options.timeoutMs),
+        },
+        (res) => {
+          // The status is the answer; the body is drained unread (the timeout still bounds it).
+          res.on('error', () => {});
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        },
+      );
       req.on('error', reject);
       req.end(body);
     });
@@ -53,7 +57,8 @@ export function createWebhookSender(options: { timeoutMs: number; allowPrivate: 
         const statusCode = await send(parseWebhookUrl(url, options.allowPrivate), headers, body);
         return { statusCode, error: null, durationMs: elapsed() };
       } catch (err) {
-        const error = (err as Error).name === 'TimeoutError' || (err as Error).name === 'AbortError' ? `no answer within ${options.timeoutMs} ms` : (err as Error).message;
+        const error =
+          (err as Error).name === 'TimeoutError' || (err as Error).name === 'AbortError' ? `no answer within ${options.timeoutMs} ms` : (err as Error).message;
         return { statusCode: null, error: error.slice(0, 500), durationMs: elapsed() };
       }
     },

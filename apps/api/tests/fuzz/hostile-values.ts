@@ -28,12 +28,60 @@ const controlChar = fc.integer({ min: 0, max: 0x1f }).map((c) => String.fromChar
 
 /** Strings chosen to break parsers, SQL, paths, logs and Postgres text. */
 const NASTY_STRINGS = [
-  "' OR 1=1--", "'; DROP TABLE jobs;--", '" OR ""="', "1; SELECT pg_sleep(10)", "admin'--", '%27%20OR%201%3D1',
-  '../../../../etc/passwd', '..%2f..%2fetc%2fpasswd', '%2e%2e/%2e%2e/', '%252e%252e%252f', '..\\..\\windows\\win.ini', '/etc/passwd',
-  '\u0000', 'mlp\u0000', 'a\u0000b', '%00', '\ud800', '\udfff', 'x\ud83d', '\uffff', '\ufeff', '\u202eevil', '😀', 'é',
-  '{{7*7}}', '${jndi:ldap://x/a}', '<script>alert(1)</script>', '\r\nX-Injected: 1', '\t', ' ', '',
-  'NaN', 'Infinity', '-Infinity', '-0', '1e309', '0x10', '__proto__', 'constructor', 'prototype', 'toString', 'null', 'undefined', 'true',
-  'mlp:', 'mlp:0', 'mlp:-1', 'mlp:1.5', 'mlp:1:2', 'mlp:99999999999999999999', ':1', 'MLP', 'mlp ', ' mlp',
+  "' OR 1=1--",
+  "'; DROP TABLE jobs;--",
+  '" OR ""="',
+  '1; SELECT pg_sleep(10)',
+  "admin'--",
+  '%27%20OR%201%3D1',
+  '../../../../etc/passwd',
+  '..%2f..%2fetc%2fpasswd',
+  '%2e%2e/%2e%2e/',
+  '%252e%252e%252f',
+  '..\\..\\windows\\win.ini',
+  '/etc/passwd',
+  '\u0000',
+  'mlp\u0000',
+  'a\u0000b',
+  '%00',
+  '\ud800',
+  '\udfff',
+  'x\ud83d',
+  '\uffff',
+  '\ufeff',
+  '\u202eevil',
+  '😀',
+  'é',
+  '{{7*7}}',
+  '${jndi:ldap://x/a}',
+  '<script>alert(1)</script>',
+  '\r\nX-Injected: 1',
+  '\t',
+  ' ',
+  '',
+  'NaN',
+  'Infinity',
+  '-Infinity',
+  '-0',
+  '1e309',
+  '0x10',
+  '__proto__',
+  'constructor',
+  'prototype',
+  'toString',
+  'null',
+  'undefined',
+  'true',
+  'mlp:',
+  'mlp:0',
+  'mlp:-1',
+  'mlp:1.5',
+  'mlp:1:2',
+  'mlp:99999999999999999999',
+  ':1',
+  'MLP',
+  'mlp ',
+  ' mlp',
 ];
 
 /** Any text, weighted toward the nasty: SQL, traversal, NUL, lone surrogates, control characters, long runs. */
@@ -47,7 +95,15 @@ export const hostileString: fc.Arbitrary<string> = fc.oneof(
 /** Numbers and number-likes that are not a usable tensor dim or count (never a non-negative safe integer). */
 export const badNumber: fc.Arbitrary<unknown> = fc.oneof(
   fc.constantFrom(-1, -(2 ** 31), -(2 ** 53), 0.5, 1.5, 63.999, 1e-7, 2 ** 53, 2 ** 53 + 2, 2 ** 64, 1e20, 1e308, Number.MAX_VALUE),
-  fc.constantFrom(new RawJson('NaN'), new RawJson('Infinity'), new RawJson('-Infinity'), new RawJson('1e999'), new RawJson('-1e999'), new RawJson('0x10'), new RawJson('1_000')),
+  fc.constantFrom(
+    new RawJson('NaN'),
+    new RawJson('Infinity'),
+    new RawJson('-Infinity'),
+    new RawJson('1e999'),
+    new RawJson('-1e999'),
+    new RawJson('0x10'),
+    new RawJson('1_000'),
+  ),
   fc.constantFrom('abc', '', '1.5', '-1', 'NaN', 'Infinity', '1e400', '9007199254740993', {}, [], [1], { valueOf: 1 }),
   fc.double({ noNaN: true, min: -1e300, max: 1e300 }).filter((d) => !Number.isInteger(d)),
   fc.integer({ min: -(2 ** 31), max: -1 }),
@@ -59,27 +115,59 @@ export const hugeDim = fc.constantFrom(2 ** 20, 2 ** 26, 2 ** 31 - 1, 2 ** 32, 2
 /** Ids for `:id` params: others' and own real ids come from the world; these are the made-up ones. */
 export const fakeId: fc.Arbitrary<string> = fc.oneof(
   { arbitrary: fc.uuid(), weight: 3 },
-  { arbitrary: fc.constantFrom('00000000-0000-0000-0000-000000000000', 'ffffffff-ffff-ffff-ffff-ffffffffffff', '00000000-0000-0000-0000-00000000000', '00000000-0000-0000-0000-0000000000000'), weight: 1 },
+  {
+    arbitrary: fc.constantFrom(
+      '00000000-0000-0000-0000-000000000000',
+      'ffffffff-ffff-ffff-ffff-ffffffffffff',
+      '00000000-0000-0000-0000-00000000000',
+      '00000000-0000-0000-0000-0000000000000',
+    ),
+    weight: 1,
+  },
   { arbitrary: hostileString, weight: 4 },
 );
 
 /** Percent-encodes the UTF-8 of any string (encodeURIComponent throws on lone surrogates). */
 export const percentEncode = (s: string): string =>
-  Array.from(Buffer.from(s, 'utf8'), (b) => (/[A-Za-z0-9\-._~]/.test(String.fromCharCode(b)) ? String.fromCharCode(b) : `%${b.toString(16).toUpperCase().padStart(2, '0')}`)).join('');
+  Array.from(Buffer.from(s, 'utf8'), (b) =>
+    /[A-Za-z0-9\-._~]/.test(String.fromCharCode(b)) ? String.fromCharCode(b) : `%${b.toString(16).toUpperCase().padStart(2, '0')}`,
+  ).join('');
 
 /** A path segment: usually percent-encoded, sometimes raw traversal. */
-export const pathSegment = (value: fc.Arbitrary<string>): fc.Arbitrary<string> => fc.oneof(
-  { arbitrary: value.map(percentEncode), weight: 4 },
-  { arbitrary: fc.constantFrom('..%2f..%2fv1%2fkeys', '%2e%2e', '%2e%2e%2f%2e%2e', '%00', '%ff', '%E0%A4%A', '%', '%%', '..;', '.', '~', '*', 'x%20y'), weight: 1 },
-);
+export const pathSegment = (value: fc.Arbitrary<string>): fc.Arbitrary<string> =>
+  fc.oneof(
+    { arbitrary: value.map(percentEncode), weight: 4 },
+    {
+      arbitrary: fc.constantFrom('..%2f..%2fv1%2fkeys', '%2e%2e', '%2e%2e%2f%2e%2e', '%00', '%ff', '%E0%A4%A', '%', '%%', '..;', '.', '~', '*', 'x%20y'),
+      weight: 1,
+    },
+  );
 
 /** Date-time strings: valid far and near, leap seconds, offsets JavaScript cannot read, and junk. */
 export const hostileDateTime: fc.Arbitrary<string> = fc.oneof(
   fc.date({ min: new Date('0000-01-01T00:00:00Z'), max: new Date('9999-12-31T23:59:59Z'), noInvalidDate: true }).map((d) => d.toISOString()),
   fc.constantFrom(
-    '2024-01-01T23:59:60Z', '2016-12-31T23:59:60.5Z', '2024-06-30T23:59:60+00:00', '2024-01-01T00:00:00+05', '2024-01-01T00:00:00-23', '2024-01-01 00:00:00Z',
-    '2024-01-01t00:00:00z', '2024-02-30T00:00:00Z', '2023-02-29T00:00:00Z', '0000-01-01T00:00:00Z', '9999-12-31T23:59:59-23:59', '2024-01-01T00:00:00',
-    '2024-01-01T00:00:00.1234567891234Z', '+275760-09-13T00:00:00Z', '-271821-04-20T00:00:00Z', '2024-13-01T00:00:00Z', 'yesterday', '0', '1e12', 'NaN', '',
+    '2024-01-01T23:59:60Z',
+    '2016-12-31T23:59:60.5Z',
+    '2024-06-30T23:59:60+00:00',
+    '2024-01-01T00:00:00+05',
+    '2024-01-01T00:00:00-23',
+    '2024-01-01 00:00:00Z',
+    '2024-01-01t00:00:00z',
+    '2024-02-30T00:00:00Z',
+    '2023-02-29T00:00:00Z',
+    '0000-01-01T00:00:00Z',
+    '9999-12-31T23:59:59-23:59',
+    '2024-01-01T00:00:00',
+    '2024-01-01T00:00:00.1234567891234Z',
+    '+275760-09-13T00:00:00Z',
+    '-271821-04-20T00:00:00Z',
+    '2024-13-01T00:00:00Z',
+    'yesterday',
+    '0',
+    '1e12',
+    'NaN',
+    '',
   ),
   hostileString,
 );
@@ -94,5 +182,11 @@ export const queryValue: fc.Arbitrary<string> = fc.oneof(
 /** Header values Node's HTTP parser lets through (no CR, LF or NUL; latin1 only). */
 export const headerValue: fc.Arbitrary<string> = fc.oneof(
   fc.constantFrom('', ' ', 'x'.repeat(200), 'x'.repeat(201), 'x'.repeat(8_000), "' OR 1=1--", '../../etc/passwd', 'caf\xe9\xff', '\t', '%00', 'a,b', 'a;b=c'),
-  fc.string({ unit: fc.integer({ min: 0x20, max: 0xff }).filter((c) => c !== 0x7f).map((c) => String.fromCharCode(c)), maxLength: 300 }),
+  fc.string({
+    unit: fc
+      .integer({ min: 0x20, max: 0xff })
+      .filter((c) => c !== 0x7f)
+      .map((c) => String.fromCharCode(c)),
+    maxLength: 300,
+  }),
 );

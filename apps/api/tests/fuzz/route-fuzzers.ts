@@ -42,11 +42,12 @@ const JSON_TYPE = { 'content-type': 'application/json' };
 const get = (url: string, expect: FuzzCase['expect'], label: string): FuzzCase => ({ method: 'GET', url, headers: {}, expect, as: 'fuzzer', label });
 
 /** Ids for `:id`: the fuzzer's own (may succeed), another tenant's and made-up ones (must fail). */
-const jobId = (w: FuzzWorld) => fc.oneof(
-  fc.constantFrom(...w.ownJobIds).map((id) => ({ segment: id, own: true })),
-  fc.constantFrom(...w.otherJobIds).map((id) => ({ segment: id, own: false })),
-  pathSegment(fakeId).map((segment) => ({ segment, own: false })),
-);
+const jobId = (w: FuzzWorld) =>
+  fc.oneof(
+    fc.constantFrom(...w.ownJobIds).map((id) => ({ segment: id, own: true })),
+    fc.constantFrom(...w.otherJobIds).map((id) => ({ segment: id, own: false })),
+    pathSegment(fakeId).map((segment) => ({ segment, own: false })),
+  );
 
 /** A query parameter: values that may pass (the server decides), and values it must refuse. */
 interface Param {
@@ -61,55 +62,83 @@ interface Param {
  */
 function query(params: Record<string, Param>, extraAllowed: boolean): fc.Arbitrary<{ qs: string; refused: boolean }> {
   const names = Object.keys(params);
-  return fc.record({
-    picked: fc.record(Object.fromEntries(names.map((k) => [k, fc.option(params[k]!.ok, { nil: undefined, freq: 2 })]))),
-    change: fc.oneof(
-      { arbitrary: fc.constant(undefined), weight: 2 },
-      fc.constantFrom(...names).chain((k) => params[k]!.bad.map((v) => ({ kind: 'bad' as const, k, v }))),
-      fc.tuple(hostileString.filter((k) => !names.includes(k)), queryValue).map(([k, v]) => ({ kind: 'extra' as const, k, v })),
-      fc.constant({ kind: 'repeat' as const }),
-    ),
-  }).map(({ picked, change }) => {
-    const pairs = Object.entries(picked).filter(([, v]) => v !== undefined) as Array<[string, string]>;
-    let refused = false;
-    if (change?.kind === 'bad') {
-      const at = pairs.findIndex(([k]) => k === change.k);
-      if (at >= 0) pairs[at] = [change.k, change.v];
-      else pairs.push([change.k, change.v]);
-      refused = true;
-    } else if (change?.kind === 'extra') {
-      pairs.push([change.k, change.v]);
-      refused = !extraAllowed;
-    } else if (change?.kind === 'repeat' && pairs[0]) {
-      pairs.push(pairs[0]);
-      refused = true;
-    }
-    return { qs: pairs.length ? `?${new URLSearchParams(pairs).toString()}` : '', refused };
-  });
+  return fc
+    .record({
+      picked: fc.record(Object.fromEntries(names.map((k) => [k, fc.option(params[k]!.ok, { nil: undefined, freq: 2 })]))),
+      change: fc.oneof(
+        { arbitrary: fc.constant(undefined), weight: 2 },
+        fc.constantFrom(...names).chain((k) => params[k]!.bad.map((v) => ({ kind: 'bad' as const, k, v }))),
+        fc
+          .tuple(
+            hostileString.filter((k) => !names.includes(k)),
+            queryValue,
+          )
+          .map(([k, v]) => ({ kind: 'extra' as const, k, v })),
+        fc.constant({ kind: 'repeat' as const }),
+      ),
+    })
+    .map(({ picked, change }) => {
+      const pairs = Object.entries(picked).filter(([, v]) => v !== undefined) as Array<[string, string]>;
+      let refused = false;
+      if (change?.kind === 'bad') {
+        const at = pairs.findIndex(([k]) => k === change.k);
+        if (at >= 0) pairs[at] = [change.k, change.v];
+        else pairs.push([change.k, change.v]);
+        refused = true;
+      } else if (change?.kind === 'extra') {
+        pairs.push([change.k, change.v]);
+        refused = !extraAllowed;
+      } else if (change?.kind === 'repeat' && pairs[0]) {
+        pairs.push(pairs[0]);
+        refused = true;
+      }
+      return { qs: pairs.length ? `?${new URLSearchParams(pairs).toString()}` : '', refused };
+    });
 }
 
 /** The integer Ajv's type coercion makes of a string, if any: it reads ' 5 ', '0x10' and '1e1' as numbers, and ' ' as 0. */
 const coercedInteger = (s: string): number | undefined => (s !== '' && Number.isInteger(Number(s)) ? Number(s) : undefined);
 const intParam = (min: number, max: number): Param => ({
   ok: fc.integer({ min, max }).map(String),
-  bad: fc.oneof(fc.constantFrom(String(min - 1), String(max + 1), '1.5', 'abc', '', 'NaN', 'Infinity', '-Infinity', '1e999', '99999999999999999999', '-0.5'), hostileString).filter((s) => {
-    const n = coercedInteger(s);
-    return n === undefined || n < min || n > max;
-  }),
+  bad: fc
+    .oneof(
+      fc.constantFrom(String(min - 1), String(max + 1), '1.5', 'abc', '', 'NaN', 'Infinity', '-Infinity', '1e999', '99999999999999999999', '-0.5'),
+      hostileString,
+    )
+    .filter((s) => {
+      const n = coercedInteger(s);
+      return n === undefined || n < min || n > max;
+    }),
 });
 const enumParam = (values: readonly string[]): Param => ({ ok: fc.constantFrom(...values), bad: hostileString.filter((s) => !values.includes(s)) });
 /** Dates JavaScript reads but Postgres (4713 BC to 294276 AD) may not store. */
-const farDate = fc.constantFrom('-271821-04-20T00:00:00.000Z', '+275760-09-13T00:00:00.000Z', '-004714-11-23T00:00:00.000Z', '-000001-01-01T00:00:00.000Z', '0000-01-01T00:00:00.000Z');
+const farDate = fc.constantFrom(
+  '-271821-04-20T00:00:00.000Z',
+  '+275760-09-13T00:00:00.000Z',
+  '-004714-11-23T00:00:00.000Z',
+  '-000001-01-01T00:00:00.000Z',
+  '0000-01-01T00:00:00.000Z',
+);
 /** Cursors are opaque base64url of `createdAt|id`: forged ones with odd dates and ids, and junk. */
 const cursorParam: Param = {
   ok: fc.oneof(
-    { arbitrary: fc.tuple(fc.oneof(hostileDateTime, farDate), fc.oneof({ arbitrary: fc.uuid(), weight: 3 }, hostileString)).map(([at, id]) => Buffer.from(`${at}|${id}`).toString('base64url')), weight: 3 },
+    {
+      arbitrary: fc
+        .tuple(fc.oneof(hostileDateTime, farDate), fc.oneof({ arbitrary: fc.uuid(), weight: 3 }, hostileString))
+        .map(([at, id]) => Buffer.from(`${at}|${id}`).toString('base64url')),
+      weight: 3,
+    },
     fc.oneof(hostileString, fc.integer().map(String)).map((s) => Buffer.from(s).toString('base64url')),
     hostileString,
   ),
   bad: fc.constant('x'.repeat(201)),
 };
-const dateParam: Param = { ok: hostileDateTime, bad: fc.oneof(hostileString, fc.constantFrom('2024-01-01', '2024-01-01T00:00:00', '2024-01-01T23:59:60Z')).filter((s) => !/^\d{4}-\d\d-\d\d[Tt ]\d\d:\d\d:\d\d/.test(s) || s.endsWith(':60Z') || !/([Zz]|[+-]\d\d:?\d\d)$/.test(s)) };
+const dateParam: Param = {
+  ok: hostileDateTime,
+  bad: fc
+    .oneof(hostileString, fc.constantFrom('2024-01-01', '2024-01-01T00:00:00', '2024-01-01T23:59:60Z'))
+    .filter((s) => !/^\d{4}-\d\d-\d\d[Tt ]\d\d:\d\d:\d\d/.test(s) || s.endsWith(':60Z') || !/([Zz]|[+-]\d\d:?\d\d)$/.test(s)),
+};
 
 /** A body for POST routes that take none: ignored when it is JSON, refused when it is broken. */
 const strayBody = fc.oneof(
@@ -123,114 +152,312 @@ const OVERSIZED_BODY = `{"model":"mlp","inputs":[],"pad":"${'x'.repeat(9 * 2 ** 
 
 /** POST /v1/jobs, with every kind of body and header. */
 const submitJob: Gen = (w) => {
-  const idempotencyKey = fc.option(fc.oneof(
-    fc.constantFrom('k1', 'k2', w.otherIdempotencyKey).map((value) => ({ value, valid: true })),
-    headerValue.map((value) => ({ value, valid: value.length >= 1 && value.length <= 200 })),
-  ), { nil: undefined, freq: 2 });
-  const routingKey = fc.option(fc.oneof(
-    fc.constantFrom('customer-1', 'customer-2').map((value) => ({ value, valid: true })),
-    headerValue.map((value) => ({ value, valid: value.length >= 1 && value.length <= 200 })),
-  ), { nil: undefined, freq: 3 });
-  const prefer = fc.option(fc.oneof(fc.constantFrom('wait=0', 'wait=1', 'wait="1"', 'wait=abc', 'wait=-1', 'wait=999999', 'wait=9999999', 'respond-async, wait=1', 'return=minimal'), headerValue), { nil: undefined, freq: 2 });
+  const idempotencyKey = fc.option(
+    fc.oneof(
+      fc.constantFrom('k1', 'k2', w.otherIdempotencyKey).map((value) => ({ value, valid: true })),
+      headerValue.map((value) => ({ value, valid: value.length >= 1 && value.length <= 200 })),
+    ),
+    { nil: undefined, freq: 2 },
+  );
+  const routingKey = fc.option(
+    fc.oneof(
+      fc.constantFrom('customer-1', 'customer-2').map((value) => ({ value, valid: true })),
+      headerValue.map((value) => ({ value, valid: value.length >= 1 && value.length <= 200 })),
+    ),
+    { nil: undefined, freq: 3 },
+  );
+  const prefer = fc.option(
+    fc.oneof(
+      fc.constantFrom('wait=0', 'wait=1', 'wait="1"', 'wait=abc', 'wait=-1', 'wait=999999', 'wait=9999999', 'respond-async, wait=1', 'return=minimal'),
+      headerValue,
+    ),
+    { nil: undefined, freq: 2 },
+  );
   // With neither header a valid body must be accepted; a reused Idempotency-Key may meet a different body (409).
   // A valid X-Routing-Key changes nothing about acceptance.
   const headers = fc.record({ idempotencyKey, prefer, routingKey }).map(({ idempotencyKey: k, prefer: p, routingKey: r }) => ({
     headers: { ...JSON_TYPE, ...(k && { 'idempotency-key': k.value }), ...(p !== undefined && { prefer: p }), ...(r && { 'x-routing-key': r.value }) },
-    expect: !(k?.valid ?? true) || !(r?.valid ?? true) || (p !== undefined && p.length > 200) ? 'reject' as const : k || p !== undefined ? 'any' as const : 'accept' as const,
+    expect:
+      !(k?.valid ?? true) || !(r?.valid ?? true) || (p !== undefined && p.length > 200)
+        ? ('reject' as const)
+        : k || p !== undefined
+          ? ('any' as const)
+          : ('accept' as const),
     waits: preferredWaitSeconds(p) !== undefined,
   }));
   const plainText = validJobBody.map(({ model, inputs }) => JSON.stringify({ model, inputs }));
-  const contentType = fc.constantFrom('text/plain', 'application/x-www-form-urlencoded', 'application/octet-stream', 'application/xml', 'application/jsonx', 'json', 'application', '*/*', 'multipart/form-data; boundary=x', 'x'.repeat(1000));
+  const contentType = fc.constantFrom(
+    'text/plain',
+    'application/x-www-form-urlencoded',
+    'application/octet-stream',
+    'application/xml',
+    'application/jsonx',
+    'json',
+    'application',
+    '*/*',
+    'multipart/form-data; boundary=x',
+    'x'.repeat(1000),
+  );
   return fc.oneof(
-    { arbitrary: fc.tuple(validJobBody, headers).map(([body, h]): FuzzCase => ({ method: 'POST', url: '/v1/jobs', headers: h.headers, payload: toJsonText(body), expect: h.expect, as: 'fuzzer', waits: h.waits, label: 'valid body' })), weight: 20 },
+    {
+      arbitrary: fc
+        .tuple(validJobBody, headers)
+        .map(([body, h]): FuzzCase => ({
+          method: 'POST',
+          url: '/v1/jobs',
+          headers: h.headers,
+          payload: toJsonText(body),
+          expect: h.expect,
+          as: 'fuzzer',
+          waits: h.waits,
+          label: 'valid body',
+        })),
+      weight: 20,
+    },
     // No Prefer: wait (the route checks for a worker before it validates) and fresh keys only (a reused one may answer 409 first).
-    { arbitrary: fc.tuple(invalidJobBody, fc.option(fc.uuid(), { nil: undefined, freq: 2 })).map(([{ what, body }, key]): FuzzCase => ({
-      method: 'POST', url: '/v1/jobs', headers: { ...JSON_TYPE, ...(key && { 'idempotency-key': key }) }, payload: toJsonText(body), expect: 'reject', as: 'fuzzer', label: `invalid ${what}`,
-    })), weight: 80 },
-    { arbitrary: brokenJsonText(plainText).map((payload): FuzzCase => ({ method: 'POST', url: '/v1/jobs', headers: JSON_TYPE, payload, expect: 'reject', as: 'fuzzer', label: 'broken JSON' })), weight: 20 },
-    { arbitrary: fc.tuple(plainText, contentType).map(([payload, type]): FuzzCase => ({ method: 'POST', url: '/v1/jobs', headers: { 'content-type': type }, payload, expect: 'reject', as: 'fuzzer', label: `content type ${type.slice(0, 40)}` })), weight: 10 },
-    { arbitrary: fc.constant<FuzzCase>({ method: 'POST', url: '/v1/jobs', headers: JSON_TYPE, payload: OVERSIZED_BODY, expect: 'reject', as: 'fuzzer', label: 'body over the limit' }), weight: 1 },
+    {
+      arbitrary: fc.tuple(invalidJobBody, fc.option(fc.uuid(), { nil: undefined, freq: 2 })).map(([{ what, body }, key]): FuzzCase => ({
+        method: 'POST',
+        url: '/v1/jobs',
+        headers: { ...JSON_TYPE, ...(key && { 'idempotency-key': key }) },
+        payload: toJsonText(body),
+        expect: 'reject',
+        as: 'fuzzer',
+        label: `invalid ${what}`,
+      })),
+      weight: 80,
+    },
+    {
+      arbitrary: brokenJsonText(plainText).map((payload): FuzzCase => ({
+        method: 'POST',
+        url: '/v1/jobs',
+        headers: JSON_TYPE,
+        payload,
+        expect: 'reject',
+        as: 'fuzzer',
+        label: 'broken JSON',
+      })),
+      weight: 20,
+    },
+    {
+      arbitrary: fc
+        .tuple(plainText, contentType)
+        .map(([payload, type]): FuzzCase => ({
+          method: 'POST',
+          url: '/v1/jobs',
+          headers: { 'content-type': type },
+          payload,
+          expect: 'reject',
+          as: 'fuzzer',
+          label: `content type ${type.slice(0, 40)}`,
+        })),
+      weight: 10,
+    },
+    {
+      arbitrary: fc.constant<FuzzCase>({
+        method: 'POST',
+        url: '/v1/jobs',
+        headers: JSON_TYPE,
+        payload: OVERSIZED_BODY,
+        expect: 'reject',
+        as: 'fuzzer',
+        label: 'body over the limit',
+      }),
+      weight: 1,
+    },
   );
 };
 
-const byId = (method: string, suffix: string, extra: fc.Arbitrary<{ qs: string; refused: boolean }> = fc.constant({ qs: '', refused: false })): Gen => (w) =>
-  fc.tuple(jobId(w), extra, method === 'POST' ? strayBody : fc.constant({ payload: undefined, headers: {}, ok: true })).map(([id, q, body]): FuzzCase => ({
-    method, url: `/v1/jobs/${id.segment}${suffix}${q.qs}`, headers: body.headers, payload: body.payload,
-    expect: id.own && !q.refused && body.ok ? 'any' : 'reject', as: 'fuzzer', label: id.own ? 'own job' : 'not own job',
-  }));
+const byId =
+  (method: string, suffix: string, extra: fc.Arbitrary<{ qs: string; refused: boolean }> = fc.constant({ qs: '', refused: false })): Gen =>
+  (w) =>
+    fc.tuple(jobId(w), extra, method === 'POST' ? strayBody : fc.constant({ payload: undefined, headers: {}, ok: true })).map(([id, q, body]): FuzzCase => ({
+      method,
+      url: `/v1/jobs/${id.segment}${suffix}${q.qs}`,
+      headers: body.headers,
+      payload: body.payload,
+      expect: id.own && !q.refused && body.ok ? 'any' : 'reject',
+      as: 'fuzzer',
+      label: id.own ? 'own job' : 'not own job',
+    }));
 
 /**
  * GET /v1/jobs/:id/events streams until the job ends, and no worker runs while fuzzing: only requests
  * answered at once are made (ids that are not the fuzzer's, or its own with a Last-Event-ID that is no event id).
  */
-const jobEvents: Gen = (w) => fc.oneof(
-  jobId(w).filter((id) => !id.own).map((id) => get(`/v1/jobs/${id.segment}/events`, 'reject', 'not own job')),
-  fc.tuple(fc.constantFrom(...w.ownJobIds), fc.oneof(headerValue, fc.constantFrom('-1', '1.5', '1e3', '0x1', '1234567890', 'NaN', '')))
-    .filter(([, v]) => !/^[0-9]{1,9}$/.test(v.trim()))
-    .map(([id, v]): FuzzCase => ({ method: 'GET', url: `/v1/jobs/${id}/events`, headers: { 'last-event-id': v }, expect: 'reject', as: 'fuzzer', label: 'bad Last-Event-ID' })),
-);
+const jobEvents: Gen = (w) =>
+  fc.oneof(
+    jobId(w)
+      .filter((id) => !id.own)
+      .map((id) => get(`/v1/jobs/${id.segment}/events`, 'reject', 'not own job')),
+    fc
+      .tuple(fc.constantFrom(...w.ownJobIds), fc.oneof(headerValue, fc.constantFrom('-1', '1.5', '1e3', '0x1', '1234567890', 'NaN', '')))
+      .filter(([, v]) => !/^[0-9]{1,9}$/.test(v.trim()))
+      .map(([id, v]): FuzzCase => ({
+        method: 'GET',
+        url: `/v1/jobs/${id}/events`,
+        headers: { 'last-event-id': v },
+        expect: 'reject',
+        as: 'fuzzer',
+        label: 'bad Last-Event-ID',
+      })),
+  );
 
 /** Own jobs have one input, so only index 0 of `inputs` (however Ajv reads it) may succeed. */
-const tensorRoute = (kind: 'inputs' | 'outputs'): Gen => (w) => fc.tuple(jobId(w), fc.oneof(fc.constantFrom('0', '1', '63', '-1', '64', '1.5', '1e3', '0x1', '01', ' ', 'NaN', 'Infinity', '-Infinity', '1e999'), hostileString, badNumber.map(String)))
-  .map(([id, index]): FuzzCase => ({
-    method: 'GET', url: `/v1/jobs/${id.segment}/${kind}/${percentEncode(index)}`, headers: {},
-    expect: id.own && kind === 'inputs' && coercedInteger(index) === 0 ? 'any' : 'reject', as: 'fuzzer', label: `${kind} ${index}`,
-  }));
+const tensorRoute =
+  (kind: 'inputs' | 'outputs'): Gen =>
+  (w) =>
+    fc
+      .tuple(
+        jobId(w),
+        fc.oneof(
+          fc.constantFrom('0', '1', '63', '-1', '64', '1.5', '1e3', '0x1', '01', ' ', 'NaN', 'Infinity', '-Infinity', '1e999'),
+          hostileString,
+          badNumber.map(String),
+        ),
+      )
+      .map(([id, index]): FuzzCase => ({
+        method: 'GET',
+        url: `/v1/jobs/${id.segment}/${kind}/${percentEncode(index)}`,
+        headers: {},
+        expect: id.own && kind === 'inputs' && coercedInteger(index) === 0 ? 'any' : 'reject',
+        as: 'fuzzer',
+        label: `${kind} ${index}`,
+      }));
 
 /** A route that takes no input: junk query strings are ignored, so it may always succeed. */
-const noInput = (url: string): Gen => () => fc.option(fc.tuple(hostileString, queryValue), { nil: undefined })
-  .map((extra) => get(`${url}${extra ? `?${new URLSearchParams([extra]).toString()}` : ''}`, 'any', 'no input'));
+const noInput =
+  (url: string): Gen =>
+  () =>
+    fc
+      .option(fc.tuple(hostileString, queryValue), { nil: undefined })
+      .map((extra) => get(`${url}${extra ? `?${new URLSearchParams([extra]).toString()}` : ''}`, 'any', 'no input'));
 
 /** Admin-only routes: refused for the fuzzing key; with the admin key, their inputs are fuzzed. */
-const adminOnly = (gen: (w: FuzzWorld) => fc.Arbitrary<Omit<FuzzCase, 'as'>>): Gen => (w) => fc.tuple(gen(w), fc.boolean())
-  .map(([c, asAdmin]): FuzzCase => (asAdmin ? { ...c, as: 'admin' } : { ...c, as: 'fuzzer', expect: 'reject', label: `${c.label} without admin` }));
+const adminOnly =
+  (gen: (w: FuzzWorld) => fc.Arbitrary<Omit<FuzzCase, 'as'>>): Gen =>
+  (w) =>
+    fc
+      .tuple(gen(w), fc.boolean())
+      .map(([c, asAdmin]): FuzzCase => (asAdmin ? { ...c, as: 'admin' } : { ...c, as: 'fuzzer', expect: 'reject', label: `${c.label} without admin` }));
 
 /** POST /v1/keys bodies: valid ones (a new non-admin key) and ones with one bad field. */
 const keyBody = fc.oneof(
-  fc.record({
-    name: fc.string({ unit: 'binary', minLength: 1, maxLength: 100 }).filter((s) => !s.includes('\u0000')),
-    scopes: fc.option(fc.uniqueArray(fc.constantFrom(...SCOPES.filter((s) => s !== 'admin'))), { nil: undefined }),
-    weight: fc.option(fc.oneof(fc.constantFrom(1, 1000), fc.integer({ min: 1, max: 1000 })), { nil: undefined }),
-  })
+  fc
+    .record({
+      name: fc.string({ unit: 'binary', minLength: 1, maxLength: 100 }).filter((s) => !s.includes('\u0000')),
+      scopes: fc.option(fc.uniqueArray(fc.constantFrom(...SCOPES.filter((s) => s !== 'admin'))), { nil: undefined }),
+      weight: fc.option(fc.oneof(fc.constantFrom(1, 1000), fc.integer({ min: 1, max: 1000 })), { nil: undefined }),
+    })
     .map((b) => ({ payload: JSON.stringify(b), ok: true })),
-  fc.oneof(
-    fc.constantFrom<unknown>('', 'x'.repeat(101), '\u0000', 'a\u0000', '\ud800', 'x\udfff', {}, [], null).map((name) => ({ name })),
-    fc.oneof(fc.constantFrom<unknown>(['root'], 'admin', ['jobs:read', 'jobs:read'], null, [1], {}), fc.array(hostileString, { minLength: 1, maxLength: 3 })).map((scopes) => ({ name: 'k', scopes })),
-    fc.oneof(badNumber, fc.constantFrom<unknown>(0, 10_000_001, 'x')).map((rateLimitPerMin) => ({ name: 'k', rateLimitPerMin })),
-    fc.oneof(badNumber, fc.constantFrom<unknown>(0, 1001, 'x', '0', null)).map((weight) => ({ name: 'k', weight })),
-  ).map((b) => ({ payload: toJsonText(b), ok: false })),
+  fc
+    .oneof(
+      fc.constantFrom<unknown>('', 'x'.repeat(101), '\u0000', 'a\u0000', '\ud800', 'x\udfff', {}, [], null).map((name) => ({ name })),
+      fc
+        .oneof(fc.constantFrom<unknown>(['root'], 'admin', ['jobs:read', 'jobs:read'], null, [1], {}), fc.array(hostileString, { minLength: 1, maxLength: 3 }))
+        .map((scopes) => ({ name: 'k', scopes })),
+      fc.oneof(badNumber, fc.constantFrom<unknown>(0, 10_000_001, 'x')).map((rateLimitPerMin) => ({ name: 'k', rateLimitPerMin })),
+      fc.oneof(badNumber, fc.constantFrom<unknown>(0, 1001, 'x', '0', null)).map((weight) => ({ name: 'k', weight })),
+    )
+    .map((b) => ({ payload: toJsonText(b), ok: false })),
   fc.constantFrom('{', '[]', 'null', '{"name":"x","extra":1}', '{"name":"x","__proto__":{"admin":true}}').map((payload) => ({ payload, ok: false })),
 );
 
 /** A v2 model path: registered names and versions may succeed, hostile or unknown ones must be refused. */
-const v2Model = (w: FuzzWorld) => fc.oneof(
-  { arbitrary: fc.constantFrom('mlp', 'transformer', w.otherModelName, 'mlp/versions/1', 'transformer/versions/1').map((path) => ({ path, known: true })), weight: 3 },
-  fc.constantFrom('nope', 'mlp/versions/0', 'mlp/versions/99', 'mlp/versions/01', 'mlp/versions/1.5', 'mlp/versions/-1', 'MLP').map((path) => ({ path, known: false })),
-  fc.tuple(pathSegment(hostileString), fc.boolean()).map(([s, versioned]) => ({ path: versioned ? `mlp/versions/${s}` : s, known: false })),
-);
+const v2Model = (w: FuzzWorld) =>
+  fc.oneof(
+    {
+      arbitrary: fc.constantFrom('mlp', 'transformer', w.otherModelName, 'mlp/versions/1', 'transformer/versions/1').map((path) => ({ path, known: true })),
+      weight: 3,
+    },
+    fc
+      .constantFrom('nope', 'mlp/versions/0', 'mlp/versions/99', 'mlp/versions/01', 'mlp/versions/1.5', 'mlp/versions/-1', 'MLP')
+      .map((path) => ({ path, known: false })),
+    fc.tuple(pathSegment(hostileString), fc.boolean()).map(([s, versioned]) => ({ path: versioned ? `mlp/versions/${s}` : s, known: false })),
+  );
 
 /** GET /v2/models/… routes; `ready` answers 503 MODEL_UNAVAILABLE while no worker runs, as an infer does. */
-const v2ModelGet = (suffix: string, waits: boolean, versioned: boolean): Gen => (w) => v2Model(w)
-  .filter(({ path }) => path.includes('/versions/') === versioned)
-  .map(({ path, known }): FuzzCase => ({ ...get(`/v2/models/${path}${suffix}`, known ? (waits ? 'any' : 'accept') : 'reject', known ? 'registered model' : 'unknown model'), waits }));
+const v2ModelGet =
+  (suffix: string, waits: boolean, versioned: boolean): Gen =>
+  (w) =>
+    v2Model(w)
+      .filter(({ path }) => path.includes('/versions/') === versioned)
+      .map(({ path, known }): FuzzCase => ({
+        ...get(`/v2/models/${path}${suffix}`, known ? (waits ? 'any' : 'accept') : 'reject', known ? 'registered model' : 'unknown model'),
+        waits,
+      }));
 
 /** POST /v2/models/…/infer: the job bodies as v2 bodies. No worker runs while fuzzing, so a valid one gets 503 MODEL_UNAVAILABLE. */
-const v2Infer = (versioned: boolean): Gen => (w) => {
-  const url = (model: string) => `/v2/models/${model.replace(':', '/versions/')}/infer`;
-  // A mutated model that is no reference is sent to mlp: the body is what is being fuzzed.
-  const path = (ref: unknown) => { const model = typeof ref === 'string' && /^[a-z0-9._-]+(:\d+)?$/.test(ref) ? ref : 'mlp'; return versioned ? (model.includes(':') ? model : `${model}:1`) : model.split(':')[0]!; };
-  const post = (u: string, payload: string | Buffer, expect: FuzzCase['expect'], label: string): FuzzCase => ({ method: 'POST', url: u, headers: JSON_TYPE, payload, expect, as: 'fuzzer', waits: true, label });
-  return fc.oneof(
-    { arbitrary: fc.tuple(validJobBody, fc.option(fc.record({ id: hostileString, priority: fc.constantFrom(...PRIORITIES) }), { nil: undefined })).map(([b, extra]) => post(
-      url(path(b.model)), toJsonText({ inputs: b.inputs, ...(extra && { id: extra.id, parameters: { priority: extra.priority, binary_data_output: false } }) }), 'any', 'valid v2 body')), weight: 10 },
-    { arbitrary: invalidJobBody.map(({ what, body }) => post(url(path(body.model)), toJsonText({ ...body, model: undefined }), 'reject', `v2 ${what}`)), weight: 20 },
-    { arbitrary: fc.tuple(validJobBody, fc.constantFrom<Record<string, unknown>>(
-      { outputs: [{ name: 'nope' }] }, { outputs: [{}] }, { outputs: 'logits' }, { parameters: { priority: 'urgent' } }, { parameters: 1 }, { id: 1 }, { id: 'x'.repeat(257) }, { extra: true },
-    )).map(([b, bad]) => post(url(path(b.model)), toJsonText({ inputs: b.inputs, ...bad }), 'reject', `bad v2 field ${Object.keys(bad)[0]}`)), weight: 5 },
-    { arbitrary: fc.tuple(v2Model(w), validJobBody).filter(([m]) => !m.known).map(([m, b]) => post(`/v2/models/${m.path}/infer`, toJsonText({ inputs: b.inputs }), 'reject', 'unknown model')), weight: 3 },
-    { arbitrary: brokenJsonText(validJobBody.map((b) => JSON.stringify({ inputs: b.inputs }))).map((payload) => post(url(versioned ? 'mlp:1' : 'mlp'), payload, 'reject', 'broken JSON')), weight: 3 },
-  );
-};
+const v2Infer =
+  (versioned: boolean): Gen =>
+  (w) => {
+    const url = (model: string) => `/v2/models/${model.replace(':', '/versions/')}/infer`;
+    // A mutated model that is no reference is sent to mlp: the body is what is being fuzzed.
+    const path = (ref: unknown) => {
+      const model = typeof ref === 'string' && /^[a-z0-9._-]+(:\d+)?$/.test(ref) ? ref : 'mlp';
+      return versioned ? (model.includes(':') ? model : `${model}:1`) : model.split(':')[0]!;
+    };
+    const post = (u: string, payload: string | Buffer, expect: FuzzCase['expect'], label: string): FuzzCase => ({
+      method: 'POST',
+      url: u,
+      headers: JSON_TYPE,
+      payload,
+      expect,
+      as: 'fuzzer',
+      waits: true,
+      label,
+    });
+    return fc.oneof(
+      {
+        arbitrary: fc
+          .tuple(validJobBody, fc.option(fc.record({ id: hostileString, priority: fc.constantFrom(...PRIORITIES) }), { nil: undefined }))
+          .map(([b, extra]) =>
+            post(
+              url(path(b.model)),
+              toJsonText({ inputs: b.inputs, ...(extra && { id: extra.id, parameters: { priority: extra.priority, binary_data_output: false } }) }),
+              'any',
+              'valid v2 body',
+            ),
+          ),
+        weight: 10,
+      },
+      {
+        arbitrary: invalidJobBody.map(({ what, body }) => post(url(path(body.model)), toJsonText({ ...body, model: undefined }), 'reject', `v2 ${what}`)),
+        weight: 20,
+      },
+      {
+        arbitrary: fc
+          .tuple(
+            validJobBody,
+            fc.constantFrom<Record<string, unknown>>(
+              { outputs: [{ name: 'nope' }] },
+              { outputs: [{}] },
+              { outputs: 'logits' },
+              { parameters: { priority: 'urgent' } },
+              { parameters: 1 },
+              { id: 1 },
+              { id: 'x'.repeat(257) },
+              { extra: true },
+            ),
+          )
+          .map(([b, bad]) => post(url(path(b.model)), toJsonText({ inputs: b.inputs, ...bad }), 'reject', `bad v2 field ${Object.keys(bad)[0]}`)),
+        weight: 5,
+      },
+      {
+        arbitrary: fc
+          .tuple(v2Model(w), validJobBody)
+          .filter(([m]) => !m.known)
+          .map(([m, b]) => post(`/v2/models/${m.path}/infer`, toJsonText({ inputs: b.inputs }), 'reject', 'unknown model')),
+        weight: 3,
+      },
+      {
+        arbitrary: brokenJsonText(validJobBody.map((b) => JSON.stringify({ inputs: b.inputs }))).map((payload) =>
+          post(url(versioned ? 'mlp:1' : 'mlp'), payload, 'reject', 'broken JSON'),
+        ),
+        weight: 3,
+      },
+    );
+  };
 
 /**
  * PUT /v1/models/:name/routing. Only version 1 of mlp, transformer and the
@@ -238,13 +465,24 @@ const v2Infer = (versioned: boolean): Gen => (w) => {
  * those names keep running on a registered version while the fuzzing goes on).
  */
 const putRouting: Gen = (w) => {
-  const put = (name: string, payload: string | Buffer | undefined, expect: FuzzCase['expect'], label: string, headers: Record<string, string> = JSON_TYPE): FuzzCase =>
-    ({ method: 'PUT', url: `/v1/models/${name}/routing`, headers, payload, expect, as: 'fuzzer', label });
+  const put = (
+    name: string,
+    payload: string | Buffer | undefined,
+    expect: FuzzCase['expect'],
+    label: string,
+    headers: Record<string, string> = JSON_TYPE,
+  ): FuzzCase => ({ method: 'PUT', url: `/v1/models/${name}/routing`, headers, payload, expect, as: 'fuzzer', label });
   const known = fc.constantFrom('mlp', 'transformer', w.otherModelName);
   const weight = fc.integer({ min: 1, max: 1_000_000 });
   const badTable = fc.oneof(
     fc.constant({ what: 'all weights zero', versions: [{ version: 1, weight: 0 }] as unknown }),
-    weight.map((wt) => ({ what: 'duplicate version', versions: [{ version: 1, weight: wt }, { version: 1, weight: wt }] })),
+    weight.map((wt) => ({
+      what: 'duplicate version',
+      versions: [
+        { version: 1, weight: wt },
+        { version: 1, weight: wt },
+      ],
+    })),
     fc.integer({ min: 50, max: 999_999_999 }).map((version) => ({ what: 'unknown version', versions: [{ version, weight: 1 }] })),
     fc.constantFrom(-1, 1.5, 1_000_001, 1e999, 'abc', [], {}).map((bad) => ({ what: `weight ${String(bad)}`, versions: [{ version: 1, weight: bad }] })),
     fc.constantFrom(0, -1, 1.5, 1_000_000_000, 'abc', [], {}).map((bad) => ({ what: `version ${String(bad)}`, versions: [{ version: bad, weight: 1 }] })),
@@ -254,16 +492,48 @@ const putRouting: Gen = (w) => {
     fc.constantFrom<unknown>(null, 1, 'x', { version: 1, weight: 1 }).map((versions) => ({ what: 'versions not a list', versions })),
   );
   return fc.oneof(
-    { arbitrary: fc.tuple(known, fc.option(weight, { nil: undefined })).map(([name, wt]) => put(name, JSON.stringify({ versions: wt === undefined ? [] : [{ version: 1, weight: wt }] }), 'accept', 'valid table')), weight: 5 },
+    {
+      arbitrary: fc
+        .tuple(known, fc.option(weight, { nil: undefined }))
+        .map(([name, wt]) => put(name, JSON.stringify({ versions: wt === undefined ? [] : [{ version: 1, weight: wt }] }), 'accept', 'valid table')),
+      weight: 5,
+    },
     { arbitrary: fc.tuple(known, badTable).map(([name, { what, versions }]) => put(name, toJsonText({ versions }), 'reject', what)), weight: 10 },
     { arbitrary: known.map((name) => put(name, JSON.stringify({ versions: [], note: 'x' }), 'reject', 'unknown body field')), weight: 1 },
-    { arbitrary: fc.tuple(fc.oneof(fc.constantFrom('nope', 'mlp:1', 'MLP'), pathSegment(hostileString)), weight).map(([name, wt]) => put(name, JSON.stringify({ versions: [{ version: 1, weight: wt }] }), 'reject', 'unknown or hostile model')), weight: 3 },
+    {
+      arbitrary: fc
+        .tuple(fc.oneof(fc.constantFrom('nope', 'mlp:1', 'MLP'), pathSegment(hostileString)), weight)
+        .map(([name, wt]) => put(name, JSON.stringify({ versions: [{ version: 1, weight: wt }] }), 'reject', 'unknown or hostile model')),
+      weight: 3,
+    },
     // Coerced types (true → 1, null → 0) may pass: the server decides, but never with a 5xx.
-    { arbitrary: fc.tuple(known, fc.jsonValue({ maxDepth: 3 })).map(([name, body]) => put(name, JSON.stringify(body) ?? 'null', 'any', 'any JSON')), weight: 3 },
-    { arbitrary: fc.tuple(known, fc.constantFrom('', '{', '{"versions":', '{"versions":[{"version":1,"weight":1}', "{'versions':[]}", '{"versions":[]}x', '{"versions":[{"version":01,"weight":1}]}'))
-      .map(([name, payload]) => put(name, payload, 'reject', 'broken JSON')), weight: 2 },
-    { arbitrary: fc.tuple(known, fc.constantFrom('text/plain', 'application/xml', 'multipart/form-data; boundary=x'))
-      .map(([name, type]) => put(name, '{"versions":[]}', 'reject', `content type ${type}`, { 'content-type': type })), weight: 1 },
+    {
+      arbitrary: fc.tuple(known, fc.jsonValue({ maxDepth: 3 })).map(([name, body]) => put(name, JSON.stringify(body) ?? 'null', 'any', 'any JSON')),
+      weight: 3,
+    },
+    {
+      arbitrary: fc
+        .tuple(
+          known,
+          fc.constantFrom(
+            '',
+            '{',
+            '{"versions":',
+            '{"versions":[{"version":1,"weight":1}',
+            "{'versions':[]}",
+            '{"versions":[]}x',
+            '{"versions":[{"version":01,"weight":1}]}',
+          ),
+        )
+        .map(([name, payload]) => put(name, payload, 'reject', 'broken JSON')),
+      weight: 2,
+    },
+    {
+      arbitrary: fc
+        .tuple(known, fc.constantFrom('text/plain', 'application/xml', 'multipart/form-data; boundary=x'))
+        .map(([name, type]) => put(name, '{"versions":[]}', 'reject', `content type ${type}`, { 'content-type': type })),
+      weight: 1,
+    },
   );
 };
 
@@ -273,23 +543,44 @@ const putRouting: Gen = (w) => {
  * unknown); malformed ones must be refused before that, never with a 5xx.
  */
 const embeddings: Gen = (w) => {
-  const post = (payload: string, expect: FuzzCase['expect'], label: string, headers: Record<string, string> = JSON_TYPE): FuzzCase =>
-    ({ method: 'POST', url: '/v1/embeddings', headers, payload, expect, as: 'fuzzer', label });
+  const post = (payload: string, expect: FuzzCase['expect'], label: string, headers: Record<string, string> = JSON_TYPE): FuzzCase => ({
+    method: 'POST',
+    url: '/v1/embeddings',
+    headers,
+    payload,
+    expect,
+    as: 'fuzzer',
+    label,
+  });
   const model = fc.oneof(fc.constantFrom('mlp', 'transformer', 'transformer:1', w.otherModelName, 'nope'), hostileString);
-  const input = fc.oneof(hostileString, fc.array(hostileString, { minLength: 1, maxLength: 4 }), fc.array(fc.nat(2_000), { minLength: 1, maxLength: 8 }), fc.array(fc.array(fc.nat(2_000), { minLength: 1, maxLength: 4 }), { minLength: 1, maxLength: 3 }));
+  const input = fc.oneof(
+    hostileString,
+    fc.array(hostileString, { minLength: 1, maxLength: 4 }),
+    fc.array(fc.nat(2_000), { minLength: 1, maxLength: 8 }),
+    fc.array(fc.array(fc.nat(2_000), { minLength: 1, maxLength: 4 }), { minLength: 1, maxLength: 3 }),
+  );
   const bad = fc.oneof(
     fc.constant({ what: 'no input', body: { model: 'transformer' } as unknown }),
     fc.constant({ what: 'empty list', body: { model: 'transformer', input: [] } }),
-    fc.constantFrom<unknown>(1, null, true, [[]], [-1], [1.5], ['a', 1], [[1], 'a'], { text: 'a' }).map((bad) => ({ what: `input ${JSON.stringify(bad)}`, body: { model: 'transformer', input: bad } })),
-    fc.constantFrom<unknown>('int8', 1, null).map((bad) => ({ what: `encoding_format ${String(bad)}`, body: { model: 'transformer', input: 'a', encoding_format: bad } })),
-    fc.constantFrom<unknown>(0, -1, 1.5, 1e999, 'x').map((bad) => ({ what: `dimensions ${String(bad)}`, body: { model: 'transformer', input: 'a', dimensions: bad } })),
+    fc
+      .constantFrom<unknown>(1, null, true, [[]], [-1], [1.5], ['a', 1], [[1], 'a'], { text: 'a' })
+      .map((bad) => ({ what: `input ${JSON.stringify(bad)}`, body: { model: 'transformer', input: bad } })),
+    fc
+      .constantFrom<unknown>('int8', 1, null)
+      .map((bad) => ({ what: `encoding_format ${String(bad)}`, body: { model: 'transformer', input: 'a', encoding_format: bad } })),
+    fc
+      .constantFrom<unknown>(0, -1, 1.5, 1e999, 'x')
+      .map((bad) => ({ what: `dimensions ${String(bad)}`, body: { model: 'transformer', input: 'a', dimensions: bad } })),
     fc.constant({ what: 'unknown field', body: { model: 'transformer', input: 'a', temperature: 1 } }),
   );
   return fc.oneof(
     { arbitrary: fc.tuple(model, input).map(([m, i]) => post(toJsonText({ model: m, input: i }), 'reject', 'not an embedding model')), weight: 5 },
     { arbitrary: bad.map(({ what, body }) => post(toJsonText(body), 'reject', what)), weight: 5 },
     { arbitrary: fc.jsonValue({ maxDepth: 3 }).map((body) => post(JSON.stringify(body) ?? 'null', 'reject', 'any JSON')), weight: 2 },
-    { arbitrary: fc.constantFrom('', '{', '{"model":"transformer","input":', "{'input':'a'}").map((payload) => post(payload, 'reject', 'broken JSON')), weight: 1 },
+    {
+      arbitrary: fc.constantFrom('', '{', '{"model":"transformer","input":', "{'input':'a'}").map((payload) => post(payload, 'reject', 'broken JSON')),
+      weight: 1,
+    },
   );
 };
 
@@ -297,44 +588,94 @@ const embeddings: Gen = (w) => {
 export const ROUTE_FUZZERS: Record<string, Gen> = {
   'POST /v1/jobs': submitJob,
   'GET /v1/jobs/:id': byId('GET', '', query({ encoding: enumParam(['json', 'base64']) }, true)),
-  'GET /v1/jobs': () => query({
-    status: enumParam(JOB_STATUSES), priority: enumParam(PRIORITIES), model: { ok: hostileString, bad: fc.constant('m'.repeat(201)) },
-    createdAfter: dateParam, createdBefore: dateParam, limit: intParam(1, 500), cursor: cursorParam,
-  }, false).map(({ qs, refused }) => get(`/v1/jobs${qs}`, refused ? 'reject' : 'any', 'list')),
+  'GET /v1/jobs': () =>
+    query(
+      {
+        status: enumParam(JOB_STATUSES),
+        priority: enumParam(PRIORITIES),
+        model: { ok: hostileString, bad: fc.constant('m'.repeat(201)) },
+        createdAfter: dateParam,
+        createdBefore: dateParam,
+        limit: intParam(1, 500),
+        cursor: cursorParam,
+      },
+      false,
+    ).map(({ qs, refused }) => get(`/v1/jobs${qs}`, refused ? 'reject' : 'any', 'list')),
   'POST /v1/jobs/:id/cancel': byId('POST', '/cancel'),
   'POST /v1/jobs/:id/retry': byId('POST', '/retry'),
   'GET /v1/jobs/:id/inputs/:index': tensorRoute('inputs'),
   'GET /v1/jobs/:id/outputs/:index': tensorRoute('outputs'),
   'GET /v1/jobs/:id/webhook-deliveries': byId('GET', '/webhook-deliveries'),
   'GET /v1/jobs/:id/events': jobEvents,
-  'POST /v1/models': (w) => modelUpload(w.modelBytes, fc.constantFrom('fuzz-model', 'fuzz.model_2', w.otherModelName)).map((u): FuzzCase => ({
-    method: 'POST', url: '/v1/models', headers: { 'content-type': u.contentType }, payload: u.payload, expect: u.expect, as: 'fuzzer', label: u.label,
-  })),
+  'POST /v1/models': (w) =>
+    modelUpload(w.modelBytes, fc.constantFrom('fuzz-model', 'fuzz.model_2', w.otherModelName)).map((u): FuzzCase => ({
+      method: 'POST',
+      url: '/v1/models',
+      headers: { 'content-type': u.contentType },
+      payload: u.payload,
+      expect: u.expect,
+      as: 'fuzzer',
+      label: u.label,
+    })),
   'GET /v1/models': noInput('/v1/models'),
-  'GET /v1/models/:name': (w) => fc.oneof(
-    fc.constantFrom('mlp', 'transformer', w.otherModelName).map((name) => get(`/v1/models/${name}`, 'accept', 'registered model')),
-    pathSegment(hostileString).map((name) => get(`/v1/models/${name}`, 'reject', 'hostile name')),
-  ),
-  'GET /v1/models/:name/routing': (w) => fc.oneof(
-    fc.constantFrom('mlp', 'transformer', w.otherModelName).map((name) => get(`/v1/models/${name}/routing`, 'accept', 'registered model')),
-    fc.oneof(fc.constantFrom('nope', 'mlp:1'), pathSegment(hostileString)).map((name) => get(`/v1/models/${name}/routing`, 'reject', 'unknown or hostile name')),
-  ),
+  'GET /v1/models/:name': (w) =>
+    fc.oneof(
+      fc.constantFrom('mlp', 'transformer', w.otherModelName).map((name) => get(`/v1/models/${name}`, 'accept', 'registered model')),
+      pathSegment(hostileString).map((name) => get(`/v1/models/${name}`, 'reject', 'hostile name')),
+    ),
+  'GET /v1/models/:name/routing': (w) =>
+    fc.oneof(
+      fc.constantFrom('mlp', 'transformer', w.otherModelName).map((name) => get(`/v1/models/${name}/routing`, 'accept', 'registered model')),
+      fc
+        .oneof(fc.constantFrom('nope', 'mlp:1'), pathSegment(hostileString))
+        .map((name) => get(`/v1/models/${name}/routing`, 'reject', 'unknown or hostile name')),
+    ),
   'PUT /v1/models/:name/routing': putRouting,
-  'GET /v1/models/:name/versions': (w) => fc.oneof(
-    fc.constantFrom('mlp', 'transformer', w.otherModelName).map((name) => get(`/v1/models/${name}/versions`, 'accept', 'registered model')),
-    fc.oneof(fc.constantFrom('nope', 'mlp:1'), pathSegment(hostileString)).map((name) => get(`/v1/models/${name}/versions`, 'reject', 'unknown or hostile name')),
-  ),
+  'GET /v1/models/:name/versions': (w) =>
+    fc.oneof(
+      fc.constantFrom('mlp', 'transformer', w.otherModelName).map((name) => get(`/v1/models/${name}/versions`, 'accept', 'registered model')),
+      fc
+        .oneof(fc.constantFrom('nope', 'mlp:1'), pathSegment(hostileString))
+        .map((name) => get(`/v1/models/${name}/versions`, 'reject', 'unknown or hostile name')),
+    ),
   'POST /v1/embeddings': embeddings,
-  'POST /v1/keys': adminOnly(() => keyBody.map(({ payload, ok }) => ({ method: 'POST', url: '/v1/keys', headers: JSON_TYPE, payload, expect: ok ? 'accept' : 'reject', label: 'create key' }))),
+  'POST /v1/keys': adminOnly(() =>
+    keyBody.map(({ payload, ok }) => ({ method: 'POST', url: '/v1/keys', headers: JSON_TYPE, payload, expect: ok ? 'accept' : 'reject', label: 'create key' })),
+  ),
   'GET /v1/keys': adminOnly(noInput('/v1/keys')),
-  'POST /v1/keys/:id/revoke': adminOnly(() => fc.tuple(pathSegment(fakeId), strayBody).map(([id, body]) => ({ method: 'POST', url: `/v1/keys/${id}/revoke`, headers: body.headers, payload: body.payload, expect: 'reject' as const, label: 'revoke unknown key' }))),
-  'GET /v1/audit': adminOnly(() => query({ limit: intParam(1, 500), cursor: cursorParam }, false).map(({ qs, refused }) => ({ method: 'GET', url: `/v1/audit${qs}`, headers: {}, expect: refused ? 'reject' as const : 'any' as const, label: 'audit' }))),
-  'GET /v1/batches/:id': adminOnly(() => pathSegment(fakeId).map((id) => ({ method: 'GET', url: `/v1/batches/${id}`, headers: {}, expect: 'reject' as const, label: 'unknown batch' }))),
+  'POST /v1/keys/:id/revoke': adminOnly(() =>
+    fc
+      .tuple(pathSegment(fakeId), strayBody)
+      .map(([id, body]) => ({
+        method: 'POST',
+        url: `/v1/keys/${id}/revoke`,
+        headers: body.headers,
+        payload: body.payload,
+        expect: 'reject' as const,
+        label: 'revoke unknown key',
+      })),
+  ),
+  'GET /v1/audit': adminOnly(() =>
+    query({ limit: intParam(1, 500), cursor: cursorParam }, false).map(({ qs, refused }) => ({
+      method: 'GET',
+      url: `/v1/audit${qs}`,
+      headers: {},
+      expect: refused ? ('reject' as const) : ('any' as const),
+      label: 'audit',
+    })),
+  ),
+  'GET /v1/batches/:id': adminOnly(() =>
+    pathSegment(fakeId).map((id) => ({ method: 'GET', url: `/v1/batches/${id}`, headers: {}, expect: 'reject' as const, label: 'unknown batch' })),
+  ),
   // A range may be empty or backwards (400): the server decides, never with a 5xx.
-  'GET /v1/usage': () => query({ from: dateParam, to: dateParam, groupBy: enumParam(['key', 'model']) }, false).map(({ qs, refused }) => get(`/v1/usage${qs}`, refused ? 'reject' : 'any', 'usage')),
+  'GET /v1/usage': () =>
+    query({ from: dateParam, to: dateParam, groupBy: enumParam(['key', 'model']) }, false).map(({ qs, refused }) =>
+      get(`/v1/usage${qs}`, refused ? 'reject' : 'any', 'usage'),
+    ),
   'GET /v1/webhooks/secret': noInput('/v1/webhooks/secret'),
   'GET /v1/me': noInput('/v1/me'),
-  'GET /v1/stats': () => query({ windowMinutes: intParam(1, 1440) }, false).map(({ qs, refused }) => get(`/v1/stats${qs}`, refused ? 'reject' : 'accept', 'stats')),
+  'GET /v1/stats': () =>
+    query({ windowMinutes: intParam(1, 1440) }, false).map(({ qs, refused }) => get(`/v1/stats${qs}`, refused ? 'reject' : 'accept', 'stats')),
   'GET /v1/workers': noInput('/v1/workers'),
   'GET /v2/health/live': noInput('/v2/health/live'),
   'GET /v2/health/ready': noInput('/v2/health/ready'),
@@ -353,36 +694,67 @@ export const ROUTE_FUZZERS: Record<string, Gen> = {
   'GET /docs/yaml': noInput('/docs/yaml'),
   'GET /docs/static/index.html': noInput('/docs/static/index.html'),
   'GET /docs/static/swagger-initializer.js': noInput('/docs/static/swagger-initializer.js'),
-  'GET /docs/static/*': () => fc.oneof(
-    fc.constantFrom('index.css', 'swagger-ui.css', 'favicon-32x32.png', 'logo.svg').map((file) => get(`/docs/static/${file}`, 'any', 'static file')),
-    fc.constantFrom('../../../../package.json', '..%2f..%2f..%2fpackage.json', '%2e%2e/%2e%2e/package.json', '....//....//package.json', '.%00./package.json', 'index.css%00.png', '/etc/passwd', '..\\..\\package.json', 'nope.js', '')
-      .map((path) => get(`/docs/static/${path}`, path === '' ? 'any' : 'reject', 'static traversal')),
-  ),
+  'GET /docs/static/*': () =>
+    fc.oneof(
+      fc.constantFrom('index.css', 'swagger-ui.css', 'favicon-32x32.png', 'logo.svg').map((file) => get(`/docs/static/${file}`, 'any', 'static file')),
+      fc
+        .constantFrom(
+          '../../../../package.json',
+          '..%2f..%2f..%2fpackage.json',
+          '%2e%2e/%2e%2e/package.json',
+          '....//....//package.json',
+          '.%00./package.json',
+          'index.css%00.png',
+          '/etc/passwd',
+          '..\\..\\package.json',
+          'nope.js',
+          '',
+        )
+        .map((path) => get(`/docs/static/${path}`, path === '' ? 'any' : 'reject', 'static traversal')),
+    ),
   'HEAD /docs/': (w) => noInput('/docs/')(w).map((c) => ({ ...c, method: 'HEAD' })),
 };
 
 /** Requests to no route at all: unknown paths and methods. */
-export const unroutedRequest: fc.Arbitrary<FuzzCase> = fc.tuple(
-  fc.constantFrom('GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'),
-  fc.oneof(
-    fc.constantFrom('/v2/models', '/v1', '/v1/', '/v1/jobs/x/y/z', '/v1/models/mlp/versionz', '/admin', '/.env', '/v1/keys/x', '//v1/jobs'),
-    pathSegment(hostileString).map((s) => `/v1/${s}/x`),
-  ),
-).map(([method, url]) => ({ method, url, headers: {}, expect: 'reject', as: 'fuzzer', label: 'no route' }));
+export const unroutedRequest: fc.Arbitrary<FuzzCase> = fc
+  .tuple(
+    fc.constantFrom('GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'),
+    fc.oneof(
+      fc.constantFrom('/v2/models', '/v1', '/v1/', '/v1/jobs/x/y/z', '/v1/models/mlp/versionz', '/admin', '/.env', '/v1/keys/x', '//v1/jobs'),
+      pathSegment(hostileString).map((s) => `/v1/${s}/x`),
+    ),
+  )
+  .map(([method, url]) => ({ method, url, headers: {}, expect: 'reject', as: 'fuzzer', label: 'no route' }));
 
 /** Authorization headers that must not authenticate. */
-export const badAuthorization = (w: FuzzWorld): fc.Arbitrary<Record<string, string>> => fc.oneof(
-  fc.constant({}),
-  fc.constantFrom('', 'Bearer', 'Bearer ', `bearer ${w.fuzzKey}`, `Basic ${w.fuzzKey}`, `Bearer ${w.fuzzKey}x`, `Bearer ${w.fuzzKey.slice(0, -1)}`, `Bearer ${w.fuzzKey.slice(0, 16)}${'A'.repeat(w.fuzzKey.length - 16)}`, "Bearer ' OR 1=1--", `Bearer ${'x'.repeat(8_000)}`)
-    .map((authorization) => ({ authorization })),
-  headerValue.map((v) => ({ authorization: `Bearer ${v}` })),
-  headerValue.map((v) => ({ 'x-api-key': v })),
-);
+export const badAuthorization = (w: FuzzWorld): fc.Arbitrary<Record<string, string>> =>
+  fc.oneof(
+    fc.constant({}),
+    fc
+      .constantFrom(
+        '',
+        'Bearer',
+        'Bearer ',
+        `bearer ${w.fuzzKey}`,
+        `Basic ${w.fuzzKey}`,
+        `Bearer ${w.fuzzKey}x`,
+        `Bearer ${w.fuzzKey.slice(0, -1)}`,
+        `Bearer ${w.fuzzKey.slice(0, 16)}${'A'.repeat(w.fuzzKey.length - 16)}`,
+        "Bearer ' OR 1=1--",
+        `Bearer ${'x'.repeat(8_000)}`,
+      )
+      .map((authorization) => ({ authorization })),
+    headerValue.map((v) => ({ authorization: `Bearer ${v}` })),
+    headerValue.map((v) => ({ 'x-api-key': v })),
+  );
 
 /** Headers that change nothing about the answer but must not break it. */
-export const noiseHeaders: fc.Arbitrary<Record<string, string>> = fc.record({
-  'x-request-id': headerValue,
-  accept: fc.constantFrom('application/xml', '*/*', 'text/html', '', 'application/problem+json;q=0'),
-  'x-forwarded-for': fc.constantFrom('127.0.0.1', '::1', "' OR 1=1", '1.1.1.1, 2.2.2.2'),
-  'accept-encoding': fc.constantFrom('gzip', 'br', 'identity;q=0', 'x'),
-}, { requiredKeys: [] });
+export const noiseHeaders: fc.Arbitrary<Record<string, string>> = fc.record(
+  {
+    'x-request-id': headerValue,
+    accept: fc.constantFrom('application/xml', '*/*', 'text/html', '', 'application/problem+json;q=0'),
+    'x-forwarded-for': fc.constantFrom('127.0.0.1', '::1', "' OR 1=1", '1.1.1.1, 2.2.2.2'),
+    'accept-encoding': fc.constantFrom('gzip', 'br', 'identity;q=0', 'x'),
+  },
+  { requiredKeys: [] },
+);

@@ -26,7 +26,11 @@ export async function measureBareBullmq(o: BareBullmqOptions): Promise<number> {
   const worker = new Worker('bare', async () => {}, { connection, prefix, concurrency: o.concurrency, skipVersionCheck: true, autorun: false });
   try {
     let completed = 0;
-    const drained = new Promise<void>((resolve) => worker.on('completed', () => { if (++completed === o.jobs) resolve(); }));
+    const drained = new Promise<void>((resolve) =>
+      worker.on('completed', () => {
+        if (++completed === o.jobs) resolve();
+      }),
+    );
     await worker.waitUntilReady();
     void worker.run();
     const started = performance.now();

@@ -17,7 +17,10 @@ export interface RawOnnxOptions {
  * back, with nothing of inferq around it. Returns items (batch rows) per second.
  */
 export async function measureRawOnnx(o: RawOnnxOptions): Promise<number> {
-  const session = await InferenceSession.create(o.modelPath, { intraOpNumThreads: o.intraOpNumThreads, executionProviders: (o.executionProviders ?? ['cpu']) as InferenceSession.ExecutionProviderConfig[] });
+  const session = await InferenceSession.create(o.modelPath, {
+    intraOpNumThreads: o.intraOpNumThreads,
+    executionProviders: (o.executionProviders ?? ['cpu']) as InferenceSession.ExecutionProviderConfig[],
+  });
   try {
     const values = new Float32Array(o.shape.reduce((a, b) => a * b, 1)).map((_, i) => Math.sin(i));
     const feeds = { [o.input]: new Tensor('float32', values, o.shape) };

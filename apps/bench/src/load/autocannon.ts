@@ -30,13 +30,23 @@ export function runLoad(o: LoadOptions): Promise<LoadResult> {
   (globalThis as { gc?: () => void }).gc?.();
   const latenciesMs: number[] = [];
   return new Promise((resolve, reject) => {
-    const instance = autocannon({ url: o.url, method: o.method ?? 'GET', headers: o.headers, body: o.body, connections: o.connections, duration: o.durationS }, (err, result) => {
-      if (err) return reject(err);
-      if (result.non2xx > 0 || result.errors > 0) {
-        return reject(new Error(`${o.method ?? 'GET'} ${o.url}: ${result.non2xx} non-2xx (${JSON.stringify(result.statusCodeStats)}), ${result.errors} errors`));
-      }
-      resolve({ requests: latenciesMs.length, reqPerS: latenciesMs.length / result.duration, p50Ms: percentile(latenciesMs, 50), p99Ms: percentile(latenciesMs, 99) });
-    });
+    const instance = autocannon(
+      { url: o.url, method: o.method ?? 'GET', headers: o.headers, body: o.body, connections: o.connections, duration: o.durationS },
+      (err, result) => {
+        if (err) return reject(err);
+        if (result.non2xx > 0 || result.errors > 0) {
+          return reject(
+            new Error(`${o.method ?? 'GET'} ${o.url}: ${result.non2xx} non-2xx (${JSON.stringify(result.statusCodeStats)}), ${result.errors} errors`),
+          );
+        }
+        resolve({
+          requests: latenciesMs.length,
+          reqPerS: latenciesMs.length / result.duration,
+          p50Ms: percentile(latenciesMs, 50),
+          p99Ms: percentile(latenciesMs, 99),
+        });
+      },
+    );
     instance.on('response', (_client, statusCode, _bytes, responseTimeMs) => {
       if (statusCode >= 200 && statusCode < 300) latenciesMs.push(responseTimeMs);
     });

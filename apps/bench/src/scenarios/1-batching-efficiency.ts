@@ -46,8 +46,11 @@ export const batchingEfficiency: Scenario = {
     const jobs = ctx.size(30_000, 40);
     const model = demoModel('cnn');
     const rawItemsPerS = await measureRawOnnx({
-      modelPath: model.path, input: 'image', shape: [MAX_BATCH_SIZE, ...IMAGE_SHAPE.slice(1)],
-      intraOpNumThreads: INTRA_OP_THREADS, durationMs: ctx.size(5_000, 200),
+      modelPath: model.path,
+      input: 'image',
+      shape: [MAX_BATCH_SIZE, ...IMAGE_SHAPE.slice(1)],
+      intraOpNumThreads: INTRA_OP_THREADS,
+      durationMs: ctx.size(5_000, 200),
       // The device's own provider only: a ceiling that fell back to the CPU would flatter the ratio.
       executionProviders: providerCandidates(ctx.device).slice(0, 1),
     });
@@ -55,7 +58,12 @@ export const batchingEfficiency: Scenario = {
     try {
       await stack.registerModel('cnn', { maxBatchSize: String(MAX_BATCH_SIZE), maxBatchDelayMs: String(MAX_BATCH_DELAY_MS) });
       await stack.startWorker({ ...SHIPPED_WORKER_ENV, INTRA_OP_THREADS: String(INTRA_OP_THREADS), WORKER_MODELS: 'cnn', WORKER_DEVICES: ctx.device });
-      const body = base64Body('cnn', 'image', IMAGE_SHAPE, new Float32Array(3 * 32 * 32).map((_, i) => Math.sin(i)));
+      const body = base64Body(
+        'cnn',
+        'image',
+        IMAGE_SHAPE,
+        new Float32Array(3 * 32 * 32).map((_, i) => Math.sin(i)),
+      );
       // Warm-up: the model load, JIT and connection pools stay out of the measured burst.
       await runBurst(stack, ctx.size(256, 8), CONCURRENCY, body);
       const sampler = sampleWorker(stack);
@@ -84,7 +92,7 @@ export const batchingEfficiency: Scenario = {
         notes: [
           `Saturating load: ${jobs} one-image jobs submitted with ${CONCURRENCY} requests in flight; e2e is first created_at to last finished_at.`,
           `Raw: one onnxruntime-node session in the bench process running batch ${MAX_BATCH_SIZE} back to back; both sides use intraOpNumThreads ${INTRA_OP_THREADS} on device ${ctx.device} (\`--device\`).`,
-          'GPU utilisation: the worker heartbeat\'s nvidia-smi reading, sampled once a second during the burst (null on the CPU).',
+          "GPU utilisation: the worker heartbeat's nvidia-smi reading, sampled once a second during the burst (null on the CPU).",
         ],
       };
     } finally {

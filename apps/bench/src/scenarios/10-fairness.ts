@@ -40,15 +40,21 @@ export const fairness: Scenario = {
         }
         await submitJobs(stack.baseUrl, floodJobs, 64, job('normal'), keys.get('flood')!.secret);
         await stack.startWorker({ ...SHIPPED_WORKER_ENV, INTRA_OP_THREADS: '1', PRIORITY_AGING_S: fair ? String(AGING_S) : '0' });
-        const trickled = await Promise.all(TRICKLES.map((t) => submitJobsAtRate(stack.baseUrl, Math.max(1, t.ratePerS * trickleS), t.ratePerS, job(t.priority), keys.get(t.name)!.secret)));
+        const trickled = await Promise.all(
+          TRICKLES.map((t) => submitJobsAtRate(stack.baseUrl, Math.max(1, t.ratePerS * trickleS), t.ratePerS, job(t.priority), keys.get(t.name)!.secret)),
+        );
         await waitForFinished(stack.ctx.pool, floodJobs + trickled.reduce((n, r) => n + r.ids.length, 0), 300_000);
         // Only jobs submitted while the flood still had jobs waiting: what a trickle sees behind a flood, whatever the timing of the run.
         const { rows } = await stack.ctx.pool.query<{ owner: string; queue_ms: number[] }>(
           `SELECT owner_key_id AS owner, array_agg(queue_ms) AS queue_ms FROM jobs
             WHERE status = 'succeeded' AND created_at < (SELECT max(started_at) FROM jobs WHERE owner_key_id = $1)
-            GROUP BY 1`, [keys.get('flood')!.id]);
+            GROUP BY 1`,
+          [keys.get('flood')!.id],
+        );
         const waits = new Map(rows.map((r) => [r.owner, r.queue_ms]));
-        const { rows: [span] } = await stack.ctx.pool.query<{ s: number }>('SELECT extract(epoch FROM max(finished_at) - min(started_at))::float AS s FROM jobs');
+        const {
+          rows: [span],
+        } = await stack.ctx.pool.query<{ s: number }>('SELECT extract(epoch FROM max(finished_at) - min(started_at))::float AS s FROM jobs');
         return { keys, waits, drainS: span!.s };
       } finally {
         await stack.close();

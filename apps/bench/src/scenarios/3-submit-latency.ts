@@ -60,10 +60,7 @@ export const submitLatency: Scenario = {
         api_req_per_s_rounds: api.map((r) => Math.round(r.reqPerS)).join(' / '),
         bare_req_per_s_rounds: bare.map((r) => Math.round(r.reqPerS)).join(' / '),
       },
-      goals: [
-        goal('POST /v1/jobs ÷ bare route, req/s', round(ratio, 3), '>=', 0.5),
-        goal('POST /v1/jobs p99', round(apiP99, 1), '<=', 25, 'ms'),
-      ],
+      goals: [goal('POST /v1/jobs ÷ bare route, req/s', round(ratio, 3), '>=', 0.5), goal('POST /v1/jobs p99', round(apiP99, 1), '<=', 25, 'ms')],
       notes: [
         `autocannon from the bench process, ${CONNECTIONS} connections; after 1 s of warm-up each, ${rounds} rounds of ${durationS} s alternating bare and API; figures are the median round (p99: the median of the rounds' p99). Body: one MLP job, [1, 64] FP32 as base64, priority normal; no worker runs, so the queue grows.`,
         'A 202 from the API means the job row is committed in Postgres and its queue job added (group commit).',

@@ -13,14 +13,18 @@ const HIGH_JOBS_PER_S = 50;
 async function highWaitsDuringDrain(pool: Pool): Promise<number[]> {
   const { rows } = await pool.query(
     `SELECT queue_ms FROM jobs WHERE priority = 'high' AND status = 'succeeded'
-        AND created_at < (SELECT max(started_at) FROM jobs WHERE priority = 'low')`);
+        AND created_at < (SELECT max(started_at) FROM jobs WHERE priority = 'low')`,
+  );
   return rows.map((r) => r.queue_ms as number);
 }
 
 /** Low jobs per second from the first low job started to the last one finished. */
 async function lowDrain(pool: Pool): Promise<{ jobs: number; spanS: number }> {
-  const { rows: [r] } = await pool.query(
-    "SELECT count(*)::int AS n, extract(epoch FROM max(finished_at) - min(started_at))::float AS s FROM jobs WHERE priority = 'low' AND status = 'succeeded'");
+  const {
+    rows: [r],
+  } = await pool.query(
+    "SELECT count(*)::int AS n, extract(epoch FROM max(finished_at) - min(started_at))::float AS s FROM jobs WHERE priority = 'low' AND status = 'succeeded'",
+  );
   return { jobs: r.n, spanS: r.s ?? 0 };
 }
 
@@ -43,7 +47,10 @@ export const priorityIsolation: Scenario = {
       ctx.log(`  backlog of ${backlogJobs} low jobs submitted in ${backlog.elapsedS.toFixed(1)} s`);
       await stack.startWorker({ ...SHIPPED_WORKER_ENV, INTRA_OP_THREADS: '1', WORKER_MODELS: 'mlp' });
       // The stream starts once the backlog starts draining, so the model load stays out of the high jobs' waits.
-      await waitFor(async () => (await pool.query("SELECT 1 FROM jobs WHERE status = 'succeeded' LIMIT 1")).rowCount, { timeoutMs: 60_000, what: 'the backlog to start draining' });
+      await waitFor(async () => (await pool.query("SELECT 1 FROM jobs WHERE status = 'succeeded' LIMIT 1")).rowCount, {
+        timeoutMs: 60_000,
+        what: 'the backlog to start draining',
+      });
       await submitJobsAtRate(stack.baseUrl, highJobs, HIGH_JOBS_PER_S, () => high);
       await waitForFinished(pool, backlogJobs + highJobs);
       const during = await highWaitsDuringDrain(pool);

@@ -24,7 +24,8 @@ async function fillJobsTable(pool: Pool, rows: number): Promise<void> {
        FROM generate_series(1, $1::int) AS g,
             (SELECT id FROM api_keys LIMIT 1) AS k,
             LATERAL (SELECT now() - g * interval '500 ms' AS t) AS c`,
-    [rows, JSON.stringify([INPUT]), JSON.stringify([OUTPUT])]);
+    [rows, JSON.stringify([INPUT]), JSON.stringify([OUTPUT])],
+  );
   // Otherwise autovacuum wakes up for the new rows in the middle of the measurements.
   await pool.query('VACUUM ANALYZE jobs');
   // The submit runs add rows; an autovacuum waking in one measurement and not
@@ -38,10 +39,15 @@ const BENCH_TENANT = '0190a1b2-3e4f-7a5b-9c6d-7e8f9a0b1c2d';
 /** Adds `count` queue jobs carrying the payload the API enqueues, through inferq's producer (their rows are not needed: no worker runs). */
 async function enqueueJobs(producer: JobProducer, count: number): Promise<void> {
   for (let i = 0; i < count; i += ENQUEUE_CHUNK) {
-    await producer.enqueueJobs(Array.from({ length: Math.min(ENQUEUE_CHUNK, count - i) }, () => ({
-      priority: 'normal' as const,
-      jobId: randomUUID(), model: 'mlp', tenant: BENCH_TENANT, payload: { modelVersion: 1, batchKey: batchShapeKey([INPUT]), priority: 'normal' },
-    })));
+    await producer.enqueueJobs(
+      Array.from({ length: Math.min(ENQUEUE_CHUNK, count - i) }, () => ({
+        priority: 'normal' as const,
+        jobId: randomUUID(),
+        model: 'mlp',
+        tenant: BENCH_TENANT,
+        payload: { modelVersion: 1, batchKey: batchShapeKey([INPUT]), priority: 'normal' },
+      })),
+    );
   }
 }
 
@@ -77,8 +83,12 @@ async function measureAtDepth(stack: Stack, producer: JobProducer, redis: Redis,
   const get = await runLoad({ url: `${stack.baseUrl}/v1/jobs/${jobId}`, headers, connections: CONNECTIONS, durationS });
   const [memoryBefore, depthBefore] = await Promise.all([usedMemoryBytes(redis), producer.queueFor('mlp').count()]);
   const submit = await runLoad({
-    url: `${stack.baseUrl}/v1/jobs`, method: 'POST', headers: { ...headers, 'content-type': 'application/json' },
-    body: JSON.stringify(mlpJobBody('normal')), connections: CONNECTIONS, durationS,
+    url: `${stack.baseUrl}/v1/jobs`,
+    method: 'POST',
+    headers: { ...headers, 'content-type': 'application/json' },
+    body: JSON.stringify(mlpJobBody('normal')),
+    connections: CONNECTIONS,
+    durationS,
   });
   const [memoryAfter, depthAfter] = await Promise.all([usedMemoryBytes(redis), producer.queueFor('mlp').count()]);
   return { get, submit, redisBytesPerJob: (memoryAfter - memoryBefore) / (depthAfter - depthBefore) };
@@ -102,7 +112,9 @@ export const depth: Scenario = {
       await fillJobsTable(stack.ctx.pool, rows);
       const fillS = (performance.now() - started) / 1000;
       ctx.log(`  ${rows} finished jobs inserted and vacuumed in ${fillS.toFixed(1)} s`);
-      const { rows: [target] } = await stack.ctx.pool.query('SELECT id FROM jobs LIMIT 1');
+      const {
+        rows: [target],
+      } = await stack.ctx.pool.query('SELECT id FROM jobs LIMIT 1');
 
       const queue = producer.queueFor('mlp');
       const measure = () => measureAtDepth(stack, producer, redis, target.id, durationS);

@@ -22,7 +22,14 @@ export const embeddingsAndCache: Scenario = {
       await stack.startWorker({ ...SHIPPED_WORKER_ENV, WORKER_MODELS: 'encoder,mlp,mlp-cached' });
       const headers = { 'content-type': 'application/json', authorization: `Bearer ${ADMIN_KEY}` };
       const load = (path: string, body: unknown, extra: Record<string, string> = {}, seconds = durationS) =>
-        runLoad({ url: `${stack.baseUrl}${path}`, method: 'POST', headers: { ...headers, ...extra }, body: JSON.stringify(body), connections: CONNECTIONS, durationS: seconds });
+        runLoad({
+          url: `${stack.baseUrl}${path}`,
+          method: 'POST',
+          headers: { ...headers, ...extra },
+          body: JSON.stringify(body),
+          connections: CONNECTIONS,
+          durationS: seconds,
+        });
 
       const embeddingsBody = { model: 'encoder', input: TEXTS, encoding_format: 'base64' };
       await load('/v1/embeddings', embeddingsBody, {}, 1);

@@ -20,7 +20,12 @@ export const adaptiveBatching: Scenario = {
     const stack = await ctx.startStack();
     try {
       await registerModelAs(stack, 'cnn-fixed', 'cnn', { maxBatchSize: String(BEST_FIXED.maxBatchSize), maxBatchDelayMs: String(BEST_FIXED.maxBatchDelayMs) });
-      await registerModelAs(stack, 'cnn-auto', 'cnn', { maxBatchSize: '64', maxBatchDelayMs: '20', batching: 'auto', latencyTargetMs: String(LATENCY_TARGET_MS) });
+      await registerModelAs(stack, 'cnn-auto', 'cnn', {
+        maxBatchSize: '64',
+        maxBatchDelayMs: '20',
+        batching: 'auto',
+        latencyTargetMs: String(LATENCY_TARGET_MS),
+      });
       await stack.startWorker({ ...SHIPPED_WORKER_ENV, HEARTBEAT_INTERVAL_MS: '500', INTRA_OP_THREADS: '1' });
       const run = async (model: string) => {
         const body = base64Body(model, 'image', IMAGE_SHAPE, image);
@@ -36,7 +41,9 @@ export const adaptiveBatching: Scenario = {
       const workers = (await stack.request('GET', '/v1/workers')).json.items as WorkerStatus[];
       const choice = workers.flatMap((w) => w.adaptiveBatching ?? []).find((a) => a.model === 'cnn-auto');
       const ratio = auto.itemsPerS / fixed.itemsPerS;
-      ctx.log(`  fixed ${round(fixed.itemsPerS, 0)} items/s p99 ${round(fixed.p99Ms, 1)} ms; auto ${round(auto.itemsPerS, 0)} items/s p99 ${round(auto.p99Ms, 1)} ms, chose ${choice?.maxBatchSize}/${choice?.maxBatchDelayMs} ms`);
+      ctx.log(
+        `  fixed ${round(fixed.itemsPerS, 0)} items/s p99 ${round(fixed.p99Ms, 1)} ms; auto ${round(auto.itemsPerS, 0)} items/s p99 ${round(auto.p99Ms, 1)} ms, chose ${choice?.maxBatchSize}/${choice?.maxBatchDelayMs} ms`,
+      );
       return {
         id: '8',
         title: this.title,

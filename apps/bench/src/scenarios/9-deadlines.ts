@@ -17,7 +17,8 @@ export const deadlines: Scenario = {
     const jobs = ctx.size(1_200, 12);
     const image = Buffer.from(new Float32Array(3 * 32 * 32).map((_, i) => Math.sin(i)).buffer).toString('base64');
     const body = (i: number) => ({
-      model: 'cnn', inputs: [{ name: 'image', datatype: 'FP32', shape: IMAGE_SHAPE, data: image }],
+      model: 'cnn',
+      inputs: [{ name: 'image', datatype: 'FP32', shape: IMAGE_SHAPE, data: image }],
       deadline: new Date(Date.now() + DEADLINES_MS[i % DEADLINES_MS.length]!).toISOString(),
     });
     const stack = await ctx.startStack();
@@ -31,12 +32,15 @@ export const deadlines: Scenario = {
       await stack.ctx.pool.query('DELETE FROM jobs');
       await submitJobsAtRate(stack.baseUrl, jobs, JOBS_PER_S, body);
       await waitForFinished(stack.ctx.pool, jobs);
-      const { rows: [r] } = await stack.ctx.pool.query<{ hit: number; late: number; expired: number; unrun: number }>(
+      const {
+        rows: [r],
+      } = await stack.ctx.pool.query<{ hit: number; late: number; expired: number; unrun: number }>(
         `SELECT count(*) FILTER (WHERE status = 'succeeded' AND finished_at <= deadline_at)::int AS hit,
                 count(*) FILTER (WHERE status = 'succeeded' AND finished_at > deadline_at)::int AS late,
                 count(*) FILTER (WHERE status = 'expired')::int AS expired,
                 count(*) FILTER (WHERE status = 'expired' AND error_message LIKE 'cannot finish%')::int AS unrun
-           FROM jobs`);
+           FROM jobs`,
+      );
       await stack.ctx.pool.query('DELETE FROM jobs');
       return { hitRate: r!.hit / jobs, late: r!.late, expired: r!.expired, unrun: r!.unrun };
     };

@@ -12,4 +12,16 @@ import { fairness } from './10-fairness.ts';
 import { soak } from './soak.ts';
 
 /** Every scenario, in report order. */
-export const SCENARIOS: Scenario[] = [batchingEfficiency, queueOverhead, submitLatency, priorityIsolation, depth, batchSizeSweep, embeddingsAndCache, adaptiveBatching, deadlines, fairness, soak];
+export const SCENARIOS: Scenario[] = [
+  batchingEfficiency,
+  queueOverhead,
+  submitLatency,
+  priorityIsolation,
+  depth,
+  batchSizeSweep,
+  embeddingsAndCache,
+  adaptiveBatching,
+  deadlines,
+  fairness,
+  soak,
+];

@@ -61,7 +61,8 @@ export const soak: Scenario = {
       await installCompletionLog(pool);
       await stack.registerModel('mlp', { maxBatchSize: '32', maxBatchDelayMs: '2' });
       await stack.registerModel('cnn', { maxBatchSize: '16', maxBatchDelayMs: '5' });
-      const startWorker = () => stack.startWorker({ ...SHIPPED_WORKER_ENV, WORKER_LOCK_DURATION_MS: '5000', WORKER_STALLED_INTERVAL_MS: '2000', INTRA_OP_THREADS: '1' });
+      const startWorker = () =>
+        stack.startWorker({ ...SHIPPED_WORKER_ENV, WORKER_LOCK_DURATION_MS: '5000', WORKER_STALLED_INTERVAL_MS: '2000', INTRA_OP_THREADS: '1' });
       const workers: TestProcess[] = [];
       for (let i = 0; i < WORKERS; i++) workers.push(await startWorker());
 
@@ -80,9 +81,15 @@ export const soak: Scenario = {
       await new Promise((r) => setTimeout(r, Math.max(0, startedAt.getTime() + durationS * 1000 - Date.now())));
       const memoryEnd = await sampleMemory(stack, workers, redisUsed);
       const sent = await load.stop();
-      await waitFor(async () => (await pool.query("SELECT 1 FROM jobs WHERE status IN ('queued', 'running') LIMIT 1")).rowCount === 0, { timeoutMs: 300_000, intervalMs: 500, what: 'the backlog to drain' });
+      await waitFor(async () => (await pool.query("SELECT 1 FROM jobs WHERE status IN ('queued', 'running') LIMIT 1")).rowCount === 0, {
+        timeoutMs: 300_000,
+        intervalMs: 500,
+        what: 'the backlog to drain',
+      });
       const ledger = await auditJobs(pool, sent);
-      const { rows: e2e } = await pool.query<{ ms: number }>("SELECT extract(epoch FROM finished_at - created_at) * 1000 AS ms FROM jobs WHERE status = 'succeeded'");
+      const { rows: e2e } = await pool.query<{ ms: number }>(
+        "SELECT extract(epoch FROM finished_at - created_at) * 1000 AS ms FROM jobs WHERE status = 'succeeded'",
+      );
       const jobMs = e2e.map((r) => Number(r.ms));
       const series = await throughputSeries(pool, startedAt);
 
@@ -113,7 +120,15 @@ export const soak: Scenario = {
           goal('results written twice', ledger.duplicated, '<=', 0),
           goal('API resident memory, end ÷ start', memoryStart.api && memoryEnd.api ? round(memoryEnd.api / memoryStart.api, 2) : null, '<=', 1.25),
         ],
-        charts: [{ file: 'soak-throughput', title: 'Soak: jobs finished per second (a worker killed every minute)', xLabel: 'seconds since start', yLabel: 'jobs/s', series: [{ name: 'finished', points: series }] }],
+        charts: [
+          {
+            file: 'soak-throughput',
+            title: 'Soak: jobs finished per second (a worker killed every minute)',
+            xLabel: 'seconds since start',
+            yLabel: 'jobs/s',
+            series: [{ name: 'finished', points: series }],
+          },
+        ],
         notes: [
           `${RATE_PER_S} submissions/s for ${durationS} s, open loop: 7 in 10 one-row MLP jobs, 3 in 10 CNN images, priorities high/normal/normal/low in turn. ${WORKERS} workers (intraOpNumThreads 1, 5 s locks); every ${killEveryS} s the oldest is killed with SIGKILL and a new one started.`,
           'Lost: accepted (202) jobs not finished once the backlog drained. Duplicated: results written more than once (a trigger logs every write of a result) plus refused submissions recorded anyway. Rerun: jobs claimed more than once (attempts > 1), the cost of the kills.',

@@ -31,8 +31,13 @@ describe('console error helpers over InferqError', () => {
   });
 
   it('says what to check when the API cannot be reached', async () => {
-    vi.stubGlobal('fetch', vi.fn(async () => Promise.reject(new TypeError('Failed to fetch'))));
-    const err = await inferq().workers().catch((e: unknown) => e);
+    vi.stubGlobal(
+      'fetch',
+      vi.fn(async () => Promise.reject(new TypeError('Failed to fetch'))),
+    );
+    const err = await inferq()
+      .workers()
+      .catch((e: unknown) => e);
     expect(errorSummary(err)).toEqual({ title: 'Cannot reach the API', detail: 'Check that the inferq API is running and reachable.', code: 'NETWORK_ERROR' });
   });
 });
@@ -58,7 +63,10 @@ describe('the session client and the tensor download', () => {
     expect(new Uint8Array(await (await downloadTensor('/v1/jobs/j/outputs/0')).arrayBuffer())).toEqual(new Uint8Array([1, 2, 3]));
     expect(new Headers((fetchMock.mock.calls[0] as unknown as [string, RequestInit])[1].headers).get('authorization')).toBe('Bearer iq_key');
 
-    vi.stubGlobal('fetch', vi.fn(async () => json(404, { type: 'about:blank', title: 'Not found', status: 404, code: 'JOB_NOT_FOUND' })));
+    vi.stubGlobal(
+      'fetch',
+      vi.fn(async () => json(404, { type: 'about:blank', title: 'Not found', status: 404, code: 'JOB_NOT_FOUND' })),
+    );
     const err = await downloadTensor('/v1/jobs/j/outputs/0').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(InferqError);
     expect(errorSummary(err)).toMatchObject({ title: 'Not found', code: 'JOB_NOT_FOUND' });

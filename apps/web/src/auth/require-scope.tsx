@@ -15,9 +15,5 @@ const SCOPE_NEED: Record<Scope, string> = {
 export function RequireScope({ scope, children }: { scope: Scope; children: ReactNode }) {
   const { data: principal } = useMe();
   if (hasScope(principal, scope)) return children;
-  return (
-    <EmptyState title="Not available with this API key">
-      This page needs {SCOPE_NEED[scope]}. Sign in with another key to use it.
-    </EmptyState>
-  );
+  return <EmptyState title="Not available with this API key">This page needs {SCOPE_NEED[scope]}. Sign in with another key to use it.</EmptyState>;
 }

@@ -10,11 +10,14 @@ export const useApiKey = (): string | null => useSyncExternalStore(subscribeApiK
 /** Stores a key already checked with /v1/me; the cache starts empty so nothing of another key shows. */
 export function useSignIn(): (key: string, principal: Principal) => void {
   const queryClient = useQueryClient();
-  return useCallback((key, principal) => {
-    queryClient.clear();
-    queryClient.setQueryData(queryKeys.me, principal);
-    setApiKey(key);
-  }, [queryClient]);
+  return useCallback(
+    (key, principal) => {
+      queryClient.clear();
+      queryClient.setQueryData(queryKeys.me, principal);
+      setApiKey(key);
+    },
+    [queryClient],
+  );
 }
 
 export function useSignOut(): () => void {

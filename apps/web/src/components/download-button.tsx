@@ -23,7 +23,11 @@ export function DownloadButton({ path, filename, label }: DownloadButtonProps) {
       <Button size="sm" onClick={() => download.mutate()} disabled={download.isPending} aria-label={label}>
         {download.isPending ? 'Downloading…' : 'Download'}
       </Button>
-      {download.isError && <span role="alert" className="text-xs text-tone-danger">{errorSummary(download.error).title}</span>}
+      {download.isError && (
+        <span role="alert" className="text-xs text-tone-danger">
+          {errorSummary(download.error).title}
+        </span>
+      )}
     </span>
   );
 }

@@ -26,7 +26,11 @@ export function TensorView({ name, datatype, shape, bytes, data }: TensorViewPro
           {datatype} · shape [{shape.join(', ')}] · {values.length.toLocaleString()} values · {formatBytes(bytes)}
         </span>
       </p>
-      <pre aria-label={`Values of ${name}`} tabIndex={0} className="max-h-96 overflow-auto rounded-md bg-slate-900 p-3 font-mono text-xs leading-relaxed break-words whitespace-pre-wrap text-slate-100">
+      <pre
+        aria-label={`Values of ${name}`}
+        tabIndex={0}
+        className="max-h-96 overflow-auto rounded-md bg-slate-900 p-3 font-mono text-xs leading-relaxed break-words whitespace-pre-wrap text-slate-100"
+      >
         {formatTensor(values, shape, { showAll })}
       </pre>
       {summarised && (

@@ -25,9 +25,7 @@ export function linePath(values: ReadonlyArray<number | null>, width: number, he
     if (!current) segments.push((current = []));
     current.push(point);
   });
-  return segments
-    .map(([first, ...rest]) => (rest.length === 0 ? `M${first} l0 0` : `M${first} ${rest.map((p) => `L${p}`).join(' ')}`))
-    .join(' ');
+  return segments.map(([first, ...rest]) => (rest.length === 0 ? `M${first} l0 0` : `M${first} ${rest.map((p) => `L${p}`).join(' ')}`)).join(' ');
 }
 
 const round = (n: number): number => Math.round(n * 100) / 100;

@@ -1,5 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { formatAdaptiveBatching, formatBatching, formatBytes, formatEmbedding, formatMs, formatPercent, formatRate, formatRelativeTime, shortId } from './format.ts';
+import {
+  formatAdaptiveBatching,
+  formatBatching,
+  formatBytes,
+  formatEmbedding,
+  formatMs,
+  formatPercent,
+  formatRate,
+  formatRelativeTime,
+  shortId,
+} from './format.ts';
 
 describe('format', () => {
   it('formats durations with a unit, and null as a dash', () => {
@@ -31,8 +41,12 @@ describe('format', () => {
   });
 
   it('says how an embedding model pools, normalises, reads and limits', () => {
-    expect(formatEmbedding({ pooling: 'mean', normalize: true, output: 'last_hidden_state', maxTokens: 128 })).toBe('mean pooling, normalized, output last_hidden_state, ≤ 128 tokens');
-    expect(formatEmbedding({ pooling: 'none', normalize: false, output: 'pooled', maxTokens: 512 })).toBe('pooled by the model, not normalized, output pooled, ≤ 512 tokens');
+    expect(formatEmbedding({ pooling: 'mean', normalize: true, output: 'last_hidden_state', maxTokens: 128 })).toBe(
+      'mean pooling, normalized, output last_hidden_state, ≤ 128 tokens',
+    );
+    expect(formatEmbedding({ pooling: 'none', normalize: false, output: 'pooled', maxTokens: 512 })).toBe(
+      'pooled by the model, not normalized, output pooled, ≤ 512 tokens',
+    );
   });
 
   it('says how a version batches: fixed numbers, or the bounds and latency target of auto', () => {

@@ -36,8 +36,7 @@ export const formatNumber = (value: number | null | undefined, digits = 1): stri
 export const formatDateTime = (iso: string | null | undefined): string =>
   iso ? new Date(iso).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'medium' }) : DASH;
 
-export const formatClock = (iso: string): string =>
-  new Date(iso).toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' });
+export const formatClock = (iso: string): string => new Date(iso).toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' });
 
 /** "5 s ago", "3 min ago", "in 2 h": coarse time relative to now. */
 export function formatRelativeTime(iso: string, nowMs: number): string {
@@ -68,7 +67,17 @@ export const formatAdaptiveBatching = ({ model, maxBatchSize, maxBatchDelayMs, i
   `${model}: auto ${maxBatchSize} / ${formatMs(maxBatchDelayMs)}, ${itemsPerS === null ? 'no batches measured yet' : formatItemsPerS(itemsPerS)}`;
 
 /** An embedding model's settings in one line: "mean pooling, normalized, output last_hidden_state, ≤ 128 tokens". */
-export const formatEmbedding = ({ pooling, normalize, output, maxTokens }: { pooling: string; normalize: boolean; output: string; maxTokens: number }): string =>
+export const formatEmbedding = ({
+  pooling,
+  normalize,
+  output,
+  maxTokens,
+}: {
+  pooling: string;
+  normalize: boolean;
+  output: string;
+  maxTokens: number;
+}): string =>
   `${pooling === 'none' ? 'pooled by the model' : `${pooling} pooling`}, ${normalize ? 'normalized' : 'not normalized'}, output ${output}, ≤ ${maxTokens} tokens`;
 
 /** The start of a sha256: enough to tell artifacts apart at a glance; the full one goes in a title. */

@@ -21,8 +21,7 @@ export interface JobFilters {
   before?: string;
 }
 
-const pick = <T extends string>(allowed: readonly T[], v: string | null): T | undefined =>
-  allowed.includes(v as T) ? (v as T) : undefined;
+const pick = <T extends string>(allowed: readonly T[], v: string | null): T | undefined => (allowed.includes(v as T) ? (v as T) : undefined);
 
 /** Filters from the page URL; unknown values are dropped rather than sent. */
 export function filtersFromSearchParams(params: URLSearchParams): JobFilters {

@@ -45,13 +45,21 @@ describe('toModelUpload', () => {
   it('sends the batching numbers and the response cache, and no embedding without a tokenizer', () => {
     const file = onnx('mlp.onnx');
     expect(toModelUpload({ ...fieldsOf({ name: 'mlp', maxBatchSize: '16', responseCache: true, pooling: 'cls', maxTokens: '9' }), file })).toEqual({
-      name: 'mlp', file, maxBatchSize: 16, maxBatchDelayMs: undefined, responseCache: true, embedding: undefined,
+      name: 'mlp',
+      file,
+      maxBatchSize: 16,
+      maxBatchDelayMs: undefined,
+      responseCache: true,
+      embedding: undefined,
     });
   });
 
   it('sends auto batching with its latency target, and nothing of either for fixed', () => {
     const file = onnx('mlp.onnx');
-    expect(toModelUpload({ ...fieldsOf({ name: 'mlp', batching: 'auto', latencyTargetMs: '250' }), file })).toMatchObject({ batching: 'auto', latencyTargetMs: 250 });
+    expect(toModelUpload({ ...fieldsOf({ name: 'mlp', batching: 'auto', latencyTargetMs: '250' }), file })).toMatchObject({
+      batching: 'auto',
+      latencyTargetMs: 250,
+    });
     expect(toModelUpload({ ...fieldsOf({ name: 'mlp', batching: 'auto' }), file })).toMatchObject({ batching: 'auto', latencyTargetMs: undefined });
     const fixed = toModelUpload({ ...fieldsOf({ name: 'mlp', batching: 'fixed', latencyTargetMs: '250' }), file });
     expect('batching' in fixed || 'latencyTargetMs' in fixed).toBe(false);
@@ -61,7 +69,11 @@ describe('toModelUpload', () => {
     const file = onnx('encoder.onnx');
     const tokenizer = tokenizerJson();
     expect(toModelUpload({ ...fieldsOf({ name: 'encoder', tokenizer }), file }).embedding).toEqual({
-      tokenizer, pooling: undefined, normalize: true, output: undefined, maxTokens: undefined,
+      tokenizer,
+      pooling: undefined,
+      normalize: true,
+      output: undefined,
+      maxTokens: undefined,
     });
     const set = fieldsOf({ name: 'encoder', tokenizer, pooling: 'mean', normalize: false, embeddingOutput: ' pooled ', maxTokens: '64' });
     expect(toModelUpload({ ...set, file }).embedding).toEqual({ tokenizer, pooling: 'mean', normalize: false, output: 'pooled', maxTokens: 64 });

@@ -28,8 +28,18 @@ export interface UploadFields {
 export type UploadField = keyof UploadFields;
 
 export const EMPTY_UPLOAD: Readonly<UploadFields> = {
-  name: '', file: null, maxBatchSize: '', maxBatchDelayMs: '', batching: 'fixed', latencyTargetMs: '', responseCache: false,
-  tokenizer: null, pooling: '', normalize: true, embeddingOutput: '', maxTokens: '',
+  name: '',
+  file: null,
+  maxBatchSize: '',
+  maxBatchDelayMs: '',
+  batching: 'fixed',
+  latencyTargetMs: '',
+  responseCache: false,
+  tokenizer: null,
+  pooling: '',
+  normalize: true,
+  embeddingOutput: '',
+  maxTokens: '',
 };
 
 export const isUploadField = (key: string): key is UploadField => Object.hasOwn(EMPTY_UPLOAD, key);

@@ -10,8 +10,7 @@ export type RoutingDraft = Readonly<Record<number, string>>;
 const MAX_WEIGHT = 1_000_000;
 const PROMOTED_WEIGHT = '100';
 
-export const draftFromRoutes = (routes: readonly ModelRoute[]): RoutingDraft =>
-  Object.fromEntries(routes.map((r) => [r.version, String(r.weight)]));
+export const draftFromRoutes = (routes: readonly ModelRoute[]): RoutingDraft => Object.fromEntries(routes.map((r) => [r.version, String(r.weight)]));
 
 /** Every unversioned job to `version`: the others leave the table. */
 export const promoteDraft = (version: number): RoutingDraft => ({ [version]: PROMOTED_WEIGHT });
@@ -40,6 +39,10 @@ export function routeShares(routes: readonly ModelRoute[]): Map<number, number> 
 }
 
 export const isSameRouting = (a: readonly ModelRoute[], b: readonly ModelRoute[]): boolean => {
-  const key = (routes: readonly ModelRoute[]) => [...routes].sort((x, y) => x.version - y.version).map((r) => `${r.version}=${r.weight}`).join(',');
+  const key = (routes: readonly ModelRoute[]) =>
+    [...routes]
+      .sort((x, y) => x.version - y.version)
+      .map((r) => `${r.version}=${r.weight}`)
+      .join(',');
   return key(a) === key(b);
 };

@@ -12,6 +12,9 @@ describe('summarizeRun', () => {
     ]);
     expect(summary.finished).toBe(3);
     expect(summary.byStatus).toMatchObject({ succeeded: 2, failed: 1, running: 1, queued: 1, canceled: 0 });
-    expect(summary.batchSizes).toEqual([[2, 1], [8, 2]]);
+    expect(summary.batchSizes).toEqual([
+      [2, 1],
+      [8, 2],
+    ]);
   });
 });

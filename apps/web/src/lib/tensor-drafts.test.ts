@@ -9,7 +9,10 @@ const specs = [
 describe('tensor drafts', () => {
   it('starts each input at its signature shape with dynamic dims of 1, filled', () => {
     const drafts = createDrafts(specs, 'zeros');
-    expect(drafts.map((d) => [d.shape, d.text])).toEqual([[[1, 1], '[0]'], [[2], '[0,0]']]);
+    expect(drafts.map((d) => [d.shape, d.text])).toEqual([
+      [[1, 1], '[0]'],
+      [[2], '[0,0]'],
+    ]);
   });
 
   it('regenerates generated values when a dim changes but keeps hand-written text', () => {

@@ -23,7 +23,11 @@ export function fillDraft(draft: TensorDraft, kind: FillKind, random?: () => num
 
 export const createDrafts = (specs: readonly TensorSpec[], kind: FillKind, random?: () => number): TensorDraft[] =>
   specs.map((spec) =>
-    fillDraft({ name: spec.name, datatype: spec.datatype, specShape: spec.shape, shape: initialShape(spec.shape), text: '', fill: kind, error: undefined }, kind, random),
+    fillDraft(
+      { name: spec.name, datatype: spec.datatype, specShape: spec.shape, shape: initialShape(spec.shape), text: '', fill: kind, error: undefined },
+      kind,
+      random,
+    ),
   );
 
 /** Sets a dynamic dim; generated values are regenerated to fit, hand-written ones are left to re-check. */

@@ -53,7 +53,13 @@ describe('buildTensorValues', () => {
 describe('parseTensorJson', () => {
   it('accepts flat and nested row-major arrays', () => {
     expect(parseTensorJson('[1, 2, 3, 4]', 'FP32', [2, 2])).toEqual({ ok: true, data: [1, 2, 3, 4] });
-    expect(parseTensorJson('[[1, 2], [3, 4]]', 'INT32', [2, 2])).toEqual({ ok: true, data: [[1, 2], [3, 4]] });
+    expect(parseTensorJson('[[1, 2], [3, 4]]', 'INT32', [2, 2])).toEqual({
+      ok: true,
+      data: [
+        [1, 2],
+        [3, 4],
+      ],
+    });
   });
 
   it('accepts INT64 values beyond 2^53 as decimal strings', () => {

@@ -11,8 +11,7 @@ export type ParseResult = { ok: true; data: unknown[] } | { ok: false; message: 
 export const initialShape = (specShape: readonly number[]): number[] => specShape.map((d) => (d === -1 ? 1 : d));
 
 /** `[?, 64]`: a signature shape as people read it. */
-export const formatSpecShape = (specShape: readonly number[]): string =>
-  `[${specShape.map((d) => (d === -1 ? '?' : String(d))).join(', ')}]`;
+export const formatSpecShape = (specShape: readonly number[]): string => `[${specShape.map((d) => (d === -1 ? '?' : String(d))).join(', ')}]`;
 
 /** Why a shape cannot be edited in the form, or undefined when it can. */
 export function shapeProblem(shape: readonly number[]): string | undefined {

@@ -20,7 +20,12 @@ describe('formatScalar', () => {
 
 describe('tensorValues', () => {
   it('flattens nested JSON arrays', () => {
-    expect(tensorValues('FP32', [[1, 2], [3, 4]])).toEqual([1, 2, 3, 4]);
+    expect(
+      tensorValues('FP32', [
+        [1, 2],
+        [3, 4],
+      ]),
+    ).toEqual([1, 2, 3, 4]);
   });
 
   it('decodes base64 little-endian bytes', () => {

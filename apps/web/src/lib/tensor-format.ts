@@ -41,9 +41,7 @@ export function formatTensor(values: readonly JsonScalar[], shape: readonly numb
   const render = (dim: number, offset: number): string => {
     const size = shape[dim]!;
     const indexes: Array<number | null> =
-      summarise && size > 2 * EDGE_ITEMS
-        ? [...range(0, EDGE_ITEMS), null, ...range(size - EDGE_ITEMS, size)]
-        : range(0, size);
+      summarise && size > 2 * EDGE_ITEMS ? [...range(0, EDGE_ITEMS), null, ...range(size - EDGE_ITEMS, size)] : range(0, size);
     if (dim === shape.length - 1) {
       return `[${indexes.map((i) => (i === null ? '…' : formatScalar(values[offset + i]!))).join(', ')}]`;
     }

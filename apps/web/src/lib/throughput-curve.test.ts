@@ -8,7 +8,10 @@ describe('toThroughputCurve', () => {
       { items: 1, inferMs: 2, deviationMs: 0.1, samples: 9 },
       { items: 4, inferMs: 0, deviationMs: 0, samples: 1 },
     ];
-    expect(toThroughputCurve(curve)).toEqual([{ items: 1, itemsPerS: 500 }, { items: 16, itemsPerS: 2000 }]);
+    expect(toThroughputCurve(curve)).toEqual([
+      { items: 1, itemsPerS: 500 },
+      { items: 16, itemsPerS: 2000 },
+    ]);
   });
 });
 

@@ -30,7 +30,10 @@ export function log2Position(items: number, minItems: number, maxItems: number):
  * between them, leaving out any closer than `minGap` (0 to 1 of the axis) to one already labelled.
  */
 export function batchSizeTicks(minItems: number, maxItems: number, minGap: number): number[] {
-  const powers = Array.from({ length: Math.max(0, Math.floor(Math.log2(maxItems)) - Math.ceil(Math.log2(minItems)) + 1) }, (_, i) => 2 ** (Math.ceil(Math.log2(minItems)) + i));
+  const powers = Array.from(
+    { length: Math.max(0, Math.floor(Math.log2(maxItems)) - Math.ceil(Math.log2(minItems)) + 1) },
+    (_, i) => 2 ** (Math.ceil(Math.log2(minItems)) + i),
+  );
   const ticks = [minItems, maxItems];
   for (const size of powers) {
     const at = log2Position(size, minItems, maxItems);

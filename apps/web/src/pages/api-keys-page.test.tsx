@@ -8,8 +8,24 @@ import { ApiKeysPage } from './api-keys-page.tsx';
 
 const ADMIN_ID = '0190f4d2-7b3a-7cc1-8a1e-3f1c2b4d5e6f';
 const admin: Principal = { keyId: ADMIN_ID, scopes: ['admin'], admin: true, weight: 1 };
-const adminKey: ApiKey = { id: ADMIN_ID, name: 'admin', prefix: 'Xk4pQ2mN8rTa', scopes: ['admin'], rateLimitPerMin: null, weight: 1, createdAt: '2025-06-01T08:00:00.000Z', revokedAt: null };
-const batchKey: ApiKey = { ...adminKey, id: '0190f4d2-7b3a-7cc1-8a1e-3f1c2b4d5e70', name: 'batch-export', prefix: 'Bq7wE3rT9yUi', scopes: ['jobs:read', 'jobs:write'], weight: 5 };
+const adminKey: ApiKey = {
+  id: ADMIN_ID,
+  name: 'admin',
+  prefix: 'Xk4pQ2mN8rTa',
+  scopes: ['admin'],
+  rateLimitPerMin: null,
+  weight: 1,
+  createdAt: '2025-06-01T08:00:00.000Z',
+  revokedAt: null,
+};
+const batchKey: ApiKey = {
+  ...adminKey,
+  id: '0190f4d2-7b3a-7cc1-8a1e-3f1c2b4d5e70',
+  name: 'batch-export',
+  prefix: 'Bq7wE3rT9yUi',
+  scopes: ['jobs:read', 'jobs:write'],
+  weight: 5,
+};
 
 const json = (status: number, body: unknown) =>
   new Response(JSON.stringify(body), { status, headers: { 'content-type': status >= 400 ? 'application/problem+json' : 'application/json' } });
@@ -17,16 +33,19 @@ const json = (status: number, body: unknown) =>
 /** The API as the page sees it; returns the bodies of the key creations. */
 function stubApi(createAnswer: (body: Record<string, unknown>) => Response = (body) => json(201, { ...batchKey, ...body, secret: 'iq_Bq7wE3rT9yUi_secret' })) {
   const created: Record<string, unknown>[] = [];
-  vi.stubGlobal('fetch', vi.fn(async (url: string, init?: RequestInit) => {
-    if (url === '/v1/me') return json(200, admin);
-    if (url === '/v1/keys' && init?.method === 'POST') {
-      const body = JSON.parse(String(init.body)) as Record<string, unknown>;
-      created.push(body);
-      return createAnswer(body);
-    }
-    if (url === '/v1/keys') return json(200, { items: [batchKey, adminKey] });
-    return json(404, { type: 'about:blank', title: 'Not found', status: 404, code: 'NOT_FOUND' });
-  }));
+  vi.stubGlobal(
+    'fetch',
+    vi.fn(async (url: string, init?: RequestInit) => {
+      if (url === '/v1/me') return json(200, admin);
+      if (url === '/v1/keys' && init?.method === 'POST') {
+        const body = JSON.parse(String(init.body)) as Record<string, unknown>;
+        created.push(body);
+        return createAnswer(body);
+      }
+      if (url === '/v1/keys') return json(200, { items: [batchKey, adminKey] });
+      return json(404, { type: 'about:blank', title: 'Not found', status: 404, code: 'NOT_FOUND' });
+    }),
+  );
   return { created };
 }
 
@@ -57,11 +76,16 @@ describe('ApiKeysPage', () => {
     stubApi();
     renderPage();
     const table = await screen.findByRole('table', { name: 'API keys' });
-    const headers = within(table).getAllByRole('columnheader').map((h) => h.textContent);
+    const headers = within(table)
+      .getAllByRole('columnheader')
+      .map((h) => h.textContent);
     const weightColumn = headers.indexOf('Weight');
     expect(weightColumn).toBeGreaterThan(0);
     const rows = within(table).getAllByRole('row').slice(1) as HTMLTableRowElement[];
-    expect(rows.map((r) => [r.cells[0]?.textContent, r.cells[weightColumn]?.textContent])).toEqual([['batch-export', '5'], ['admin', '1']]);
+    expect(rows.map((r) => [r.cells[0]?.textContent, r.cells[weightColumn]?.textContent])).toEqual([
+      ['batch-export', '5'],
+      ['admin', '1'],
+    ]);
   });
 
   it('creates a key with weight 1 unless another is typed, then resets the field', async () => {
@@ -80,7 +104,13 @@ describe('ApiKeysPage', () => {
   });
 
   it('refuses a weight out of range or not whole before asking the API, and shows the API’s own refusal', async () => {
-    const refusal = { type: 'about:blank', title: 'Validation failed', status: 400, code: 'VALIDATION_FAILED', errors: [{ pointer: '/body/weight', code: 'maximum', detail: 'must be <= 1000' }] };
+    const refusal = {
+      type: 'about:blank',
+      title: 'Validation failed',
+      status: 400,
+      code: 'VALIDATION_FAILED',
+      errors: [{ pointer: '/body/weight', code: 'maximum', detail: 'must be <= 1000' }],
+    };
     const { created } = stubApi(() => json(400, refusal));
     renderPage();
     for (const weight of ['0', '1001', '2.5', '']) {

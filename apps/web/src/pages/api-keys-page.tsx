@@ -20,7 +20,9 @@ export function ApiKeysPage() {
         {created && <SecretReveal created={created} onDone={() => setCreated(undefined)} />}
         <CreateKeyForm onCreated={setCreated} />
         <section aria-labelledby="keys-heading" className="space-y-3">
-          <h2 id="keys-heading" className="text-lg font-semibold">All keys</h2>
+          <h2 id="keys-heading" className="text-lg font-semibold">
+            All keys
+          </h2>
           {keys.isPending && <LoadingState label="Loading keys…" />}
           {keys.isError && <ErrorAlert error={keys.error} onRetry={() => void keys.refetch()} />}
           {keys.data?.length === 0 && <EmptyState title="No keys yet">Create one above.</EmptyState>}

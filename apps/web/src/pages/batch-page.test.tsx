@@ -11,8 +11,17 @@ const KEY_ID = '0190f4d2-7b3a-7cc1-8a1e-3f1c2b4d5e6f';
 const SHA = 'dd0c9cb069581704e97163ab20b0ef2040b3e232f6c334bd556bb8b42f42f70c';
 
 const batch: Batch = {
-  id: BATCH_ID, model: 'mlp', modelVersion: 2, modelSha256: SHA, workerId: 'box-cuda-0-4242', device: 'cuda:0', provider: 'cuda',
-  size: 3, items: 8, startedAt: '2025-06-02T09:30:00.004Z', inferMs: 2.4,
+  id: BATCH_ID,
+  model: 'mlp',
+  modelVersion: 2,
+  modelSha256: SHA,
+  workerId: 'box-cuda-0-4242',
+  device: 'cuda:0',
+  provider: 'cuda',
+  size: 3,
+  items: 8,
+  startedAt: '2025-06-02T09:30:00.004Z',
+  inferMs: 2.4,
   jobs: [
     { id: '0190a1b2-7c3d-7e4f-8a5b-6c7d8e9f0a1b', ownerKeyId: KEY_ID, status: 'succeeded', items: 6, queueMs: 4, deviceMs: 1.8 },
     { id: '0190a1b2-7c3d-7e4f-8a5b-6c7d8e9f0a2c', ownerKeyId: KEY_ID, status: 'succeeded', items: 1, queueMs: 2, deviceMs: 0.3 },
@@ -26,13 +35,16 @@ const notFound = { type: 'about:blank', title: 'Not found', status: 404, code: '
 
 function stubApi(principal: Principal, batchAnswer: () => Response) {
   const paths: string[] = [];
-  vi.stubGlobal('fetch', vi.fn(async (url: string) => {
-    const path = url.split('?')[0]!;
-    paths.push(path);
-    if (path === '/v1/me') return json(200, principal);
-    if (path === `/v1/batches/${BATCH_ID}`) return batchAnswer();
-    return json(404, notFound);
-  }));
+  vi.stubGlobal(
+    'fetch',
+    vi.fn(async (url: string) => {
+      const path = url.split('?')[0]!;
+      paths.push(path);
+      if (path === '/v1/me') return json(200, principal);
+      if (path === `/v1/batches/${BATCH_ID}`) return batchAnswer();
+      return json(404, notFound);
+    }),
+  );
   return { paths };
 }
 

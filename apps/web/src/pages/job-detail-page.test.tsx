@@ -12,23 +12,48 @@ const SHA = 'dd0c9cb069581704e97163ab20b0ef2040b3e232f6c334bd556bb8b42f42f70c';
 
 // Untyped on purpose: the provenance fields are new to the Job contract.
 const job = {
-  id: JOB_ID, model: 'mlp', modelVersion: 2, priority: 'normal', status: 'succeeded',
-  createdAt: '2025-06-02T09:30:00.000Z', startedAt: '2025-06-02T09:30:00.004Z', finishedAt: '2025-06-02T09:30:00.007Z',
-  queueMs: 4, inferMs: 2.4, batchSize: 2, attempts: 1, cacheHit: false, error: null, metadata: {}, deadline: null, webhookUrl: null,
-  inputs: [], outputs: [], links: { self: `/v1/jobs/${JOB_ID}`, cancel: `/v1/jobs/${JOB_ID}/cancel` },
-  batchId: BATCH_ID, workerId: 'box-cpu-4242', device: 'cpu', provider: 'cpu', modelSha256: SHA, items: 3, deviceMs: 1.8,
+  id: JOB_ID,
+  model: 'mlp',
+  modelVersion: 2,
+  priority: 'normal',
+  status: 'succeeded',
+  createdAt: '2025-06-02T09:30:00.000Z',
+  startedAt: '2025-06-02T09:30:00.004Z',
+  finishedAt: '2025-06-02T09:30:00.007Z',
+  queueMs: 4,
+  inferMs: 2.4,
+  batchSize: 2,
+  attempts: 1,
+  cacheHit: false,
+  error: null,
+  metadata: {},
+  deadline: null,
+  webhookUrl: null,
+  inputs: [],
+  outputs: [],
+  links: { self: `/v1/jobs/${JOB_ID}`, cancel: `/v1/jobs/${JOB_ID}/cancel` },
+  batchId: BATCH_ID,
+  workerId: 'box-cpu-4242',
+  device: 'cpu',
+  provider: 'cpu',
+  modelSha256: SHA,
+  items: 3,
+  deviceMs: 1.8,
 };
 const unbatched = { batchId: null, workerId: null, device: null, provider: null, modelSha256: null, items: null, deviceMs: null };
 
 const json = (status: number, body: unknown) => new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
 
 function renderPage(principal: Principal, answer: object) {
-  vi.stubGlobal('fetch', vi.fn(async (url: string) => {
-    const path = url.split('?')[0];
-    if (path === '/v1/me') return json(200, principal);
-    if (path === `/v1/jobs/${JOB_ID}`) return json(200, answer);
-    return json(404, { type: 'about:blank', title: 'Not found', status: 404, code: 'NOT_FOUND' });
-  }));
+  vi.stubGlobal(
+    'fetch',
+    vi.fn(async (url: string) => {
+      const path = url.split('?')[0];
+      if (path === '/v1/me') return json(200, principal);
+      if (path === `/v1/jobs/${JOB_ID}`) return json(200, answer);
+      return json(404, { type: 'about:blank', title: 'Not found', status: 404, code: 'NOT_FOUND' });
+    }),
+  );
   const queryClient = new QueryClient({ defaultOptions: { queries: { retry: false } } });
   render(
     <QueryClientProvider client={queryClient}>

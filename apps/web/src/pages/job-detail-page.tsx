@@ -15,20 +15,34 @@ import { CopyButton } from '../components/ui/copy-button.tsx';
 import { PageHeader } from '../components/ui/page-header.tsx';
 import { EmptyState, ErrorAlert, LoadingState } from '../components/ui/states.tsx';
 
-const backLink = <Link to="/jobs" className={buttonStyles({ variant: 'ghost', size: 'sm' })}>← Job list</Link>;
+const backLink = (
+  <Link to="/jobs" className={buttonStyles({ variant: 'ghost', size: 'sm' })}>
+    ← Job list
+  </Link>
+);
 
 export function JobDetailPage() {
   const { id = '' } = useParams();
   const job = useJob(id);
   const { data: principal } = useMe();
 
-  if (job.isPending) return <><PageHeader title="Job details" actions={backLink} /><LoadingState label="Loading job…" /></>;
+  if (job.isPending)
+    return (
+      <>
+        <PageHeader title="Job details" actions={backLink} />
+        <LoadingState label="Loading job…" />
+      </>
+    );
   if (job.isError && !job.data) {
     const notFound = isInferqError(job.error) && (job.error.status === 404 || job.error.status === 400);
     return (
       <>
         <PageHeader title="Job details" actions={backLink} />
-        {notFound ? <EmptyState title="Job not found">No job with id {id} is visible to this API key.</EmptyState> : <ErrorAlert error={job.error} onRetry={() => void job.refetch()} />}
+        {notFound ? (
+          <EmptyState title="Job not found">No job with id {id} is visible to this API key.</EmptyState>
+        ) : (
+          <ErrorAlert error={job.error} onRetry={() => void job.refetch()} />
+        )}
       </>
     );
   }
@@ -41,16 +55,25 @@ function JobDetail({ job, canWrite, isAdmin }: { job: Job; canWrite: boolean; is
     <>
       <PageHeader
         title="Job details"
-        description={<span className="inline-flex flex-wrap items-center gap-2"><span className="font-mono break-all">{job.id}</span><CopyButton text={job.id} label="Copy job id" /></span>}
+        description={
+          <span className="inline-flex flex-wrap items-center gap-2">
+            <span className="font-mono break-all">{job.id}</span>
+            <CopyButton text={job.id} label="Copy job id" />
+          </span>
+        }
         actions={backLink}
       />
       <div className="grid gap-4 lg:grid-cols-3">
         <Card title="Summary">
           <dl className="grid grid-cols-[auto_1fr] gap-x-4 gap-y-2 text-sm">
             <dt className="text-slate-500">Status</dt>
-            <dd><JobStatusLive status={job.status} /></dd>
+            <dd>
+              <JobStatusLive status={job.status} />
+            </dd>
             <dt className="text-slate-500">Model</dt>
-            <dd className="font-mono">{job.model}:{job.modelVersion}</dd>
+            <dd className="font-mono">
+              {job.model}:{job.modelVersion}
+            </dd>
             <dt className="text-slate-500">Priority</dt>
             <dd>{job.priority}</dd>
             {metadata.map(([key, value]) => (
@@ -60,7 +83,11 @@ function JobDetail({ job, canWrite, isAdmin }: { job: Job; canWrite: boolean; is
               </div>
             ))}
           </dl>
-          {canWrite && <div className="mt-4"><JobActions job={job} /></div>}
+          {canWrite && (
+            <div className="mt-4">
+              <JobActions job={job} />
+            </div>
+          )}
         </Card>
         <Card title="Timings" className="lg:col-span-2">
           <JobTimeline job={job} />
@@ -77,8 +104,12 @@ function JobDetail({ job, canWrite, isAdmin }: { job: Job; canWrite: boolean; is
         </div>
       )}
       <div className="mt-4 space-y-4">
-        <Card title="Outputs"><JobOutputs job={job} /></Card>
-        <Card title="Inputs"><JobInputs job={job} /></Card>
+        <Card title="Outputs">
+          <JobOutputs job={job} />
+        </Card>
+        <Card title="Inputs">
+          <JobInputs job={job} />
+        </Card>
       </div>
     </>
   );

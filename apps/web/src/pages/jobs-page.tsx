@@ -31,7 +31,9 @@ export function JobsPage() {
           title={isFiltered ? 'No jobs match these filters' : 'No jobs yet'}
           action={
             !isFiltered && hasScope(principal, 'jobs:write') ? (
-              <Link to="/playground" className={buttonStyles({ variant: 'primary' })}>Submit a job</Link>
+              <Link to="/playground" className={buttonStyles({ variant: 'primary' })}>
+                Submit a job
+              </Link>
             ) : undefined
           }
         >

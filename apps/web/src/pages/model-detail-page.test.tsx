@@ -15,7 +15,11 @@ const version = (v: number, responseCache = false, embedding?: typeof EMBEDDING)
   version: v,
   sha256: `${v}`.repeat(64),
   sizeBytes: 4096 * v,
-  signature: { inputs: [{ name: 'features', datatype: 'FP32', shape: [-1, 64] }], outputs: [{ name: 'logits', datatype: 'FP32', shape: [-1, 16] }], batchable: true },
+  signature: {
+    inputs: [{ name: 'features', datatype: 'FP32', shape: [-1, 64] }],
+    outputs: [{ name: 'logits', datatype: 'FP32', shape: [-1, 16] }],
+    batchable: true,
+  },
   batching: { maxBatchSize: 8 * v, maxBatchDelayMs: 5 },
   responseCache,
   embedding,
@@ -23,46 +27,101 @@ const version = (v: number, responseCache = false, embedding?: typeof EMBEDDING)
 });
 
 const versionStats = (model: string, v: number, fields: Partial<ModelVersionStats>): ModelVersionStats => ({
-  model, version: v, completedPerSec: 1, completed: 60, failed: 0, errorRate: 0,
-  queueMsP50: 1, queueMsP95: 2, queueMsP99: 3, inferMsP50: 4, inferMsP95: 5, inferMsP99: 6, avgBatchSize: 2, ...fields,
+  model,
+  version: v,
+  completedPerSec: 1,
+  completed: 60,
+  failed: 0,
+  errorRate: 0,
+  queueMsP50: 1,
+  queueMsP95: 2,
+  queueMsP99: 3,
+  inferMsP50: 4,
+  inferMsP95: 5,
+  inferMsP99: 6,
+  avgBatchSize: 2,
+  ...fields,
 });
 
 const stats = {
-  generatedAt: NOW, windowMinutes: 15, scope: 'all', submittedPerSec: 0, completedPerSec: 0, failedPerSec: 0, errorRate: 0, avgBatchSize: null,
-  queueMsP50: null, queueMsP95: null, queueMsP99: null, inferMsP50: null, inferMsP95: null, inferMsP99: null, workersOnline: 1, queues: [], workers: [], series: [],
-  models: [versionStats('mlp', 1, { completed: 300 }), versionStats('mlp', 2, { completed: 100, failed: 25, errorRate: 0.2 }), versionStats('cnn', 1, { completed: 7 })],
+  generatedAt: NOW,
+  windowMinutes: 15,
+  scope: 'all',
+  submittedPerSec: 0,
+  completedPerSec: 0,
+  failedPerSec: 0,
+  errorRate: 0,
+  avgBatchSize: null,
+  queueMsP50: null,
+  queueMsP95: null,
+  queueMsP99: null,
+  inferMsP50: null,
+  inferMsP95: null,
+  inferMsP99: null,
+  workersOnline: 1,
+  queues: [],
+  workers: [],
+  series: [],
+  models: [
+    versionStats('mlp', 1, { completed: 300 }),
+    versionStats('mlp', 2, { completed: 100, failed: 25, errorRate: 0.2 }),
+    versionStats('cnn', 1, { completed: 7 }),
+  ],
 } satisfies Stats;
 
 const worker = {
-  workerId: 'w-cpu-1', hostname: 'box', device: 'cpu', pid: 1, startedAt: NOW, lastHeartbeatAt: NOW, modelsServed: ['mlp'],
-  modelsLoaded: [{ model: 'mlp', version: 2, provider: 'cpu', loadedAt: NOW }, { model: 'cnn', version: 1, provider: 'cpu', loadedAt: NOW }],
-  currentBatch: null, jobsSucceeded: 0, jobsFailed: 0, batches: 0, gpu: null,
+  workerId: 'w-cpu-1',
+  hostname: 'box',
+  device: 'cpu',
+  pid: 1,
+  startedAt: NOW,
+  lastHeartbeatAt: NOW,
+  modelsServed: ['mlp'],
+  modelsLoaded: [
+    { model: 'mlp', version: 2, provider: 'cpu', loadedAt: NOW },
+    { model: 'cnn', version: 1, provider: 'cpu', loadedAt: NOW },
+  ],
+  currentBatch: null,
+  jobsSucceeded: 0,
+  jobsFailed: 0,
+  batches: 0,
+  gpu: null,
 } satisfies WorkerStatus;
 
 const json = (status: number, body: unknown) =>
   new Response(JSON.stringify(body), { status, headers: { 'content-type': status >= 400 ? 'application/problem+json' : 'application/json' } });
 
 /** The API as the page sees it: two versions of mlp, a 3:1 split, and a PUT that answers `putAnswer`; `latest` changes v2. */
-function stubApi(principal: Principal, putAnswer: (routes: ModelRoute[]) => Response, { latest = {}, workers = [worker] }: { latest?: object; workers?: WorkerStatus[] } = {}) {
-  let routes: ModelRoute[] = [{ version: 1, weight: 3 }, { version: 2, weight: 1 }];
+function stubApi(
+  principal: Principal,
+  putAnswer: (routes: ModelRoute[]) => Response,
+  { latest = {}, workers = [worker] }: { latest?: object; workers?: WorkerStatus[] } = {},
+) {
+  let routes: ModelRoute[] = [
+    { version: 1, weight: 3 },
+    { version: 2, weight: 1 },
+  ];
   const puts: ModelRoute[][] = [];
-  vi.stubGlobal('fetch', vi.fn(async (url: string, init?: RequestInit) => {
-    const path = decodeURIComponent(url.split('?')[0]!);
-    if (path === '/v1/me') return json(200, principal);
-    if (path === '/v1/stats') return json(200, stats);
-    if (path === '/v1/workers') return json(200, { items: workers });
-    if (path === '/v1/models/mlp') return json(200, { ...version(2, true, EMBEDDING), ...latest, routing: routes });
-    if (path === '/v1/models/mlp/versions') return json(200, { items: [{ ...version(2, true, EMBEDDING), ...latest }, version(1)] });
-    if (path === '/v1/models/mlp/routing' && init?.method === 'PUT') {
-      const sent = (JSON.parse(String(init.body)) as { versions: ModelRoute[] }).versions;
-      puts.push(sent);
-      const answer = putAnswer(sent);
-      if (answer.ok) routes = sent;
-      return answer;
-    }
-    if (path === '/v1/models/mlp/routing') return json(200, { name: 'mlp', versions: routes, updatedAt: routes.length ? NOW : null });
-    return json(404, { type: 'about:blank', title: 'Not found', status: 404, code: 'NOT_FOUND' });
-  }));
+  vi.stubGlobal(
+    'fetch',
+    vi.fn(async (url: string, init?: RequestInit) => {
+      const path = decodeURIComponent(url.split('?')[0]!);
+      if (path === '/v1/me') return json(200, principal);
+      if (path === '/v1/stats') return json(200, stats);
+      if (path === '/v1/workers') return json(200, { items: workers });
+      if (path === '/v1/models/mlp') return json(200, { ...version(2, true, EMBEDDING), ...latest, routing: routes });
+      if (path === '/v1/models/mlp/versions') return json(200, { items: [{ ...version(2, true, EMBEDDING), ...latest }, version(1)] });
+      if (path === '/v1/models/mlp/routing' && init?.method === 'PUT') {
+        const sent = (JSON.parse(String(init.body)) as { versions: ModelRoute[] }).versions;
+        puts.push(sent);
+        const answer = putAnswer(sent);
+        if (answer.ok) routes = sent;
+        return answer;
+      }
+      if (path === '/v1/models/mlp/routing') return json(200, { name: 'mlp', versions: routes, updatedAt: routes.length ? NOW : null });
+      return json(404, { type: 'about:blank', title: 'Not found', status: 404, code: 'NOT_FOUND' });
+    }),
+  );
   return { puts };
 }
 
@@ -93,7 +152,12 @@ describe('ModelDetailPage', () => {
     stubApi(reader, saved);
     renderPage();
     const routing = await screen.findByRole('table', { name: 'Routing table' });
-    expect(within(routing).getAllByRole('row').slice(1).map((r) => r.textContent)).toEqual(['v1375.0%', 'v2125.0%']);
+    expect(
+      within(routing)
+        .getAllByRole('row')
+        .slice(1)
+        .map((r) => r.textContent),
+    ).toEqual(['v1375.0%', 'v2125.0%']);
     expect(screen.queryByRole('button', { name: 'Save routing' })).toBeNull();
     expect(screen.queryByLabelText('Weight of v1')).toBeNull();
 
@@ -109,7 +173,12 @@ describe('ModelDetailPage', () => {
     expect(v1Row?.textContent).not.toContain('embeddings');
 
     const figures = await screen.findByRole('table', { name: 'Finished jobs per model version' });
-    expect(within(figures).getAllByRole('row').slice(1).map((r) => (r as HTMLTableRowElement).cells[0]?.textContent)).toEqual(['mlp:2', 'mlp:1']);
+    expect(
+      within(figures)
+        .getAllByRole('row')
+        .slice(1)
+        .map((r) => (r as HTMLTableRowElement).cells[0]?.textContent),
+    ).toEqual(['mlp:2', 'mlp:1']);
     expect(within(figures).getByText('20.0%')).toBeTruthy();
     expect(within(figures).queryByText('cnn:1')).toBeNull();
 
@@ -120,7 +189,12 @@ describe('ModelDetailPage', () => {
 
   it('shows, for an auto model, each worker’s chosen size and delay with the curve it measured', async () => {
     const adaptive = {
-      model: 'mlp', latencyTargetMs: 250, maxBatchSize: 16, maxBatchDelayMs: 4, itemsPerS: 2000, reason: 'best throughput within the latency target',
+      model: 'mlp',
+      latencyTargetMs: 250,
+      maxBatchSize: 16,
+      maxBatchDelayMs: 4,
+      itemsPerS: 2000,
+      reason: 'best throughput within the latency target',
       curve: [
         { items: 16, inferMs: 8, deviationMs: 0.5, samples: 40 },
         { items: 1, inferMs: 2, deviationMs: 0.1, samples: 12 },
@@ -136,9 +210,16 @@ describe('ModelDetailPage', () => {
     expect(card.textContent).toContain('16 jobs, waits 4 ms');
     expect(card.textContent).toContain(`${(2000).toLocaleString()} items/s`);
     expect(card.textContent).toContain('best throughput within the latency target');
-    expect(within(card).getByRole('img').getAttribute('aria-label')).toBe(`Items per second by batch size: 1 → 500 items/s, 16 → ${(2000).toLocaleString()} items/s; chosen size 16`);
+    expect(within(card).getByRole('img').getAttribute('aria-label')).toBe(
+      `Items per second by batch size: 1 → 500 items/s, 16 → ${(2000).toLocaleString()} items/s; chosen size 16`,
+    );
     const table = within(card).getByRole('table', { name: 'Inference time per batch size of mlp on w-cpu-1' });
-    expect(within(table).getAllByRole('row').slice(1).map((r) => [...(r as HTMLTableRowElement).cells].map((c) => c.textContent))).toEqual([
+    expect(
+      within(table)
+        .getAllByRole('row')
+        .slice(1)
+        .map((r) => [...(r as HTMLTableRowElement).cells].map((c) => c.textContent)),
+    ).toEqual([
       ['1', '2 ms', '± 0.10 ms', '12'],
       ['16', '8 ms', '± 0.50 ms', '40'],
     ]);
@@ -172,7 +253,12 @@ describe('ModelDetailPage', () => {
     expect(screen.getByRole('status').textContent).toBe('Unsaved changes');
     fireEvent.click(screen.getByRole('button', { name: 'Save routing' }));
     expect(await screen.findByText('Routing saved')).toBeTruthy();
-    expect(puts).toEqual([[{ version: 1, weight: 50 }, { version: 2, weight: 50 }]]);
+    expect(puts).toEqual([
+      [
+        { version: 1, weight: 50 },
+        { version: 2, weight: 50 },
+      ],
+    ]);
 
     fireEvent.click(screen.getByRole('button', { name: 'Promote v2' }));
     expect((screen.getByLabelText('Weight of v1') as HTMLInputElement).value).toBe('');
@@ -185,7 +271,13 @@ describe('ModelDetailPage', () => {
   });
 
   it('shows the server’s problem detail when Save is refused, and keeps the draft', async () => {
-    const problem = { type: 'about:blank', title: 'Request validation failed', status: 400, code: 'VALIDATION_FAILED', detail: 'routing table: at least one weight must be above 0' };
+    const problem = {
+      type: 'about:blank',
+      title: 'Request validation failed',
+      status: 400,
+      code: 'VALIDATION_FAILED',
+      detail: 'routing table: at least one weight must be above 0',
+    };
     stubApi(operator, () => json(400, problem));
     renderPage();
     fireEvent.change(await screen.findByLabelText('Weight of v1'), { target: { value: '0' } });

@@ -21,20 +21,34 @@ import { PageHeader } from '../components/ui/page-header.tsx';
 import { RelativeTime } from '../components/ui/relative-time.tsx';
 import { EmptyState, ErrorAlert, LoadingState } from '../components/ui/states.tsx';
 
-const backLink = <Link to="/models" className={buttonStyles({ variant: 'ghost', size: 'sm' })}>← Models</Link>;
+const backLink = (
+  <Link to="/models" className={buttonStyles({ variant: 'ghost', size: 'sm' })}>
+    ← Models
+  </Link>
+);
 
 /** One model: its versions, how unversioned jobs are split between them, how each version performs, and where it is loaded. */
 export function ModelDetailPage() {
   const { name = '' } = useParams();
   const model = useModel(name);
 
-  if (model.isPending) return <><PageHeader title={name} actions={backLink} /><LoadingState label="Loading model…" /></>;
+  if (model.isPending)
+    return (
+      <>
+        <PageHeader title={name} actions={backLink} />
+        <LoadingState label="Loading model…" />
+      </>
+    );
   if (model.isError) {
     const notFound = isInferqError(model.error) && (model.error.status === 404 || model.error.status === 400);
     return (
       <>
         <PageHeader title={name} actions={backLink} />
-        {notFound ? <EmptyState title="Model not found">No model named {name} is registered.</EmptyState> : <ErrorAlert error={model.error} onRetry={() => void model.refetch()} />}
+        {notFound ? (
+          <EmptyState title="Model not found">No model named {name} is registered.</EmptyState>
+        ) : (
+          <ErrorAlert error={model.error} onRetry={() => void model.refetch()} />
+        )}
       </>
     );
   }
@@ -66,7 +80,11 @@ function ModelDetail({ latest }: { latest: Model }) {
         actions={
           <>
             {backLink}
-            {hasScope(principal, 'jobs:write') && <Link to={`/playground?model=${encodeURIComponent(latest.name)}`} className={buttonStyles({ size: 'sm' })}>Try it</Link>}
+            {hasScope(principal, 'jobs:write') && (
+              <Link to={`/playground?model=${encodeURIComponent(latest.name)}`} className={buttonStyles({ size: 'sm' })}>
+                Try it
+              </Link>
+            )}
           </>
         }
       />
@@ -74,15 +92,20 @@ function ModelDetail({ latest }: { latest: Model }) {
         <Card title="Routing">
           {routing.isPending && <LoadingState label="Loading routing…" />}
           {routing.isError && <ErrorAlert error={routing.error} onRetry={() => void routing.refetch()} />}
-          {routing.data && (canRoute
-            ? <RoutingEditor name={latest.name} versions={versionNumbers} saved={routing.data.versions} />
-            : <RoutingTable routes={routing.data.versions} latestVersion={latest.version} />)}
+          {routing.data &&
+            (canRoute ? (
+              <RoutingEditor name={latest.name} versions={versionNumbers} saved={routing.data.versions} />
+            ) : (
+              <RoutingTable routes={routing.data.versions} latestVersion={latest.version} />
+            ))}
         </Card>
 
         <section aria-labelledby="version-stats-heading" className="space-y-3">
           <div className="flex flex-wrap items-end justify-between gap-3">
             <div>
-              <h2 id="version-stats-heading" className="text-lg font-semibold">Per version</h2>
+              <h2 id="version-stats-heading" className="text-lg font-semibold">
+                Per version
+              </h2>
               <p className="text-sm text-slate-600">
                 Finished jobs over the window, refreshed every 2 s{stats.data?.scope === 'key' && '; jobs of this API key only'}.
               </p>
@@ -95,17 +118,28 @@ function ModelDetail({ latest }: { latest: Model }) {
         </section>
 
         <section aria-labelledby="versions-heading" className="space-y-3">
-          <h2 id="versions-heading" className="text-lg font-semibold">Versions</h2>
-          {versions.error ? <ErrorAlert error={versions.error} onRetry={() => void versions.refetch()} /> : versions.data ? <ModelVersionsTable versions={versions.data} /> : <LoadingState label="Loading versions…" />}
+          <h2 id="versions-heading" className="text-lg font-semibold">
+            Versions
+          </h2>
+          {versions.error ? (
+            <ErrorAlert error={versions.error} onRetry={() => void versions.refetch()} />
+          ) : versions.data ? (
+            <ModelVersionsTable versions={versions.data} />
+          ) : (
+            <LoadingState label="Loading versions…" />
+          )}
         </section>
 
         {latest.batching.mode === 'auto' && (
           <section aria-labelledby="adaptive-batching-heading" className="space-y-3">
             <div>
-              <h2 id="adaptive-batching-heading" className="text-lg font-semibold">Adaptive batching</h2>
+              <h2 id="adaptive-batching-heading" className="text-lg font-semibold">
+                Adaptive batching
+              </h2>
               <p className="text-sm text-slate-600">
-                Each worker measures the model on its device and picks the batch size (up to {latest.batching.maxBatchSize}) and delay (up to {latest.batching.maxBatchDelayMs} ms)
-                with the best throughput that keeps the p99 queue wait under {latest.batching.latencyTargetMs ?? DEFAULT_LATENCY_TARGET_MS} ms.
+                Each worker measures the model on its device and picks the batch size (up to {latest.batching.maxBatchSize}) and delay (up to{' '}
+                {latest.batching.maxBatchDelayMs} ms) with the best throughput that keeps the p99 queue wait under{' '}
+                {latest.batching.latencyTargetMs ?? DEFAULT_LATENCY_TARGET_MS} ms.
               </p>
             </div>
             {workers.isPending && <LoadingState label="Loading workers…" />}

@@ -19,11 +19,15 @@ export function ModelsPage() {
       <div className="space-y-6">
         {canUpload && <UploadModelForm />}
         <section aria-labelledby="registered-heading" className="space-y-4">
-          <h2 id="registered-heading" className="text-lg font-semibold">Registered models</h2>
+          <h2 id="registered-heading" className="text-lg font-semibold">
+            Registered models
+          </h2>
           {models.isPending && <LoadingState label="Loading models…" />}
           {models.isError && <ErrorAlert error={models.error} onRetry={() => void models.refetch()} />}
           {models.data?.length === 0 && (
-            <EmptyState title="No models registered">{canUpload ? 'Upload an ONNX file above to register the first one.' : 'An operator with the models:write scope can register one.'}</EmptyState>
+            <EmptyState title="No models registered">
+              {canUpload ? 'Upload an ONNX file above to register the first one.' : 'An operator with the models:write scope can register one.'}
+            </EmptyState>
           )}
           {models.data?.map((model) => (
             <ModelCard key={model.name} latest={model} workers={workers.data} canSubmit={hasScope(principal, 'jobs:write')} />

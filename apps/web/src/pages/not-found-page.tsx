@@ -7,7 +7,14 @@ export function NotFoundPage() {
   return (
     <>
       <PageHeader title="Page not found" />
-      <EmptyState title="There is no page at this address." action={<Link to="/" className={buttonStyles()}>Back to the start page</Link>} />
+      <EmptyState
+        title="There is no page at this address."
+        action={
+          <Link to="/" className={buttonStyles()}>
+            Back to the start page
+          </Link>
+        }
+      />
     </>
   );
 }

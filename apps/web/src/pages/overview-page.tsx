@@ -19,7 +19,16 @@ export function OverviewPage() {
     <>
       <PageHeader
         title="Overview"
-        description={stats.data ? <>Live, refreshed every 2 s · updated <RelativeTime iso={stats.data.generatedAt} />{stats.data.scope === 'key' && ' · jobs of this API key only'}</> : 'Live, refreshed every 2 s'}
+        description={
+          stats.data ? (
+            <>
+              Live, refreshed every 2 s · updated <RelativeTime iso={stats.data.generatedAt} />
+              {stats.data.scope === 'key' && ' · jobs of this API key only'}
+            </>
+          ) : (
+            'Live, refreshed every 2 s'
+          )
+        }
         actions={windowPicker}
       />
       {stats.isPending && <LoadingState label="Loading live figures…" />}
@@ -44,15 +53,21 @@ export function OverviewPage() {
             <StatTile label="Inference p99" value={formatMs(stats.data.inferMsP99)} />
           </dl>
           <section aria-labelledby="trends-heading" className="space-y-3">
-            <h2 id="trends-heading" className="text-lg font-semibold">Per minute</h2>
+            <h2 id="trends-heading" className="text-lg font-semibold">
+              Per minute
+            </h2>
             <StatsCharts points={stats.data.series} />
           </section>
           <section aria-labelledby="versions-heading" className="space-y-3">
-            <h2 id="versions-heading" className="text-lg font-semibold">Per model version</h2>
+            <h2 id="versions-heading" className="text-lg font-semibold">
+              Per model version
+            </h2>
             <ModelVersionTable models={stats.data.models} />
           </section>
           <section aria-labelledby="queues-heading" className="space-y-3">
-            <h2 id="queues-heading" className="text-lg font-semibold">Queue depth</h2>
+            <h2 id="queues-heading" className="text-lg font-semibold">
+              Queue depth
+            </h2>
             <QueueDepthTable queues={stats.data.queues} />
           </section>
         </div>

@@ -28,13 +28,32 @@ export function PlaygroundPage() {
   const submit = useSubmitJob();
   const many = useSubmitMany();
 
-  if (models.isPending) return <><PageHeader title="Playground" /><LoadingState label="Loading models…" /></>;
-  if (models.isError) return <><PageHeader title="Playground" /><ErrorAlert error={models.error} onRetry={() => void models.refetch()} /></>;
+  if (models.isPending)
+    return (
+      <>
+        <PageHeader title="Playground" />
+        <LoadingState label="Loading models…" />
+      </>
+    );
+  if (models.isError)
+    return (
+      <>
+        <PageHeader title="Playground" />
+        <ErrorAlert error={models.error} onRetry={() => void models.refetch()} />
+      </>
+    );
   if (!model) {
     return (
       <>
         <PageHeader title="Playground" />
-        <EmptyState title="No models registered" action={<Link to="/models" className={buttonStyles({ variant: 'primary' })}>Upload a model</Link>}>
+        <EmptyState
+          title="No models registered"
+          action={
+            <Link to="/models" className={buttonStyles({ variant: 'primary' })}>
+              Upload a model
+            </Link>
+          }
+        >
           Register an ONNX model to send it jobs from here.
         </EmptyState>
       </>
@@ -70,38 +89,65 @@ export function PlaygroundPage() {
         <form onSubmit={submitOne} noValidate className="space-y-4">
           <Card>
             <div className="grid gap-3 sm:grid-cols-2">
-              <Field label="Model" hint={`Version ${model.version} · ${model.signature.batchable ? `${model.batching.mode === 'auto' ? 'auto-batches' : 'batches'} up to ${model.batching.maxBatchSize} jobs` : 'not batchable'}`}>
+              <Field
+                label="Model"
+                hint={`Version ${model.version} · ${model.signature.batchable ? `${model.batching.mode === 'auto' ? 'auto-batches' : 'batches'} up to ${model.batching.maxBatchSize} jobs` : 'not batchable'}`}
+              >
                 {(control) => (
                   <Select {...control} value={model.name} onChange={(e) => setSearchParams({ model: e.target.value }, { replace: true })}>
-                    {models.data.map((m) => <option key={m.name} value={m.name}>{m.name}</option>)}
+                    {models.data.map((m) => (
+                      <option key={m.name} value={m.name}>
+                        {m.name}
+                      </option>
+                    ))}
                   </Select>
                 )}
               </Field>
               <Field label="Priority">
                 {(control) => (
                   <Select {...control} value={priority} onChange={(e) => setPriority(e.target.value as Priority)}>
-                    {PRIORITIES.map((p) => <option key={p} value={p}>{p}</option>)}
+                    {PRIORITIES.map((p) => (
+                      <option key={p} value={p}>
+                        {p}
+                      </option>
+                    ))}
                   </Select>
                 )}
               </Field>
             </div>
           </Card>
-          <Card title="Inputs" actions={
-            <div className="flex gap-2">
-              <Button size="sm" onClick={() => inputs.fillAll('random')}>Random</Button>
-              <Button size="sm" onClick={() => inputs.fillAll('zeros')}>Zeros</Button>
-            </div>
-          }>
+          <Card
+            title="Inputs"
+            actions={
+              <div className="flex gap-2">
+                <Button size="sm" onClick={() => inputs.fillAll('random')}>
+                  Random
+                </Button>
+                <Button size="sm" onClick={() => inputs.fillAll('zeros')}>
+                  Zeros
+                </Button>
+              </div>
+            }
+          >
             <div className="space-y-4">
               {inputs.drafts.map((draft, i) => (
-                <TensorInput key={draft.name} draft={draft} onResize={(dim, size) => inputs.resize(i, dim, size)} onEditText={(text) => inputs.editText(i, text)} />
+                <TensorInput
+                  key={draft.name}
+                  draft={draft}
+                  onResize={(dim, size) => inputs.resize(i, dim, size)}
+                  onEditText={(text) => inputs.editText(i, text)}
+                />
               ))}
             </div>
           </Card>
           {submit.isError && <ErrorAlert error={submit.error} />}
           <div className="flex flex-wrap gap-2">
-            <Button type="submit" variant="primary" disabled={submit.isPending}>{submit.isPending ? 'Submitting…' : 'Submit'}</Button>
-            <Button onClick={submitMany} disabled={many.run?.submitting}>Submit {MANY_JOBS}</Button>
+            <Button type="submit" variant="primary" disabled={submit.isPending}>
+              {submit.isPending ? 'Submitting…' : 'Submit'}
+            </Button>
+            <Button onClick={submitMany} disabled={many.run?.submitting}>
+              Submit {MANY_JOBS}
+            </Button>
           </div>
         </form>
         <div className="space-y-4">

@@ -6,7 +6,13 @@ import { MemoryRouter, Route, Routes } from 'react-router';
 import { getApiKey } from '../auth/key-storage.ts';
 import { SignInPage } from './sign-in-page.tsx';
 
-const problem = { type: 'about:blank', title: 'A valid API key is required', status: 401, code: 'UNAUTHENTICATED', detail: 'the API key is not valid or was revoked' };
+const problem = {
+  type: 'about:blank',
+  title: 'A valid API key is required',
+  status: 401,
+  code: 'UNAUTHENTICATED',
+  detail: 'the API key is not valid or was revoked',
+};
 const principal = { keyId: '0190f4d2-7b3a-7cc1-8a1e-3f1c2b4d5e6f', scopes: ['jobs:read'], admin: false };
 
 const json = (status: number, body: unknown) =>
@@ -39,7 +45,10 @@ afterEach(() => {
 
 describe('SignInPage', () => {
   it('says clearly when the key is rejected, and keeps nothing', async () => {
-    vi.stubGlobal('fetch', vi.fn(async () => json(401, problem)));
+    vi.stubGlobal(
+      'fetch',
+      vi.fn(async () => json(401, problem)),
+    );
     renderSignIn();
     signInWith('iq_bad_key');
     expect(await screen.findByText('This API key is not valid or was revoked.')).toBeTruthy();

@@ -53,7 +53,15 @@ export function SignInPage() {
         <form className="mt-6 space-y-4" onSubmit={submit} noValidate>
           <Field label="API key" error={keyError} hint="Looks like iq_…; an admin creates keys on the API keys page.">
             {(control) => (
-              <Input {...control} type="password" autoComplete="current-password" spellCheck={false} value={key} onChange={(e) => setKey(e.target.value)} required />
+              <Input
+                {...control}
+                type="password"
+                autoComplete="current-password"
+                spellCheck={false}
+                value={key}
+                onChange={(e) => setKey(e.target.value)}
+                required
+              />
             )}
           </Field>
           {check.isError && !keyError && <ErrorAlert error={check.error} />}

@@ -12,7 +12,9 @@ const TO = '2025-06-02T09:30:00.000Z';
 
 // Out of order on purpose: the table sorts by device time itself.
 const byKey: Usage = {
-  from: '2025-06-01T09:30:00.000Z', to: TO, groupBy: 'key',
+  from: '2025-06-01T09:30:00.000Z',
+  to: TO,
+  groupBy: 'key',
   items: [
     { keyId: KEY_B, keyName: 'batch-export', jobs: 10, items: 40, deviceMs: 1_500 },
     { keyId: KEY_A, keyName: 'checkout-service', jobs: 1_200, items: 1_450, deviceMs: 4_500 },
@@ -20,7 +22,9 @@ const byKey: Usage = {
   total: { jobs: 1_210, items: 1_490, deviceMs: 6_000 },
 };
 const byModel: Usage = {
-  from: '2025-06-01T09:30:00.000Z', to: TO, groupBy: 'model',
+  from: '2025-06-01T09:30:00.000Z',
+  to: TO,
+  groupBy: 'model',
   items: [
     { model: 'mlp', modelVersion: 2, jobs: 1_000, items: 1_000, deviceMs: 5_400_000 },
     { model: 'cnn', modelVersion: 1, jobs: 210, items: 490, deviceMs: 1_800_000 },
@@ -34,16 +38,19 @@ const json = (status: number, body: unknown) =>
 /** The API as the page sees it; returns the query strings of the usage requests. */
 function stubApi(principal: Principal, answers: { key: Usage; model: Usage }) {
   const queries: URLSearchParams[] = [];
-  vi.stubGlobal('fetch', vi.fn(async (url: string) => {
-    const [path, search] = url.split('?');
-    if (path === '/v1/me') return json(200, principal);
-    if (path === '/v1/usage') {
-      const query = new URLSearchParams(search);
-      queries.push(query);
-      return json(200, query.get('groupBy') === 'model' ? answers.model : answers.key);
-    }
-    return json(404, { type: 'about:blank', title: 'Not found', status: 404, code: 'NOT_FOUND' });
-  }));
+  vi.stubGlobal(
+    'fetch',
+    vi.fn(async (url: string) => {
+      const [path, search] = url.split('?');
+      if (path === '/v1/me') return json(200, principal);
+      if (path === '/v1/usage') {
+        const query = new URLSearchParams(search);
+        queries.push(query);
+        return json(200, query.get('groupBy') === 'model' ? answers.model : answers.key);
+      }
+      return json(404, { type: 'about:blank', title: 'Not found', status: 404, code: 'NOT_FOUND' });
+    }),
+  );
   return { queries };
 }
 
@@ -97,7 +104,10 @@ describe('UsagePage', () => {
     fireEvent.change(screen.getByLabelText('Group by'), { target: { value: 'model' } });
     expect(await screen.findByRole('columnheader', { name: 'Model' })).toBeTruthy();
     const table = screen.getByRole('table', { name: 'Device time' });
-    expect(bodyRows(table).map((r) => [r.cells[0]?.textContent, r.cells[3]?.textContent])).toEqual([['mlp:2', '1.5 h'], ['cnn:1', '30.0 min']]);
+    expect(bodyRows(table).map((r) => [r.cells[0]?.textContent, r.cells[3]?.textContent])).toEqual([
+      ['mlp:2', '1.5 h'],
+      ['cnn:1', '30.0 min'],
+    ]);
     expect(share('mlp:2')).toBe('75.0%');
     expect(footer(table).cells[3]?.textContent).toBe('2.0 h');
     expect(queries.at(-1)?.get('groupBy')).toBe('model');

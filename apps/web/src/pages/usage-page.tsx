@@ -33,7 +33,8 @@ export function UsagePage() {
           {usage.isError && <ErrorAlert error={usage.error} />}
           <UsageTable usage={usage.data} />
           <p className="text-xs text-slate-500">
-            Each batch’s device time is split over its jobs by their share of its items (rows along the batch dimension). Failed jobs and cache hits are not charged.
+            Each batch’s device time is split over its jobs by their share of its items (rows along the batch dimension). Failed jobs and cache hits are not
+            charged.
           </p>
         </div>
       )}

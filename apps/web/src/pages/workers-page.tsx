@@ -17,7 +17,9 @@ export function WorkersPage() {
       )}
       {workers.data && workers.data.length > 0 && (
         <div className="grid gap-4 lg:grid-cols-2">
-          {workers.data.map((worker) => <WorkerCard key={worker.workerId} worker={worker} />)}
+          {workers.data.map((worker) => (
+            <WorkerCard key={worker.workerId} worker={worker} />
+          ))}
         </div>
       )}
     </>

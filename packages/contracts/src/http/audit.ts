@@ -39,16 +39,26 @@ export const AuditListSchema = Type.Object(
   },
   {
     // A page of one (`limit=1`), so there is a next page to point at.
-    examples: [{
-      items: [{
-        id: 42,
-        actorKeyId: EXAMPLE_KEY_ID,
-        action: 'model:routed',
-        resource: 'models/mlp',
-        details: { requestId: EXAMPLE_REQUEST_ID, versions: [{ version: 1, weight: 90 }, { version: 2, weight: 10 }] },
-        createdAt: '2025-06-02T09:00:00.000Z',
-      }],
-      nextCursor: 'NDI',
-    }],
+    examples: [
+      {
+        items: [
+          {
+            id: 42,
+            actorKeyId: EXAMPLE_KEY_ID,
+            action: 'model:routed',
+            resource: 'models/mlp',
+            details: {
+              requestId: EXAMPLE_REQUEST_ID,
+              versions: [
+                { version: 1, weight: 90 },
+                { version: 2, weight: 10 },
+              ],
+            },
+            createdAt: '2025-06-02T09:00:00.000Z',
+          },
+        ],
+        nextCursor: 'NDI',
+      },
+    ],
   },
 );

@@ -15,26 +15,32 @@ export const SubmitJobBodySchema = Type.Object(
     inputs: Type.Array(InputTensorSchema, { minItems: 1, maxItems: 64 }),
     priority: Type.Optional(StringEnum(PRIORITIES, { default: 'normal', description: 'Queue priority; high runs before normal before low' })),
     // A key pattern that matches every key (no `.`, which skips newlines) and additionalProperties: false, so every value is checked.
-    metadata: Type.Optional(Type.Record(Type.String({ pattern: storableTextPattern(64) }), StorableText({ maxLength: 1024 }), { maxProperties: 32, additionalProperties: false })),
+    metadata: Type.Optional(
+      Type.Record(Type.String({ pattern: storableTextPattern(64) }), StorableText({ maxLength: 1024 }), { maxProperties: 32, additionalProperties: false }),
+    ),
     deadline: Type.Optional(DateTimeInput({ description: 'Run the job before this time or not at all: still queued past it, it ends `expired`' })),
-    webhook: Type.Optional(Type.Object(
-      { url: Type.String({ format: 'uri', minLength: 8, maxLength: 2048, description: 'http(s) URL the finished job is posted to, signed' }) },
-      { additionalProperties: false },
-    )),
+    webhook: Type.Optional(
+      Type.Object(
+        { url: Type.String({ format: 'uri', minLength: 8, maxLength: 2048, description: 'http(s) URL the finished job is posted to, signed' }) },
+        { additionalProperties: false },
+      ),
+    ),
   },
   {
     additionalProperties: false,
     // "hello world" for the demo transformer encoder ([CLS] hello world [SEP] in its tokenizer): valid as written.
-    examples: [{
-      model: 'transformer',
-      inputs: [
-        { name: 'input_ids', datatype: 'INT64', shape: [1, 4], data: [2, 516, 209, 3] },
-        { name: 'attention_mask', datatype: 'INT64', shape: [1, 4], data: [1, 1, 1, 1] },
-      ],
-      priority: 'high',
-      metadata: { team: 'search' },
-      webhook: { url: 'https://hooks.example.com/inferq' },
-    }],
+    examples: [
+      {
+        model: 'transformer',
+        inputs: [
+          { name: 'input_ids', datatype: 'INT64', shape: [1, 4], data: [2, 516, 209, 3] },
+          { name: 'attention_mask', datatype: 'INT64', shape: [1, 4], data: [1, 1, 1, 1] },
+        ],
+        priority: 'high',
+        metadata: { team: 'search' },
+        webhook: { url: 'https://hooks.example.com/inferq' },
+      },
+    ],
   },
 );
 export type SubmitJobBody = Static<typeof SubmitJobBodySchema>;
@@ -42,16 +48,20 @@ export type SubmitJobBody = Static<typeof SubmitJobBodySchema>;
 export const RoutingKeyHeaderSchema = Type.String({
   minLength: 1,
   maxLength: 200,
-  description: 'Sticky routing: a model named without a version that has a routing table sends every job with the same key to the same version while the table is unchanged. Ignored for `name:version`.',
+  description:
+    'Sticky routing: a model named without a version that has a routing table sends every job with the same key to the same version while the table is unchanged. Ignored for `name:version`.',
 });
 
 export const SubmitJobHeadersSchema = Type.Object({
   'idempotency-key': Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
   'x-routing-key': Type.Optional(RoutingKeyHeaderSchema),
-  prefer: Type.Optional(Type.String({
-    maxLength: 200,
-    description: '`wait=N` (RFC 7240): hold the reply up to N seconds for the result; 200 with the finished job, or 202 if it is still running. Answers 503 `MODEL_UNAVAILABLE` at once, submitting nothing, when no worker serves the model.',
-  })),
+  prefer: Type.Optional(
+    Type.String({
+      maxLength: 200,
+      description:
+        '`wait=N` (RFC 7240): hold the reply up to N seconds for the result; 200 with the finished job, or 202 if it is still running. Answers 503 `MODEL_UNAVAILABLE` at once, submitting nothing, when no worker serves the model.',
+    }),
+  ),
 });
 
 /** The seconds of a `Prefer: wait=N` header, if it has one. */
@@ -133,12 +143,16 @@ export const JobSchema = Type.Object(
     batchId: Type.Union([Uuid, Type.Null()], { description: 'The batch it ran in (GET /v1/batches/:id, admin)' }),
     workerId: Type.Union([Type.String(), Type.Null()], { description: 'The worker that ran it' }),
     items: Type.Union([Type.Integer(), Type.Null()], { description: 'Rows it put along the batch dimension' }),
-    deviceMs: Type.Union([Type.Number(), Type.Null()], { description: "Its share of the batch's device time (inferMs × items ÷ the batch's items): what GET /v1/usage sums" }),
+    deviceMs: Type.Union([Type.Number(), Type.Null()], {
+      description: "Its share of the batch's device time (inferMs × items ÷ the batch's items): what GET /v1/usage sums",
+    }),
     device: Type.Optional(Type.String({ description: 'One job only: the device its batch ran on' })),
     provider: Type.Optional(Type.String({ description: 'One job only: the execution provider its batch ran on' })),
-    modelSha256: Type.Optional(Type.String({ description: "One job only: the sha256 of the model artifact that ran" })),
+    modelSha256: Type.Optional(Type.String({ description: 'One job only: the sha256 of the model artifact that ran' })),
     attempts: Type.Integer(),
-    cacheHit: Type.Boolean({ description: "Answered from the model version's response cache: the stored result of an earlier job with the same inputs; the model did not run" }),
+    cacheHit: Type.Boolean({
+      description: "Answered from the model version's response cache: the stored result of an earlier job with the same inputs; the model did not run",
+    }),
     error: Type.Union([JobErrorSchema, Type.Null()]),
     inputs: Type.Optional(Type.Array(TensorSummarySchema, { description: 'Input headers; the bytes are at links.inputs + /:index' })),
     outputs: Type.Optional(Type.Array(OutputTensorSchema)),
@@ -149,11 +163,13 @@ export const JobSchema = Type.Object(
   },
   {
     $id: 'Job',
-    examples: [{
-      ...exampleJobSummary,
-      inputs: [{ name: 'features', datatype: 'FP32', shape: [1, 64], bytes: 256 }],
-      outputs: [{ name: 'logits', datatype: 'FP32', shape: [1, 16], data: exampleLogits, bytes: 64 }],
-    }],
+    examples: [
+      {
+        ...exampleJobSummary,
+        inputs: [{ name: 'features', datatype: 'FP32', shape: [1, 64], bytes: 256 }],
+        outputs: [{ name: 'logits', datatype: 'FP32', shape: [1, 16], data: exampleLogits, bytes: 64 }],
+      },
+    ],
   },
 );
 export type Job = Static<typeof JobSchema>;
@@ -199,7 +215,9 @@ export const JobStatusEventSchema = Type.Object(
     id: Uuid,
     status: StatusSchema,
     attempts: Type.Integer({ description: 'Attempts started so far' }),
-    error: Type.Optional(Type.Object(JobErrorSchema.properties, { description: 'The last error: on a failed job, or one queued again after a failed attempt' })),
+    error: Type.Optional(
+      Type.Object(JobErrorSchema.properties, { description: 'The last error: on a failed job, or one queued again after a failed attempt' }),
+    ),
   },
   { description: 'The `data` of an `event: status`' },
 );

@@ -24,7 +24,13 @@ export const CreateKeyBodySchema = Type.Object(
   {
     name: StorableText({ minLength: 1, maxLength: 100 }),
     scopes: Type.Optional(Type.Array(ScopeSchema, { uniqueItems: true, default: ['jobs:read', 'jobs:write'] })),
-    rateLimitPerMin: Type.Optional(FiniteInteger({ minimum: 1, maximum: 10_000_000, description: "Requests per minute this key may make; omitted: the server's default (RATE_LIMIT_PER_MIN)" })),
+    rateLimitPerMin: Type.Optional(
+      FiniteInteger({
+        minimum: 1,
+        maximum: 10_000_000,
+        description: "Requests per minute this key may make; omitted: the server's default (RATE_LIMIT_PER_MIN)",
+      }),
+    ),
     weight: Type.Optional(FiniteInteger({ minimum: KEY_WEIGHT_MIN, maximum: KEY_WEIGHT_MAX, default: DEFAULT_KEY_WEIGHT, description: WEIGHT_DESCRIPTION })),
   },
   { additionalProperties: false, examples: [{ name: 'search-team', scopes: ['jobs:read', 'jobs:write'], rateLimitPerMin: 600, weight: 2 }] },
@@ -57,10 +63,9 @@ export const ApiKeySchema = Type.Object(
 );
 export type ApiKey = Static<typeof ApiKeySchema>;
 
-export const CreatedKeySchema = Type.Composite(
-  [ApiKeySchema, Type.Object({ secret: Type.String({ description: 'Shown once' }) })],
-  { examples: [{ ...exampleKey, secret: 'iq_Xk4pQ2mN8rTa_f3Jq9LwZ2bVn7RcY5tHd1KmP8sXe4GuA' }] },
-);
+export const CreatedKeySchema = Type.Composite([ApiKeySchema, Type.Object({ secret: Type.String({ description: 'Shown once' }) })], {
+  examples: [{ ...exampleKey, secret: 'iq_Xk4pQ2mN8rTa_f3Jq9LwZ2bVn7RcY5tHd1KmP8sXe4GuA' }],
+});
 
 /** `GET /v1/me`: who the caller's key is, so a client can show what it may do. */
 export const PrincipalSchema = Type.Object(

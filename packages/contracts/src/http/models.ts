@@ -13,9 +13,20 @@ export type BatchingMode = (typeof BATCHING_MODES)[number];
 export const DEFAULT_LATENCY_TARGET_MS = 100;
 
 export const BatchingSchema = Type.Object({
-  maxBatchSize: Type.Integer({ minimum: 1, maximum: 4096, description: 'fixed: the most jobs in one batch; auto: the largest batch size the worker may choose' }),
-  maxBatchDelayMs: Type.Integer({ minimum: 0, maximum: 60_000, description: 'fixed: how long a batch waits to fill; auto: the longest delay the worker may choose' }),
-  mode: StringEnum(BATCHING_MODES, { description: '`auto`: the worker measures inference time per batch size on its device and picks the size and delay with the best throughput whose p99 queue wait stays under `latencyTargetMs`. Non-batchable models are always `fixed`' }),
+  maxBatchSize: Type.Integer({
+    minimum: 1,
+    maximum: 4096,
+    description: 'fixed: the most jobs in one batch; auto: the largest batch size the worker may choose',
+  }),
+  maxBatchDelayMs: Type.Integer({
+    minimum: 0,
+    maximum: 60_000,
+    description: 'fixed: how long a batch waits to fill; auto: the longest delay the worker may choose',
+  }),
+  mode: StringEnum(BATCHING_MODES, {
+    description:
+      '`auto`: the worker measures inference time per batch size on its device and picks the size and delay with the best throughput whose p99 queue wait stays under `latencyTargetMs`. Non-batchable models are always `fixed`',
+  }),
   latencyTargetMs: NullableInteger({ minimum: 1, description: 'auto only (default 100): the p99 queue wait in ms the worker keeps under; null in fixed mode' }),
 });
 export type Batching = Static<typeof BatchingSchema>;
@@ -28,7 +39,10 @@ export const ModelRouteSchema = Type.Object({
 export type ModelRoute = Static<typeof ModelRouteSchema>;
 
 /** A canary: version 2 of the demo mlp takes a tenth of the jobs that name no version. */
-const exampleRoutes = [{ version: 1, weight: 90 }, { version: 2, weight: 10 }];
+const exampleRoutes = [
+  { version: 1, weight: 90 },
+  { version: 2, weight: 10 },
+];
 /** The demo mlp: features FP32 [N, 64] → logits FP32 [N, 16]. */
 const exampleModel = {
   name: 'mlp',
@@ -54,10 +68,18 @@ export const ModelSchema = Type.Object(
     sizeBytes: Type.Integer(),
     signature: ModelSignatureSchema,
     batching: BatchingSchema,
-    responseCache: Type.Boolean({ description: 'Jobs with the same input tensors as an earlier succeeded job of this version get its result without running the model' }),
-    embedding: Type.Optional(Type.Object(EmbeddingSettingsSchema.properties, { description: 'Present on encoder models registered with a tokenizer: they serve POST /v1/embeddings' })),
+    responseCache: Type.Boolean({
+      description: 'Jobs with the same input tensors as an earlier succeeded job of this version get its result without running the model',
+    }),
+    embedding: Type.Optional(
+      Type.Object(EmbeddingSettingsSchema.properties, { description: 'Present on encoder models registered with a tokenizer: they serve POST /v1/embeddings' }),
+    ),
     createdAt: Type.String({ format: 'date-time' }),
-    routing: Type.Optional(Type.Array(ModelRouteSchema, { description: "The model's routing table (GET /v1/models/:name/routing); empty when unversioned jobs go to the latest version" })),
+    routing: Type.Optional(
+      Type.Array(ModelRouteSchema, {
+        description: "The model's routing table (GET /v1/models/:name/routing); empty when unversioned jobs go to the latest version",
+      }),
+    ),
   },
   { $id: 'Model', examples: [exampleModel] },
 );
@@ -76,14 +98,38 @@ export const ModelUploadFieldsSchema = Type.Object(
     name: Type.String({ pattern: MODEL_NAME_PATTERN.source }),
     maxBatchSize: Type.Optional(FiniteInteger({ minimum: 1, maximum: 4096 })),
     maxBatchDelayMs: Type.Optional(FiniteInteger({ minimum: 0, maximum: 60_000 })),
-    batching: Type.Optional(StringEnum(BATCHING_MODES, { description: '`auto`: the worker picks batch size and delay per device, bounded by maxBatchSize and maxBatchDelayMs (default `fixed`)' })),
-    latencyTargetMs: Type.Optional(FiniteInteger({ minimum: 1, maximum: 600_000, description: `With batching=auto: the p99 queue wait in ms to keep under (default ${DEFAULT_LATENCY_TARGET_MS})` })),
-    responseCache: Type.Optional(Type.Boolean({ default: false, description: 'Answer jobs whose inputs equal an earlier succeeded job\'s with its stored result (deterministic models only)' })),
+    batching: Type.Optional(
+      StringEnum(BATCHING_MODES, {
+        description: '`auto`: the worker picks batch size and delay per device, bounded by maxBatchSize and maxBatchDelayMs (default `fixed`)',
+      }),
+    ),
+    latencyTargetMs: Type.Optional(
+      FiniteInteger({
+        minimum: 1,
+        maximum: 600_000,
+        description: `With batching=auto: the p99 queue wait in ms to keep under (default ${DEFAULT_LATENCY_TARGET_MS})`,
+      }),
+    ),
+    responseCache: Type.Optional(
+      Type.Boolean({
+        default: false,
+        description: "Answer jobs whose inputs equal an earlier succeeded job's with its stored result (deterministic models only)",
+      }),
+    ),
     // With a `tokenizer` file part (tokenizer.json): the model serves POST /v1/embeddings.
     pooling: Type.Optional(StringEnum(POOLINGS, { description: 'Embedding models: default `mean` for a [batch, seq, dim] output, `none` for [batch, dim]' })),
     normalize: Type.Optional(Type.Boolean({ description: 'Embedding models: scale to unit length (default true)' })),
-    embeddingOutput: Type.Optional(Type.String({ maxLength: 256, description: 'Embedding models: the output to read (default `last_hidden_state` when present, else the first)' })),
-    maxTokens: Type.Optional(FiniteInteger({ minimum: 1, maximum: 1_000_000, description: "Embedding models: the longest text in tokens (default: the tokenizer's truncation length, else the model's fixed sequence length, else 512)" })),
+    embeddingOutput: Type.Optional(
+      Type.String({ maxLength: 256, description: 'Embedding models: the output to read (default `last_hidden_state` when present, else the first)' }),
+    ),
+    maxTokens: Type.Optional(
+      FiniteInteger({
+        minimum: 1,
+        maximum: 1_000_000,
+        description:
+          "Embedding models: the longest text in tokens (default: the tokenizer's truncation length, else the model's fixed sequence length, else 512)",
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -102,7 +148,12 @@ export const ModelRouteInputSchema = Type.Object(
 
 /** PUT /v1/models/:name/routing: the whole new table. An empty list removes routing (jobs go to the latest version). */
 export const ModelRoutingBodySchema = Type.Object(
-  { versions: Type.Array(ModelRouteInputSchema, { maxItems: 32, description: 'Distinct registered versions, weights summing to more than 0; [] for no routing' }) },
+  {
+    versions: Type.Array(ModelRouteInputSchema, {
+      maxItems: 32,
+      description: 'Distinct registered versions, weights summing to more than 0; [] for no routing',
+    }),
+  },
   { additionalProperties: false, examples: [{ versions: exampleRoutes }] },
 );
 export type ModelRoutingBody = Static<typeof ModelRoutingBodySchema>;

@@ -10,25 +10,24 @@ export const ProblemSchema = Type.Object(
     code: Type.String({ description: 'Stable error code from the catalogue, e.g. INPUT_SHAPE_MISMATCH' }),
     detail: Type.Optional(Type.String()),
     instance: Type.Optional(Type.String({ description: 'Request id' })),
-    errors: Type.Optional(
-      Type.Array(Type.Object({ pointer: Type.String(), code: Type.String(), detail: Type.String() })),
-    ),
+    errors: Type.Optional(Type.Array(Type.Object({ pointer: Type.String(), code: Type.String(), detail: Type.String() }))),
   },
   {
     $id: 'Problem',
     description: 'RFC 9457 problem details',
-    examples: [{
-      type: 'https://inferq.dev/problems/input-shape-mismatch',
-      title: 'An input has the wrong shape',
-      status: 400,
-      code: 'INPUT_SHAPE_MISMATCH',
-      detail: 'input "features" must have shape [?,64], got [1,4]',
-      instance: EXAMPLE_REQUEST_ID,
-      errors: [{ pointer: '/inputs/0/shape', code: 'INPUT_SHAPE_MISMATCH', detail: 'input "features" must have shape [?,64], got [1,4]' }],
-    }],
+    examples: [
+      {
+        type: 'https://inferq.dev/problems/input-shape-mismatch',
+        title: 'An input has the wrong shape',
+        status: 400,
+        code: 'INPUT_SHAPE_MISMATCH',
+        detail: 'input "features" must have shape [?,64], got [1,4]',
+        instance: EXAMPLE_REQUEST_ID,
+        errors: [{ pointer: '/inputs/0/shape', code: 'INPUT_SHAPE_MISMATCH', detail: 'input "features" must have shape [?,64], got [1,4]' }],
+      },
+    ],
   },
 );
 export type Problem = Static<typeof ProblemSchema>;
 
-export const problemResponses = (...statuses: number[]) =>
-  Object.fromEntries(statuses.map((s) => [s, Type.Ref(ProblemSchema)]));
+export const problemResponses = (...statuses: number[]) => Object.fromEntries(statuses.map((s) => [s, Type.Ref(ProblemSchema)]));

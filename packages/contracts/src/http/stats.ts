@@ -85,10 +85,19 @@ const exampleStats = {
   queues: [{ model: 'mlp', high: 0, normal: 14, low: 3, active: 8, delayed: 0, workers: 1, oldestQueuedS: 0.35 }],
   models: [{ model: 'mlp', version: 2, ...exampleBreakdown }],
   workers: [{ workerId: 'gpu-node-1-cuda0-4242', ...exampleBreakdown }],
-  series: [{
-    at: EXAMPLE_TIME, submitted: 2550, completed: 2472, failed: 1,
-    queueMsP50: 3, queueMsP95: 11, inferMsP50: 1.8, inferMsP95: 3.9, avgBatchSize: 7.6,
-  }],
+  series: [
+    {
+      at: EXAMPLE_TIME,
+      submitted: 2550,
+      completed: 2472,
+      failed: 1,
+      queueMsP50: 3,
+      queueMsP95: 11,
+      inferMsP50: 1.8,
+      inferMsP95: 3.9,
+      avgBatchSize: 7.6,
+    },
+  ],
 };
 
 export const StatsSchema = Type.Object(

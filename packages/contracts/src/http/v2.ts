@@ -43,13 +43,15 @@ export const V2ModelMetadataSchema = Type.Object(
     outputs: Type.Array(MetadataTensorSchema),
   },
   {
-    examples: [{
-      name: 'mlp',
-      versions: ['1', '2'],
-      platform: 'onnxruntime_onnx',
-      inputs: [{ name: 'features', datatype: 'FP32', shape: [-1, 64] }],
-      outputs: [{ name: 'logits', datatype: 'FP32', shape: [-1, 16] }],
-    }],
+    examples: [
+      {
+        name: 'mlp',
+        versions: ['1', '2'],
+        platform: 'onnxruntime_onnx',
+        inputs: [{ name: 'features', datatype: 'FP32', shape: [-1, 64] }],
+        outputs: [{ name: 'logits', datatype: 'FP32', shape: [-1, 16] }],
+      },
+    ],
   },
 );
 
@@ -64,28 +66,37 @@ export const V2InferInputSchema = Type.Object(
 export const V2InferBodySchema = Type.Object(
   {
     id: Type.Optional(Type.String({ maxLength: 256, description: 'Echoed in the response' })),
-    parameters: Type.Optional(Type.Object(
-      { priority: Type.Optional(StringEnum(PRIORITIES, { description: 'Queue priority; normal when absent' })) },
-      { additionalProperties: true, maxProperties: 64, description: 'Request parameters; `priority` sets the queue priority, others are ignored' },
-    )),
+    parameters: Type.Optional(
+      Type.Object(
+        { priority: Type.Optional(StringEnum(PRIORITIES, { description: 'Queue priority; normal when absent' })) },
+        { additionalProperties: true, maxProperties: 64, description: 'Request parameters; `priority` sets the queue priority, others are ignored' },
+      ),
+    ),
     inputs: Type.Array(V2InferInputSchema, { minItems: 1, maxItems: 64 }),
-    outputs: Type.Optional(Type.Array(
-      Type.Object({ name: Type.String({ minLength: 1, maxLength: 256 }), parameters: Type.Optional(Parameters('Ignored: outputs are always JSON')) }, { additionalProperties: false }),
-      { maxItems: 64, description: 'Only these outputs are returned; all of them when absent' },
-    )),
+    outputs: Type.Optional(
+      Type.Array(
+        Type.Object(
+          { name: Type.String({ minLength: 1, maxLength: 256 }), parameters: Type.Optional(Parameters('Ignored: outputs are always JSON')) },
+          { additionalProperties: false },
+        ),
+        { maxItems: 64, description: 'Only these outputs are returned; all of them when absent' },
+      ),
+    ),
   },
   {
     additionalProperties: false,
     // "hello world" for the demo transformer encoder ([CLS] hello world [SEP] in its tokenizer): valid as written.
-    examples: [{
-      id: 'req-42',
-      parameters: { priority: 'high' },
-      inputs: [
-        { name: 'input_ids', datatype: 'INT64', shape: [1, 4], data: [2, 516, 209, 3] },
-        { name: 'attention_mask', datatype: 'INT64', shape: [1, 4], data: [1, 1, 1, 1] },
-      ],
-      outputs: [{ name: 'pooled' }],
-    }],
+    examples: [
+      {
+        id: 'req-42',
+        parameters: { priority: 'high' },
+        inputs: [
+          { name: 'input_ids', datatype: 'INT64', shape: [1, 4], data: [2, 516, 209, 3] },
+          { name: 'attention_mask', datatype: 'INT64', shape: [1, 4], data: [1, 1, 1, 1] },
+        ],
+        outputs: [{ name: 'pooled' }],
+      },
+    ],
   },
 );
 export type V2InferBody = Static<typeof V2InferBodySchema>;
@@ -95,21 +106,27 @@ export const V2InferResponseSchema = Type.Object(
     model_name: Type.String(),
     model_version: Type.String(),
     id: Type.String({ description: 'The request `id`, else the job id' }),
-    outputs: Type.Array(Type.Object({
-      name: Type.String(),
-      datatype: Type.String(),
-      shape: Type.Array(Type.Integer()),
-      data: Type.Array(Type.Union([Type.Number(), Type.Boolean(), Type.String()]), { description: 'Row-major, flat; INT64 and UINT64 beyond 2^53 are strings' }),
-    })),
+    outputs: Type.Array(
+      Type.Object({
+        name: Type.String(),
+        datatype: Type.String(),
+        shape: Type.Array(Type.Integer()),
+        data: Type.Array(Type.Union([Type.Number(), Type.Boolean(), Type.String()]), {
+          description: 'Row-major, flat; INT64 and UINT64 beyond 2^53 are strings',
+        }),
+      }),
+    ),
   },
   {
     description: "The requested outputs, flat and row-major. The example's `pooled` is cut to 4 values: the demo transformer's is [1, 64].",
-    examples: [{
-      model_name: 'transformer',
-      model_version: '1',
-      id: 'req-42',
-      outputs: [{ name: 'pooled', datatype: 'FP32', shape: [1, 4], data: [0.132, -0.587, 0.301, 0.044] }],
-    }],
+    examples: [
+      {
+        model_name: 'transformer',
+        model_version: '1',
+        id: 'req-42',
+        outputs: [{ name: 'pooled', datatype: 'FP32', shape: [1, 4], data: [0.132, -0.587, 0.301, 0.044] }],
+      },
+    ],
   },
 );
 export type V2InferResponse = Static<typeof V2InferResponseSchema>;

@@ -33,21 +33,25 @@ export const WebhookDeliveriesSchema = Type.Object(
     url: Type.Union([Type.String(), Type.Null()], { description: 'The webhook URL; null when the job names none' }),
     state: Type.Union([StringEnum(WEBHOOK_STATES), Type.Null()]),
     attempts: Type.Integer(),
-    nextAttemptAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'When the next attempt is due, while pending after a failure' }),
+    nextAttemptAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+      description: 'When the next attempt is due, while pending after a failure',
+    }),
     items: Type.Array(WebhookDeliverySchema, { description: 'Every attempt, oldest first' }),
   },
   {
     // Delivered on the second attempt, after the receiver answered 503.
-    examples: [{
-      url: exampleWebhookUrl,
-      state: 'delivered',
-      attempts: 2,
-      nextAttemptAt: null,
-      items: [
-        { id: EXAMPLE_JOB_ID, attempt: 1, url: exampleWebhookUrl, statusCode: 503, error: null, durationMs: 41, createdAt: '2025-06-02T09:30:00.050Z' },
-        { id: EXAMPLE_JOB_ID, attempt: 2, url: exampleWebhookUrl, statusCode: 200, error: null, durationMs: 38, createdAt: '2025-06-02T09:30:05.060Z' },
-      ],
-    }],
+    examples: [
+      {
+        url: exampleWebhookUrl,
+        state: 'delivered',
+        attempts: 2,
+        nextAttemptAt: null,
+        items: [
+          { id: EXAMPLE_JOB_ID, attempt: 1, url: exampleWebhookUrl, statusCode: 503, error: null, durationMs: 41, createdAt: '2025-06-02T09:30:00.050Z' },
+          { id: EXAMPLE_JOB_ID, attempt: 2, url: exampleWebhookUrl, statusCode: 200, error: null, durationMs: 38, createdAt: '2025-06-02T09:30:05.060Z' },
+        ],
+      },
+    ],
   },
 );
 export type WebhookDeliveries = Static<typeof WebhookDeliveriesSchema>;

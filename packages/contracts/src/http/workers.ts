@@ -22,14 +22,21 @@ const exampleWorker = {
   jobsFailed: 3,
   batches: 12010,
   gpu: { name: 'NVIDIA H100 80GB HBM3', utilizationPercent: 37, memoryUsedMiB: 2210, memoryTotalMiB: 81559 },
-  adaptiveBatching: [{
-    model: 'mlp', latencyTargetMs: 50, maxBatchSize: 64, maxBatchDelayMs: 4.2, itemsPerS: 41290, reason: 'best throughput within 5%',
-    curve: [
-      { items: 1, inferMs: 0.21, deviationMs: 0.02, samples: 412 },
-      { items: 16, inferMs: 0.62, deviationMs: 0.05, samples: 903 },
-      { items: 64, inferMs: 1.55, deviationMs: 0.11, samples: 10560 },
-    ],
-  }],
+  adaptiveBatching: [
+    {
+      model: 'mlp',
+      latencyTargetMs: 50,
+      maxBatchSize: 64,
+      maxBatchDelayMs: 4.2,
+      itemsPerS: 41290,
+      reason: 'best throughput within 5%',
+      curve: [
+        { items: 1, inferMs: 0.21, deviationMs: 0.02, samples: 412 },
+        { items: 16, inferMs: 0.62, deviationMs: 0.05, samples: 903 },
+        { items: 64, inferMs: 1.55, deviationMs: 0.11, samples: 10560 },
+      ],
+    },
+  ],
 };
 
 export const LoadedModelSchema = Type.Object({
@@ -103,7 +110,11 @@ export const WorkerSchema = Type.Object(
     jobsFailed: Type.Integer(),
     batches: Type.Integer(),
     gpu: Type.Union([GpuStatusSchema, Type.Null()], { description: 'Null when the worker cannot read GPU figures' }),
-    adaptiveBatching: Type.Optional(Type.Array(AdaptiveBatchingSchema, { description: 'Models it batches with `batching: "auto"`: the measured curve and the size and delay chosen from it' })),
+    adaptiveBatching: Type.Optional(
+      Type.Array(AdaptiveBatchingSchema, {
+        description: 'Models it batches with `batching: "auto"`: the measured curve and the size and delay chosen from it',
+      }),
+    ),
   },
   { $id: 'Worker', examples: [exampleWorker] },
 );

@@ -63,8 +63,7 @@ export function buildModel(spec: ModelSpec): Uint8Array {
 }
 
 /** Deterministic values in [-1, 1) so expected outputs can be recomputed anywhere. */
-export const patternValues = (count: number, seed = 1): number[] =>
-  Array.from({ length: count }, (_, i) => (((i + 1) * 7919 * seed) % 2000) / 1000 - 1);
+export const patternValues = (count: number, seed = 1): number[] => Array.from({ length: count }, (_, i) => (((i + 1) * 7919 * seed) % 2000) / 1000 - 1);
 
 /** Y = X·W + b with a dynamic batch dim: X [N,4] → Y [N,3]. */
 export const linearModel = (): Uint8Array =>
@@ -84,8 +83,14 @@ export const linearModel = (): Uint8Array =>
 /** Two inputs of different datatypes: S = A + float(B) (FP32), D = B + B (INT64); A, B [N,3]. */
 export const mixedTypesModel = (): Uint8Array =>
   buildModel({
-    inputs: [{ name: 'A', datatype: 'FP32', shape: ['N', 3] }, { name: 'B', datatype: 'INT64', shape: ['N', 3] }],
-    outputs: [{ name: 'S', datatype: 'FP32', shape: ['N', 3] }, { name: 'D', datatype: 'INT64', shape: ['N', 3] }],
+    inputs: [
+      { name: 'A', datatype: 'FP32', shape: ['N', 3] },
+      { name: 'B', datatype: 'INT64', shape: ['N', 3] },
+    ],
+    outputs: [
+      { name: 'S', datatype: 'FP32', shape: ['N', 3] },
+      { name: 'D', datatype: 'INT64', shape: ['N', 3] },
+    ],
     nodes: [
       { op: 'Cast', inputs: ['B'], outputs: ['Bf'], intAttrs: { to: DataTypes.FP32.onnx } },
       { op: 'Add', inputs: ['A', 'Bf'], outputs: ['S'] },

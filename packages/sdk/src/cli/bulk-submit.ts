@@ -11,9 +11,11 @@ export type BulkLineResult = { line: number; id: string } | { line: number; code
 /** Runs `task` for each item with at most `limit` in flight. */
 async function forEachLimited<T>(items: readonly T[], limit: number, task: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) await task(items[next++]!);
-  }));
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      while (next < items.length) await task(items[next++]!);
+    }),
+  );
 }
 
 /**
@@ -50,7 +52,10 @@ async function submitLine(client: InferqClient, line: number, text: string, idem
 function createProgress(ctx: CommandContext, total: number) {
   // Redrawing in place needs a terminal; a pipe or a log file gets only the summary.
   if (ctx.config.json || !ctx.io.stderrIsTty) return { update: () => {}, stop: () => {} };
-  const bar = new cliProgress.SingleBar({ stream: process.stderr, format: 'jobs [{bar}] {value}/{total}  accepted {accepted}  refused {refused}', hideCursor: true }, cliProgress.Presets.shades_classic);
+  const bar = new cliProgress.SingleBar(
+    { stream: process.stderr, format: 'jobs [{bar}] {value}/{total}  accepted {accepted}  refused {refused}', hideCursor: true },
+    cliProgress.Presets.shades_classic,
+  );
   bar.start(total, 0, { accepted: 0, refused: 0 });
   return {
     update: (done: number, accepted: number, refused: number) => bar.update(done, { accepted, refused }),
@@ -59,11 +64,15 @@ function createProgress(ctx: CommandContext, total: number) {
 }
 
 export const jobsBulk: Command = {
-  usage: 'jobs bulk --file JOBS.jsonl [--concurrency N] [--out RESULTS.jsonl] [--idempotency-prefix P]   (one job body per line; exit status 1 when any is refused)',
+  usage:
+    'jobs bulk --file JOBS.jsonl [--concurrency N] [--out RESULTS.jsonl] [--idempotency-prefix P]   (one job body per line; exit status 1 when any is refused)',
   options: { file: { type: 'string' }, concurrency: { type: 'string' }, out: { type: 'string' }, 'idempotency-prefix': { type: 'string' } },
   async run(ctx) {
     const text = await readFile(requiredOption(ctx.values, 'file'), 'utf8');
-    const lines = text.split('\n').map((t, i) => ({ line: i + 1, text: t.trim() })).filter((l) => l.text !== '');
+    const lines = text
+      .split('\n')
+      .map((t, i) => ({ line: i + 1, text: t.trim() }))
+      .filter((l) => l.text !== '');
     const concurrency = integerOption(ctx.values, 'concurrency', { min: 1, max: 1024 }) ?? 16;
     const prefix = stringOption(ctx.values, 'idempotency-prefix');
     const results: BulkLineResult[] = [];

@@ -42,7 +42,8 @@ export function integerOption(values: OptionValues, name: string, bounds: { min:
   const text = stringOption(values, name);
   if (text === undefined) return undefined;
   const n = Number(text);
-  if (!Number.isInteger(n) || n < bounds.min || n > bounds.max) throw new UsageError(`--${name} must be an integer from ${bounds.min} to ${bounds.max}, not ${JSON.stringify(text)}`);
+  if (!Number.isInteger(n) || n < bounds.min || n > bounds.max)
+    throw new UsageError(`--${name} must be an integer from ${bounds.min} to ${bounds.max}, not ${JSON.stringify(text)}`);
   return n;
 }
 

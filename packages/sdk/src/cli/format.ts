@@ -6,7 +6,7 @@ const shapeOf = (t: { datatype: string; shape: number[] }) => `${t.datatype}[${t
 
 /** Auto models show their bounds and target: the size and delay in use are the worker's choice. */
 const batchingOf = ({ mode, maxBatchSize, maxBatchDelayMs, latencyTargetMs }: Model['batching']): string =>
-  (mode === 'auto' ? `auto ≤${maxBatchSize}/≤${maxBatchDelayMs} ms, p99 target ${latencyTargetMs} ms` : `${maxBatchSize}/${maxBatchDelayMs} ms`);
+  mode === 'auto' ? `auto ≤${maxBatchSize}/≤${maxBatchDelayMs} ms, p99 target ${latencyTargetMs} ms` : `${maxBatchSize}/${maxBatchDelayMs} ms`;
 
 export const formatModel = (m: Model): string =>
   `${m.name}:${m.version}  ${m.signature.inputs.map((t) => `${t.name} ${t.datatype}[${t.shape.map((d) => (d === -1 ? '?' : d)).join(',')}]`).join(', ')}  batch ${batchingOf(m.batching)}${m.responseCache ? '  cached' : ''}  ${kib(m.sizeBytes)}`;
@@ -26,7 +26,8 @@ export function formatStats(s: Stats): string[] {
     `workers ${s.workersOnline}  submitted ${s.submittedPerSec.toFixed(1)}/s  completed ${s.completedPerSec.toFixed(1)}/s  failed ${s.failedPerSec.toFixed(1)}/s  (scope ${s.scope})`,
     `last ${s.windowMinutes} min: queue p50 ${ms(s.queueMsP50)} p95 ${ms(s.queueMsP95)}  infer p50 ${ms(s.inferMsP50)} p95 ${ms(s.inferMsP95)}  batch ${s.avgBatchSize?.toFixed(1) ?? '–'}  errors ${(s.errorRate * 100).toFixed(1)}%`,
   ];
-  for (const q of s.queues) lines.push(`  ${q.model}: waiting ${q.high}/${q.normal}/${q.low} (high/normal/low)  active ${q.active}  delayed ${q.delayed}  workers ${q.workers}`);
+  for (const q of s.queues)
+    lines.push(`  ${q.model}: waiting ${q.high}/${q.normal}/${q.low} (high/normal/low)  active ${q.active}  delayed ${q.delayed}  workers ${q.workers}`);
   return lines;
 }
 
@@ -44,7 +45,12 @@ function formatDeviceTime(ms: number): string {
 /** Columns padded to their widest cell; the first left-aligned, the figures right-aligned. */
 function table(rows: string[][]): string[] {
   const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
-  return rows.map((row) => row.map((cell, column) => (column === 0 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!))).join('  ').trimEnd());
+  return rows.map((row) =>
+    row
+      .map((cell, column) => (column === 0 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!)))
+      .join('  ')
+      .trimEnd(),
+  );
 }
 
 type UsageRow = Usage['items'][number];

@@ -18,7 +18,13 @@ async function readSubmitBody(path: string, model: string, priority: string | un
 
 export const jobsSubmit: Command = {
   usage: 'jobs submit --model NAME --input FILE.json [--wait SECONDS] [--priority high|normal|low] [--idempotency-key KEY]',
-  options: { model: { type: 'string' }, input: { type: 'string' }, wait: { type: 'string' }, priority: { type: 'string' }, 'idempotency-key': { type: 'string' } },
+  options: {
+    model: { type: 'string' },
+    input: { type: 'string' },
+    wait: { type: 'string' },
+    priority: { type: 'string' },
+    'idempotency-key': { type: 'string' },
+  },
   async run(ctx) {
     const body = await readSubmitBody(requiredOption(ctx.values, 'input'), requiredOption(ctx.values, 'model'), stringOption(ctx.values, 'priority'));
     const result = await ctx.client.jobs.submit(body, {
@@ -50,7 +56,10 @@ export const jobsWatch: Command = {
     const job = await ctx.client.jobs.wait(onePositional(ctx.args, 'job id'), {
       timeoutMs: timeoutS * 1000,
       // One line per change; in --json mode one JSON object per line.
-      onStatus: (j) => ctx.io.stdout(ctx.config.json ? `${JSON.stringify({ id: j.id, status: j.status, at: new Date().toISOString() })}\n` : `${new Date().toISOString()}  ${j.status}\n`),
+      onStatus: (j) =>
+        ctx.io.stdout(
+          ctx.config.json ? `${JSON.stringify({ id: j.id, status: j.status, at: new Date().toISOString() })}\n` : `${new Date().toISOString()}  ${j.status}\n`,
+        ),
     });
     if (!ctx.config.json) for (const line of formatJob(job)) ctx.io.stdout(`${line}\n`);
     return job.status === 'succeeded' ? 0 : 1;

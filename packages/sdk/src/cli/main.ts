@@ -48,13 +48,14 @@ const COMMANDS: Readonly<Record<string, Command>> = {
   workers,
 };
 
-const usage = (): string => [
-  'usage: inferq <command> [options]',
-  '',
-  ...Object.values(COMMANDS).map((c) => `  inferq ${c.usage}`),
-  '',
-  'options for every command: --url URL (or INFERQ_URL)  --api-key KEY (or INFERQ_API_KEY)  --json',
-].join('\n');
+const usage = (): string =>
+  [
+    'usage: inferq <command> [options]',
+    '',
+    ...Object.values(COMMANDS).map((c) => `  inferq ${c.usage}`),
+    '',
+    'options for every command: --url URL (or INFERQ_URL)  --api-key KEY (or INFERQ_API_KEY)  --json',
+  ].join('\n');
 
 /** The command named by the first one or two words that are not options. */
 function findCommand(argv: string[]): { name: string; command: Command } | undefined {
@@ -97,7 +98,14 @@ export async function runCli(argv: string[], io: Io): Promise<number> {
         io.stdout(`${usage()}\n`);
         return 0;
       }
-      throw new UsageError(`unknown command: ${argv.filter((a) => !a.startsWith('-')).slice(0, 2).join(' ') || '(none)'}`);
+      throw new UsageError(
+        `unknown command: ${
+          argv
+            .filter((a) => !a.startsWith('-'))
+            .slice(0, 2)
+            .join(' ') || '(none)'
+        }`,
+      );
     }
     const parsed = parseArgs({ args: argv, options: { ...GLOBAL_OPTIONS, ...found.command.options }, strict: true, allowPositionals: true });
     const values = parsed.values as OptionValues & { help?: boolean; url?: string; 'api-key'?: string; json?: boolean };
@@ -111,7 +119,8 @@ export async function runCli(argv: string[], io: Io): Promise<number> {
     return await found.command.run({ client, config, values, args: parsed.positionals.slice(words), io });
   } catch (err) {
     // parseArgs reports unknown or malformed options as TypeErrors with an ERR_PARSE_ARGS_* code.
-    if (err instanceof TypeError && 'code' in err && String(err.code).startsWith('ERR_PARSE_ARGS')) return reportError(new UsageError(err.message), io, found?.command);
+    if (err instanceof TypeError && 'code' in err && String(err.code).startsWith('ERR_PARSE_ARGS'))
+      return reportError(new UsageError(err.message), io, found?.command);
     return reportError(err, io, found?.command);
   }
 }

@@ -7,12 +7,21 @@ import { UsageError } from './config.ts';
 import { formatModel } from './format.ts';
 
 export const modelsPush: Command = {
-  usage: 'models push <model.onnx> [--name NAME] [--max-batch-size N] [--max-batch-delay-ms N] [--batching fixed|auto [--latency-target-ms N]] [--response-cache] '
-    + '[--tokenizer tokenizer.json [--pooling mean|cls|none] [--no-normalize] [--embedding-output NAME] [--max-tokens N]]',
+  usage:
+    'models push <model.onnx> [--name NAME] [--max-batch-size N] [--max-batch-delay-ms N] [--batching fixed|auto [--latency-target-ms N]] [--response-cache] ' +
+    '[--tokenizer tokenizer.json [--pooling mean|cls|none] [--no-normalize] [--embedding-output NAME] [--max-tokens N]]',
   options: {
-    name: { type: 'string' }, 'max-batch-size': { type: 'string' }, 'max-batch-delay-ms': { type: 'string' },
-    batching: { type: 'string' }, 'latency-target-ms': { type: 'string' }, 'response-cache': { type: 'boolean' },
-    tokenizer: { type: 'string' }, pooling: { type: 'string' }, 'no-normalize': { type: 'boolean' }, 'embedding-output': { type: 'string' }, 'max-tokens': { type: 'string' },
+    name: { type: 'string' },
+    'max-batch-size': { type: 'string' },
+    'max-batch-delay-ms': { type: 'string' },
+    batching: { type: 'string' },
+    'latency-target-ms': { type: 'string' },
+    'response-cache': { type: 'boolean' },
+    tokenizer: { type: 'string' },
+    pooling: { type: 'string' },
+    'no-normalize': { type: 'boolean' },
+    'embedding-output': { type: 'string' },
+    'max-tokens': { type: 'string' },
   },
   async run(ctx) {
     const path = onePositional(ctx.args, 'model file');
@@ -33,7 +42,8 @@ export const modelsPush: Command = {
 /** --batching and its --latency-target-ms, which only `auto` reads. */
 function batchingOptions(values: OptionValues): Pick<ModelUpload, 'batching' | 'latencyTargetMs'> {
   const batching = stringOption(values, 'batching');
-  if (batching !== undefined && !(BATCHING_MODES as readonly string[]).includes(batching)) throw new UsageError(`--batching must be one of ${BATCHING_MODES.join(', ')}`);
+  if (batching !== undefined && !(BATCHING_MODES as readonly string[]).includes(batching))
+    throw new UsageError(`--batching must be one of ${BATCHING_MODES.join(', ')}`);
   const latencyTargetMs = integerOption(values, 'latency-target-ms', { min: 1, max: 600_000 });
   if (latencyTargetMs !== undefined && batching !== 'auto') throw new UsageError('--latency-target-ms needs --batching auto');
   return { batching: batching as BatchingMode | undefined, latencyTargetMs };

@@ -2,12 +2,10 @@ import { queryOptions, useQuery } from '@tanstack/react-query';
 import { queryKeys } from '../query-keys.ts';
 import { inferq } from '../sdk-client.ts';
 
-const modelsOptions = () =>
-  queryOptions({ queryKey: queryKeys.models.list(), queryFn: () => inferq().models.list(), staleTime: 10_000 });
+const modelsOptions = () => queryOptions({ queryKey: queryKeys.models.list(), queryFn: () => inferq().models.list(), staleTime: 10_000 });
 
 /** One model version; `ref` is `name` (latest) or `name:version`. */
-const modelOptions = (ref: string) =>
-  queryOptions({ queryKey: queryKeys.models.detail(ref), queryFn: () => inferq().models.get(ref), staleTime: Infinity });
+const modelOptions = (ref: string) => queryOptions({ queryKey: queryKeys.models.detail(ref), queryFn: () => inferq().models.get(ref), staleTime: Infinity });
 
 const modelRoutingOptions = (name: string) =>
   queryOptions({ queryKey: queryKeys.models.routing(name), queryFn: () => inferq().models.getRouting(name), staleTime: 10_000 });

@@ -16,7 +16,14 @@ const columns = (inferMs: number): ReadonlyArray<Column<BatchJob>> => [
       </Link>
     ),
   },
-  { header: 'API key', cell: (job) => <span className="font-mono" title={job.ownerKeyId}>{shortId(job.ownerKeyId)}</span> },
+  {
+    header: 'API key',
+    cell: (job) => (
+      <span className="font-mono" title={job.ownerKeyId}>
+        {shortId(job.ownerKeyId)}
+      </span>
+    ),
+  },
   { header: 'Status', cell: (job) => <JobStatusBadge status={job.status} /> },
   { header: 'Items', cell: (job) => job.items, className: 'text-right tabular-nums' },
   { header: 'Queue wait', cell: (job) => formatMs(job.queueMs), className: 'text-right tabular-nums' },

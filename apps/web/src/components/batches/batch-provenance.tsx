@@ -19,14 +19,32 @@ export function BatchProvenance({ batch }: { batch: Batch }) {
           {batch.model}:{batch.modelVersion}
         </Link>
       </Item>
-      <Item label="Model sha256"><span className="font-mono" title={batch.modelSha256}>{shortSha256(batch.modelSha256)}</span></Item>
-      <Item label="Worker"><span className="font-mono">{batch.workerId}</span></Item>
-      <Item label="Device"><span className="font-mono">{batch.device}</span></Item>
-      <Item label="Provider"><span className="font-mono">{batch.provider}</span></Item>
-      <Item label="Jobs"><span className="tabular-nums">{batch.size}</span></Item>
-      <Item label="Items"><span className="tabular-nums">{batch.items}</span></Item>
-      <Item label="Inference time"><span className="tabular-nums">{formatMs(batch.inferMs)}</span></Item>
-      <Item label="Started"><time dateTime={batch.startedAt}>{formatDateTime(batch.startedAt)}</time></Item>
+      <Item label="Model sha256">
+        <span className="font-mono" title={batch.modelSha256}>
+          {shortSha256(batch.modelSha256)}
+        </span>
+      </Item>
+      <Item label="Worker">
+        <span className="font-mono">{batch.workerId}</span>
+      </Item>
+      <Item label="Device">
+        <span className="font-mono">{batch.device}</span>
+      </Item>
+      <Item label="Provider">
+        <span className="font-mono">{batch.provider}</span>
+      </Item>
+      <Item label="Jobs">
+        <span className="tabular-nums">{batch.size}</span>
+      </Item>
+      <Item label="Items">
+        <span className="tabular-nums">{batch.items}</span>
+      </Item>
+      <Item label="Inference time">
+        <span className="tabular-nums">{formatMs(batch.inferMs)}</span>
+      </Item>
+      <Item label="Started">
+        <time dateTime={batch.startedAt}>{formatDateTime(batch.startedAt)}</time>
+      </Item>
     </dl>
   );
 }

@@ -24,7 +24,11 @@ export function JobActions({ job }: { job: Job }) {
           </Button>
         )}
         {canRetry && (
-          <Button variant="primary" disabled={retry.isPending} onClick={() => retry.mutate(job.id, { onSuccess: (accepted) => void navigate(`/jobs/${accepted.id}`) })}>
+          <Button
+            variant="primary"
+            disabled={retry.isPending}
+            onClick={() => retry.mutate(job.id, { onSuccess: (accepted) => void navigate(`/jobs/${accepted.id}`) })}
+          >
             {retry.isPending ? 'Re-submitting…' : 'Re-submit'}
           </Button>
         )}

@@ -44,7 +44,9 @@ export function JobProvenance({ job, canOpenBatch }: { job: Job & JobProvenanceF
     <dl aria-label="Provenance" className="grid grid-cols-2 gap-3 text-sm sm:grid-cols-4">
       <Item label="Batch">
         {canOpenBatch ? (
-          <Link to={`/batches/${job.batchId}`} className="font-mono text-brand underline-offset-2 hover:underline">{job.batchId}</Link>
+          <Link to={`/batches/${job.batchId}`} className="font-mono text-brand underline-offset-2 hover:underline">
+            {job.batchId}
+          </Link>
         ) : (
           mono(job.batchId)
         )}
@@ -52,9 +54,21 @@ export function JobProvenance({ job, canOpenBatch }: { job: Job & JobProvenanceF
       <Item label="Worker">{mono(job.workerId)}</Item>
       <Item label="Device">{mono(job.device)}</Item>
       <Item label="Provider">{mono(job.provider)}</Item>
-      <Item label="Model sha256">{job.modelSha256 ? <span className="font-mono" title={job.modelSha256}>{shortSha256(job.modelSha256)}</span> : '—'}</Item>
-      <Item label="Items"><span className="tabular-nums">{job.items ?? '—'}</span></Item>
-      <Item label="Device time"><span className="tabular-nums">{deviceShare(job.deviceMs, job.inferMs)}</span></Item>
+      <Item label="Model sha256">
+        {job.modelSha256 ? (
+          <span className="font-mono" title={job.modelSha256}>
+            {shortSha256(job.modelSha256)}
+          </span>
+        ) : (
+          '—'
+        )}
+      </Item>
+      <Item label="Items">
+        <span className="tabular-nums">{job.items ?? '—'}</span>
+      </Item>
+      <Item label="Device time">
+        <span className="tabular-nums">{deviceShare(job.deviceMs, job.inferMs)}</span>
+      </Item>
     </dl>
   );
 }

@@ -25,7 +25,10 @@ export function JobInputs({ job }: { job: Job }) {
         { header: 'Datatype', cell: (t) => t.datatype },
         { header: 'Shape', cell: (t) => `[${t.shape.join(', ')}]` },
         { header: 'Size', cell: (t) => formatBytes(t.bytes), className: 'text-right tabular-nums' },
-        { header: 'Bytes', cell: (t) => <DownloadButton path={tensorPath(job, 'inputs', t.index)} filename={fileName(job, t.name)} label={`Download input ${t.name}`} /> },
+        {
+          header: 'Bytes',
+          cell: (t) => <DownloadButton path={tensorPath(job, 'inputs', t.index)} filename={fileName(job, t.name)} label={`Download input ${t.name}`} />,
+        },
       ]}
     />
   );
@@ -35,7 +38,11 @@ export function JobInputs({ job }: { job: Job }) {
 export function JobOutputs({ job }: { job: Job }) {
   const outputs = job.outputs ?? [];
   if (outputs.length === 0) {
-    return <EmptyState title="No outputs yet">{job.status === 'succeeded' ? 'This job produced no outputs.' : 'Outputs appear here when the job succeeds.'}</EmptyState>;
+    return (
+      <EmptyState title="No outputs yet">
+        {job.status === 'succeeded' ? 'This job produced no outputs.' : 'Outputs appear here when the job succeeds.'}
+      </EmptyState>
+    );
   }
   return (
     <div className="space-y-6">

@@ -14,7 +14,14 @@ const COLUMNS: ReadonlyArray<Column<JobSummary>> = [
       </Link>
     ),
   },
-  { header: 'Model', cell: (job) => <span className="font-mono">{job.model}:{job.modelVersion}</span> },
+  {
+    header: 'Model',
+    cell: (job) => (
+      <span className="font-mono">
+        {job.model}:{job.modelVersion}
+      </span>
+    ),
+  },
   { header: 'Priority', cell: (job) => job.priority },
   { header: 'Status', cell: (job) => <JobStatusBadge status={job.status} /> },
   { header: 'Created', cell: (job) => <RelativeTime iso={job.createdAt} /> },

@@ -59,7 +59,18 @@ export function CreateKeyForm({ onCreated }: { onCreated: (key: CreatedKey) => v
     <Card title="Create a key">
       <form onSubmit={submit} noValidate className="space-y-4">
         <Field label="Key name" hint="For example the service or person that will use it." error={nameError} className="max-w-md">
-          {(control) => <Input {...control} value={name} maxLength={100} autoComplete="off" onChange={(e) => { setName(e.target.value); setNameError(undefined); }} />}
+          {(control) => (
+            <Input
+              {...control}
+              value={name}
+              maxLength={100}
+              autoComplete="off"
+              onChange={(e) => {
+                setName(e.target.value);
+                setNameError(undefined);
+              }}
+            />
+          )}
         </Field>
         <Field
           label="Weight"
@@ -68,7 +79,18 @@ export function CreateKeyForm({ onCreated }: { onCreated: (key: CreatedKey) => v
           className="max-w-md"
         >
           {(control) => (
-            <Input {...control} type="number" min={KEY_WEIGHT_MIN} max={KEY_WEIGHT_MAX} step={1} value={weight} onChange={(e) => { setWeight(e.target.value); setWeightError(undefined); }} />
+            <Input
+              {...control}
+              type="number"
+              min={KEY_WEIGHT_MIN}
+              max={KEY_WEIGHT_MAX}
+              step={1}
+              value={weight}
+              onChange={(e) => {
+                setWeight(e.target.value);
+                setWeightError(undefined);
+              }}
+            />
           )}
         </Field>
         <fieldset>
@@ -76,14 +98,23 @@ export function CreateKeyForm({ onCreated }: { onCreated: (key: CreatedKey) => v
           <div className="mt-2 grid gap-2 sm:grid-cols-2">
             {SCOPES.map((scope) => (
               <label key={scope} className="flex items-start gap-2 text-sm">
-                <input type="checkbox" className="mt-0.5 size-4 accent-brand" checked={scopes.includes(scope)} onChange={(e) => toggle(scope, e.target.checked)} />
-                <span><span className="font-mono">{scope}</span> <span className="text-slate-500">— {SCOPE_HELP[scope]}</span></span>
+                <input
+                  type="checkbox"
+                  className="mt-0.5 size-4 accent-brand"
+                  checked={scopes.includes(scope)}
+                  onChange={(e) => toggle(scope, e.target.checked)}
+                />
+                <span>
+                  <span className="font-mono">{scope}</span> <span className="text-slate-500">— {SCOPE_HELP[scope]}</span>
+                </span>
               </label>
             ))}
           </div>
         </fieldset>
         {create.isError && <ErrorAlert error={create.error} />}
-        <Button type="submit" variant="primary" disabled={create.isPending}>{create.isPending ? 'Creating…' : 'Create key'}</Button>
+        <Button type="submit" variant="primary" disabled={create.isPending}>
+          {create.isPending ? 'Creating…' : 'Create key'}
+        </Button>
       </form>
     </Card>
   );

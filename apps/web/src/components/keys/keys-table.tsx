@@ -25,7 +25,14 @@ export function KeysTable({ keys, currentKeyId }: { keys: readonly ApiKey[]; cur
           { header: 'Created', cell: (k) => <RelativeTime iso={k.createdAt} /> },
           {
             header: 'State',
-            cell: (k) => (k.revokedAt ? <Badge tone="muted">revoked <RelativeTime iso={k.revokedAt} /></Badge> : <Badge tone="success">active</Badge>),
+            cell: (k) =>
+              k.revokedAt ? (
+                <Badge tone="muted">
+                  revoked <RelativeTime iso={k.revokedAt} />
+                </Badge>
+              ) : (
+                <Badge tone="success">active</Badge>
+              ),
           },
           {
             header: 'Actions',

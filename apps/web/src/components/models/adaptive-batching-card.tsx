@@ -25,16 +25,32 @@ const Fact = ({ label, children }: { label: string; children: ReactNode }) => (
 export function AdaptiveBatchingCard({ worker, adaptive }: { worker: WorkerStatus; adaptive: AdaptiveBatching }) {
   const curve = [...adaptive.curve].sort((a, b) => a.items - b.items);
   return (
-    <Card headingLevel="h3" title={<><span className="font-mono">{worker.workerId}</span> · {worker.device}</>}>
+    <Card
+      headingLevel="h3"
+      title={
+        <>
+          <span className="font-mono">{worker.workerId}</span> · {worker.device}
+        </>
+      }
+    >
       <dl className="grid grid-cols-2 gap-3 sm:grid-cols-4">
-        <Fact label="Chosen">{adaptive.maxBatchSize} jobs, waits {formatMs(adaptive.maxBatchDelayMs)}</Fact>
+        <Fact label="Chosen">
+          {adaptive.maxBatchSize} jobs, waits {formatMs(adaptive.maxBatchDelayMs)}
+        </Fact>
         <Fact label="Expected throughput">{formatItemsPerS(adaptive.itemsPerS)}</Fact>
         <Fact label="Latency target">p99 ≤ {formatMs(adaptive.latencyTargetMs)}</Fact>
         <Fact label="Why">{adaptive.reason}</Fact>
       </dl>
       <div className="mt-4 space-y-3">
         <ThroughputCurveChart curve={curve} chosenItems={adaptive.maxBatchSize} />
-        {curve.length > 0 && <DataTable caption={`Inference time per batch size of ${adaptive.model} on ${worker.workerId}`} columns={CURVE_COLUMNS} rows={curve} rowKey={(p) => String(p.items)} />}
+        {curve.length > 0 && (
+          <DataTable
+            caption={`Inference time per batch size of ${adaptive.model} on ${worker.workerId}`}
+            columns={CURVE_COLUMNS}
+            rows={curve}
+            rowKey={(p) => String(p.items)}
+          />
+        )}
       </div>
     </Card>
   );

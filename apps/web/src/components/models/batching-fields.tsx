@@ -22,15 +22,37 @@ export function BatchingFields({ fields, errors, set }: BatchingFieldsProps) {
         )}
       </Field>
       {auto && (
-        <Field label="Latency target (ms)" hint={`The p99 queue wait the worker keeps under; empty for ${DEFAULT_LATENCY_TARGET_MS} ms.`} error={errors.latencyTargetMs}>
-          {(control) => <Input {...control} type="number" min={1} max={600000} value={fields.latencyTargetMs} onChange={(e) => set({ latencyTargetMs: e.target.value })} />}
+        <Field
+          label="Latency target (ms)"
+          hint={`The p99 queue wait the worker keeps under; empty for ${DEFAULT_LATENCY_TARGET_MS} ms.`}
+          error={errors.latencyTargetMs}
+        >
+          {(control) => (
+            <Input {...control} type="number" min={1} max={600000} value={fields.latencyTargetMs} onChange={(e) => set({ latencyTargetMs: e.target.value })} />
+          )}
         </Field>
       )}
-      <Field label="Max batch size" hint={auto ? 'Upper bound: the largest batch the worker may choose; empty for the default.' : 'Jobs per session run; empty for the default.'} error={errors.maxBatchSize}>
-        {(control) => <Input {...control} type="number" min={1} max={4096} value={fields.maxBatchSize} onChange={(e) => set({ maxBatchSize: e.target.value })} />}
+      <Field
+        label="Max batch size"
+        hint={auto ? 'Upper bound: the largest batch the worker may choose; empty for the default.' : 'Jobs per session run; empty for the default.'}
+        error={errors.maxBatchSize}
+      >
+        {(control) => (
+          <Input {...control} type="number" min={1} max={4096} value={fields.maxBatchSize} onChange={(e) => set({ maxBatchSize: e.target.value })} />
+        )}
       </Field>
-      <Field label="Max batch delay (ms)" hint={auto ? 'Upper bound: the longest the worker may let a batch wait to fill; empty for the default.' : 'How long a batch waits to fill; empty for the default.'} error={errors.maxBatchDelayMs}>
-        {(control) => <Input {...control} type="number" min={0} max={60000} value={fields.maxBatchDelayMs} onChange={(e) => set({ maxBatchDelayMs: e.target.value })} />}
+      <Field
+        label="Max batch delay (ms)"
+        hint={
+          auto
+            ? 'Upper bound: the longest the worker may let a batch wait to fill; empty for the default.'
+            : 'How long a batch waits to fill; empty for the default.'
+        }
+        error={errors.maxBatchDelayMs}
+      >
+        {(control) => (
+          <Input {...control} type="number" min={0} max={60000} value={fields.maxBatchDelayMs} onChange={(e) => set({ maxBatchDelayMs: e.target.value })} />
+        )}
       </Field>
     </>
   );

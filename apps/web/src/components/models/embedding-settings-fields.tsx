@@ -23,16 +23,32 @@ export function EmbeddingSettingsFields({ fields, errors, set }: EmbeddingSettin
         {(control) => (
           <Select {...control} value={fields.pooling} onChange={(e) => set({ pooling: e.target.value as Pooling | '' })}>
             <option value="">default: mean for [batch, seq, dim], none for [batch, dim]</option>
-            {POOLINGS.map((p) => <option key={p} value={p}>{POOLING_LABELS[p]}</option>)}
+            {POOLINGS.map((p) => (
+              <option key={p} value={p}>
+                {POOLING_LABELS[p]}
+              </option>
+            ))}
           </Select>
         )}
       </Field>
-      <CheckboxField label="Normalize" hint="Scale each embedding to unit length." error={errors.normalize} checked={fields.normalize} onChange={(normalize) => set({ normalize })} />
+      <CheckboxField
+        label="Normalize"
+        hint="Scale each embedding to unit length."
+        error={errors.normalize}
+        checked={fields.normalize}
+        onChange={(normalize) => set({ normalize })}
+      />
       <Field label="Output name" hint="Empty: last_hidden_state if the model has it, else its first output." error={errors.embeddingOutput}>
         {(control) => <Input {...control} value={fields.embeddingOutput} autoComplete="off" onChange={(e) => set({ embeddingOutput: e.target.value })} />}
       </Field>
-      <Field label="Max tokens" hint="Longer texts are refused. Empty: the tokenizer's truncation length, else the model's sequence length, else 512." error={errors.maxTokens}>
-        {(control) => <Input {...control} type="number" min={1} max={1_000_000} value={fields.maxTokens} onChange={(e) => set({ maxTokens: e.target.value })} />}
+      <Field
+        label="Max tokens"
+        hint="Longer texts are refused. Empty: the tokenizer's truncation length, else the model's sequence length, else 512."
+        error={errors.maxTokens}
+      >
+        {(control) => (
+          <Input {...control} type="number" min={1} max={1_000_000} value={fields.maxTokens} onChange={(e) => set({ maxTokens: e.target.value })} />
+        )}
       </Field>
     </fieldset>
   );

@@ -29,7 +29,13 @@ export function FileDrop({ control, file, accept, what, onFile }: FileDropProps)
       onDrop={onDrop}
       className={`rounded-lg border-2 border-dashed p-4 text-sm transition-colors ${dragging ? 'border-brand bg-brand/5' : 'border-slate-300 bg-slate-50'}`}
     >
-      <input {...control} type="file" accept={accept} onChange={(e) => onFile(e.target.files?.[0] ?? null)} className="block w-full text-sm file:mr-3 file:rounded-md file:border-0 file:bg-white file:px-3 file:py-1.5 file:font-medium file:shadow-sm file:ring-1 file:ring-slate-300" />
+      <input
+        {...control}
+        type="file"
+        accept={accept}
+        onChange={(e) => onFile(e.target.files?.[0] ?? null)}
+        className="block w-full text-sm file:mr-3 file:rounded-md file:border-0 file:bg-white file:px-3 file:py-1.5 file:font-medium file:shadow-sm file:ring-1 file:ring-slate-300"
+      />
       <p className="mt-2 text-slate-600">{file ? `${file.name} · ${formatBytes(file.size)}` : `Drag and drop ${what} here, or choose one.`}</p>
     </div>
   );

@@ -15,7 +15,9 @@ export function ModelAdaptiveBatching({ name, workers }: { name: string; workers
   }
   return (
     <div className="grid gap-4 xl:grid-cols-2">
-      {entries.map(({ worker, adaptive }) => <AdaptiveBatchingCard key={worker.workerId} worker={worker} adaptive={adaptive} />)}
+      {entries.map(({ worker, adaptive }) => (
+        <AdaptiveBatchingCard key={worker.workerId} worker={worker} adaptive={adaptive} />
+      ))}
     </div>
   );
 }

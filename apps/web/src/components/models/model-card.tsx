@@ -30,19 +30,32 @@ export function ModelCard({ latest, workers, canSubmit }: ModelCardProps) {
     <Card
       title={
         <span className="inline-flex items-center gap-2">
-          <Link to={`/models/${latest.name}`} className="font-mono text-brand underline-offset-2 hover:underline">{latest.name}</Link>
+          <Link to={`/models/${latest.name}`} className="font-mono text-brand underline-offset-2 hover:underline">
+            {latest.name}
+          </Link>
           {model?.embedding && <EmbeddingsBadge />}
         </span>
       }
       actions={
         <div className="flex items-center gap-2">
           <label className="flex items-center gap-2 text-sm text-slate-600">
-            <span><span className="sr-only">{latest.name} </span>Version</span>
+            <span>
+              <span className="sr-only">{latest.name} </span>Version
+            </span>
             <Select className="w-auto" value={version} onChange={(e) => setVersion(Number(e.target.value))}>
-              {versions.map((v) => <option key={v} value={v}>v{v}{v === latest.version ? ' (latest)' : ''}</option>)}
+              {versions.map((v) => (
+                <option key={v} value={v}>
+                  v{v}
+                  {v === latest.version ? ' (latest)' : ''}
+                </option>
+              ))}
             </Select>
           </label>
-          {canSubmit && <Link to={`/playground?model=${encodeURIComponent(latest.name)}`} className={buttonStyles({ size: 'sm' })}>Try it</Link>}
+          {canSubmit && (
+            <Link to={`/playground?model=${encodeURIComponent(latest.name)}`} className={buttonStyles({ size: 'sm' })}>
+              Try it
+            </Link>
+          )}
         </div>
       }
     >
@@ -51,14 +64,30 @@ export function ModelCard({ latest, workers, canSubmit }: ModelCardProps) {
       {model && (
         <div className="space-y-4">
           <dl className="grid grid-cols-2 gap-3 text-sm sm:grid-cols-4">
-            <div><dt className="text-xs text-slate-500">Size</dt><dd>{formatBytes(model.sizeBytes)}</dd></div>
-            <div><dt className="text-xs text-slate-500">Registered</dt><dd>{formatDateTime(model.createdAt)}</dd></div>
+            <div>
+              <dt className="text-xs text-slate-500">Size</dt>
+              <dd>{formatBytes(model.sizeBytes)}</dd>
+            </div>
+            <div>
+              <dt className="text-xs text-slate-500">Registered</dt>
+              <dd>{formatDateTime(model.createdAt)}</dd>
+            </div>
             <div>
               <dt className="text-xs text-slate-500">Batching</dt>
               <dd>{formatBatching(model.signature.batchable, model.batching)}</dd>
             </div>
-            <div><dt className="text-xs text-slate-500">sha256</dt><dd className="truncate font-mono text-xs" title={model.sha256}>{model.sha256.slice(0, 16)}…</dd></div>
-            {model.embedding && <div className="col-span-2 sm:col-span-4"><dt className="text-xs text-slate-500">Embeddings</dt><dd>{formatEmbedding(model.embedding)}</dd></div>}
+            <div>
+              <dt className="text-xs text-slate-500">sha256</dt>
+              <dd className="truncate font-mono text-xs" title={model.sha256}>
+                {model.sha256.slice(0, 16)}…
+              </dd>
+            </div>
+            {model.embedding && (
+              <div className="col-span-2 sm:col-span-4">
+                <dt className="text-xs text-slate-500">Embeddings</dt>
+                <dd>{formatEmbedding(model.embedding)}</dd>
+              </div>
+            )}
           </dl>
           <SignatureTable inputs={model.signature.inputs} outputs={model.signature.outputs} modelName={model.name} />
         </div>
@@ -71,7 +100,9 @@ export function ModelCard({ latest, workers, canSubmit }: ModelCardProps) {
           <ul className="mt-1 flex flex-wrap gap-2">
             {loadedOn.map(({ worker, loaded }) => (
               <li key={`${worker.workerId}-${loaded.version}`}>
-                <Badge tone="success">{worker.workerId} · {worker.device} · v{loaded.version} on {loaded.provider}</Badge>
+                <Badge tone="success">
+                  {worker.workerId} · {worker.device} · v{loaded.version} on {loaded.provider}
+                </Badge>
               </li>
             ))}
           </ul>

@@ -9,16 +9,36 @@ const SHA_SHOWN_CHARS = 12;
 const columns = (latestVersion: number): ReadonlyArray<Column<Model>> => [
   {
     header: 'Version',
-    cell: (m) => <span className="inline-flex items-center gap-2 font-mono">v{m.version}{m.version === latestVersion && <Badge tone="neutral">latest</Badge>}</span>,
+    cell: (m) => (
+      <span className="inline-flex items-center gap-2 font-mono">
+        v{m.version}
+        {m.version === latestVersion && <Badge tone="neutral">latest</Badge>}
+      </span>
+    ),
   },
-  { header: 'sha256', cell: (m) => <span className="font-mono text-xs" title={m.sha256}>{m.sha256.slice(0, SHA_SHOWN_CHARS)}…</span> },
+  {
+    header: 'sha256',
+    cell: (m) => (
+      <span className="font-mono text-xs" title={m.sha256}>
+        {m.sha256.slice(0, SHA_SHOWN_CHARS)}…
+      </span>
+    ),
+  },
   { header: 'Size', cell: (m) => formatBytes(m.sizeBytes), className: 'text-right' },
   { header: 'Registered', cell: (m) => formatDateTime(m.createdAt) },
   { header: 'Batching', cell: (m) => formatBatching(m.signature.batchable, m.batching) },
   { header: 'Response cache', cell: (m) => <ResponseCacheBadge on={m.responseCache} /> },
   {
     header: 'Embeddings',
-    cell: (m) => (m.embedding ? <span className="inline-flex flex-wrap items-center gap-2"><EmbeddingsBadge /><span className="text-xs">{formatEmbedding(m.embedding)}</span></span> : '—'),
+    cell: (m) =>
+      m.embedding ? (
+        <span className="inline-flex flex-wrap items-center gap-2">
+          <EmbeddingsBadge />
+          <span className="text-xs">{formatEmbedding(m.embedding)}</span>
+        </span>
+      ) : (
+        '—'
+      ),
   },
 ];
 

@@ -26,7 +26,12 @@ export function ModelWorkers({ name, workers }: { name: string; workers: readonl
       {loads.length === 0 ? (
         <p className="text-sm text-slate-600">No worker has it loaded; a worker serving it loads it with its first job.</p>
       ) : (
-        <DataTable caption={`Workers with ${name} loaded`} columns={LOAD_COLUMNS} rows={loads} rowKey={({ worker, loaded }) => `${worker.workerId}:${loaded.version}`} />
+        <DataTable
+          caption={`Workers with ${name} loaded`}
+          columns={LOAD_COLUMNS}
+          rows={loads}
+          rowKey={({ worker, loaded }) => `${worker.workerId}:${loaded.version}`}
+        />
       )}
       {events.length > 0 && (
         <div>

@@ -54,17 +54,28 @@ export function RoutingEditor({ name, versions, saved }: RoutingEditorProps) {
           <caption className="sr-only">Routing weights</caption>
           <thead className="bg-slate-50 text-xs font-semibold tracking-wide text-slate-600 uppercase">
             <tr>
-              <th scope="col" className={cellClass}>Version</th>
-              <th scope="col" className={cellClass}>Weight</th>
-              <th scope="col" className={`${cellClass} text-right`}>Share</th>
-              <th scope="col" className={cellClass}><span className="sr-only">Actions</span></th>
+              <th scope="col" className={cellClass}>
+                Version
+              </th>
+              <th scope="col" className={cellClass}>
+                Weight
+              </th>
+              <th scope="col" className={`${cellClass} text-right`}>
+                Share
+              </th>
+              <th scope="col" className={cellClass}>
+                <span className="sr-only">Actions</span>
+              </th>
             </tr>
           </thead>
           <tbody className="divide-y divide-slate-100">
             {versions.map((version) => (
               <tr key={version}>
                 <th scope="row" className={`${cellClass} font-mono font-normal`}>
-                  <span className="inline-flex items-center gap-2">v{version}{version === latestVersion && <Badge>latest</Badge>}</span>
+                  <span className="inline-flex items-center gap-2">
+                    v{version}
+                    {version === latestVersion && <Badge>latest</Badge>}
+                  </span>
                 </th>
                 <td className={cellClass}>
                   <div className="w-28">
@@ -79,13 +90,19 @@ export function RoutingEditor({ name, versions, saved }: RoutingEditorProps) {
                       onChange={(e) => edit({ ...shown, [version]: e.target.value })}
                     />
                   </div>
-                  {errors[version] && <p role="alert" className="mt-1 text-xs font-medium text-tone-danger">Weight of v{version}: {errors[version]}</p>}
+                  {errors[version] && (
+                    <p role="alert" className="mt-1 text-xs font-medium text-tone-danger">
+                      Weight of v{version}: {errors[version]}
+                    </p>
+                  )}
                 </td>
                 <td className={`${cellClass} text-right tabular-nums`} aria-label={`Share of v${version}`}>
                   {shares.has(version) ? formatPercent(shares.get(version)!) : <span className="text-slate-400">not routed</span>}
                 </td>
                 <td className={cellClass}>
-                  <Button size="sm" onClick={() => edit(promoteDraft(version))}>Promote v{version}</Button>
+                  <Button size="sm" onClick={() => edit(promoteDraft(version))}>
+                    Promote v{version}
+                  </Button>
                 </td>
               </tr>
             ))}
@@ -98,8 +115,14 @@ export function RoutingEditor({ name, versions, saved }: RoutingEditorProps) {
         <Button type="submit" variant="primary" disabled={!dirty || !parsed.ok || setRouting.isPending}>
           {setRouting.isPending ? 'Saving…' : 'Save routing'}
         </Button>
-        <Button variant="danger" disabled={Object.values(shown).every((w) => w.trim() === '')} onClick={() => edit({})}>Remove routing</Button>
-        {draft !== null && dirty && <Button variant="ghost" onClick={() => edit(null)}>Discard changes</Button>}
+        <Button variant="danger" disabled={Object.values(shown).every((w) => w.trim() === '')} onClick={() => edit({})}>
+          Remove routing
+        </Button>
+        {draft !== null && dirty && (
+          <Button variant="ghost" onClick={() => edit(null)}>
+            Discard changes
+          </Button>
+        )}
         <p role="status" className="text-sm text-slate-600">
           {dirty ? 'Unsaved changes' : setRouting.isSuccess ? 'Routing saved' : ''}
         </p>

@@ -10,10 +10,18 @@ export function SignatureTable({ inputs, outputs, modelName }: { inputs: readonl
         <caption className="sr-only">Signature of {modelName}</caption>
         <thead>
           <tr className="text-left text-xs text-slate-500 uppercase">
-            <th scope="col" className="py-1 pr-4 font-semibold">Tensor</th>
-            <th scope="col" className="py-1 pr-4 font-semibold">Name</th>
-            <th scope="col" className="py-1 pr-4 font-semibold">Datatype</th>
-            <th scope="col" className="py-1 font-semibold">Shape</th>
+            <th scope="col" className="py-1 pr-4 font-semibold">
+              Tensor
+            </th>
+            <th scope="col" className="py-1 pr-4 font-semibold">
+              Name
+            </th>
+            <th scope="col" className="py-1 pr-4 font-semibold">
+              Datatype
+            </th>
+            <th scope="col" className="py-1 font-semibold">
+              Shape
+            </th>
           </tr>
         </thead>
         <tbody className="divide-y divide-slate-100">

@@ -33,20 +33,36 @@ export function ThroughputCurveChart({ curve, chosenItems }: ThroughputCurveChar
       {[0, 0.5, 1].map((f) => (
         <g key={f}>
           <line x1={PLOT.left} x2={PLOT.right} y1={y(yMax * f)} y2={y(yMax * f)} stroke="currentColor" strokeOpacity={0.25} />
-          <text x={PLOT.left - 6} y={y(yMax * f)} dy="0.32em" textAnchor="end" fontSize={10} fill="currentColor">{Math.round(yMax * f).toLocaleString()}</text>
+          <text x={PLOT.left - 6} y={y(yMax * f)} dy="0.32em" textAnchor="end" fontSize={10} fill="currentColor">
+            {Math.round(yMax * f).toLocaleString()}
+          </text>
         </g>
       ))}
-      <text x={0} y={8} fontSize={10} fill="currentColor">items/s</text>
+      <text x={0} y={8} fontSize={10} fill="currentColor">
+        items/s
+      </text>
       <line x1={chosenX} x2={chosenX} y1={PLOT.top} y2={PLOT.bottom} stroke="var(--color-chart-2)" strokeDasharray="4 3" />
-      <text x={chosenX} y={PLOT.top - 4} textAnchor="middle" fontSize={10} fill="var(--color-chart-2)">chosen {chosenItems}</text>
+      <text x={chosenX} y={PLOT.top - 4} textAnchor="middle" fontSize={10} fill="var(--color-chart-2)">
+        chosen {chosenItems}
+      </text>
       <path d={path} fill="none" stroke="var(--color-chart-1)" strokeWidth={2} strokeLinejoin="round" />
       {points.map((p) => (
-        <circle key={p.items} cx={x(p.items)} cy={y(p.itemsPerS)} r={p.items === chosenItems ? 4.5 : 3} fill={p.items === chosenItems ? 'var(--color-chart-2)' : 'var(--color-chart-1)'} />
+        <circle
+          key={p.items}
+          cx={x(p.items)}
+          cy={y(p.itemsPerS)}
+          r={p.items === chosenItems ? 4.5 : 3}
+          fill={p.items === chosenItems ? 'var(--color-chart-2)' : 'var(--color-chart-1)'}
+        />
       ))}
       {batchSizeTicks(minItems, maxItems, MIN_TICK_GAP).map((size) => (
-        <text key={size} x={x(size)} y={PLOT.bottom + 14} textAnchor="middle" fontSize={10} fill="currentColor">{size}</text>
+        <text key={size} x={x(size)} y={PLOT.bottom + 14} textAnchor="middle" fontSize={10} fill="currentColor">
+          {size}
+        </text>
       ))}
-      <text x={(PLOT.left + PLOT.right) / 2} y={HEIGHT - 4} textAnchor="middle" fontSize={10} fill="currentColor">batch size (log scale)</text>
+      <text x={(PLOT.left + PLOT.right) / 2} y={HEIGHT - 4} textAnchor="middle" fontSize={10} fill="currentColor">
+        batch size (log scale)
+      </text>
     </svg>
   );
 }

@@ -10,16 +10,23 @@ const json = (status: number, body: unknown) =>
 /** POST /v1/models answers `answer`; every form the SDK sent is kept. */
 function stubUpload(answer: () => Response) {
   const sent: FormData[] = [];
-  vi.stubGlobal('fetch', vi.fn(async (_url: string, init?: RequestInit) => {
-    if (init?.method === 'POST') sent.push(init.body as FormData);
-    return init?.method === 'POST' ? answer() : json(200, { items: [] });
-  }));
+  vi.stubGlobal(
+    'fetch',
+    vi.fn(async (_url: string, init?: RequestInit) => {
+      if (init?.method === 'POST') sent.push(init.body as FormData);
+      return init?.method === 'POST' ? answer() : json(200, { items: [] });
+    }),
+  );
   return sent;
 }
 
 function renderForm() {
   const queryClient = new QueryClient({ defaultOptions: { queries: { retry: false }, mutations: { retry: false } } });
-  render(<QueryClientProvider client={queryClient}><UploadModelForm /></QueryClientProvider>);
+  render(
+    <QueryClientProvider client={queryClient}>
+      <UploadModelForm />
+    </QueryClientProvider>,
+  );
 }
 
 const choose = (label: string, file: File) => fireEvent.change(screen.getByLabelText(label), { target: { files: [file] } });
@@ -68,7 +75,12 @@ describe('UploadModelForm', () => {
     expect(await screen.findByText('Registered encoder version 1.')).toBeTruthy();
     const form = sent[0]!;
     expect(Object.fromEntries(['name', 'responseCache', 'pooling', 'normalize', 'embeddingOutput', 'maxTokens'].map((k) => [k, form.get(k)]))).toEqual({
-      name: 'encoder', responseCache: 'true', pooling: 'cls', normalize: 'false', embeddingOutput: 'last_hidden_state', maxTokens: '64',
+      name: 'encoder',
+      responseCache: 'true',
+      pooling: 'cls',
+      normalize: 'false',
+      embeddingOutput: 'last_hidden_state',
+      maxTokens: '64',
     });
     expect((form.get('tokenizer') as File).name).toBe('tokenizer.json');
     // The form starts over, settings hidden again.
@@ -97,15 +109,25 @@ describe('UploadModelForm', () => {
     upload();
     expect(await screen.findByText('Registered mlp version 1.')).toBeTruthy();
     const form = sent[0]!;
-    expect(Object.fromEntries(['batching', 'latencyTargetMs', 'maxBatchSize'].map((k) => [k, form.get(k)]))).toEqual({ batching: 'auto', latencyTargetMs: '250', maxBatchSize: '64' });
+    expect(Object.fromEntries(['batching', 'latencyTargetMs', 'maxBatchSize'].map((k) => [k, form.get(k)]))).toEqual({
+      batching: 'auto',
+      latencyTargetMs: '250',
+      maxBatchSize: '64',
+    });
   });
 
   it('shows the server’s refusal of the latency target beside it', async () => {
     const detail = 'must be <= 600000';
-    stubUpload(() => json(400, {
-      type: 'about:blank', title: 'Request validation failed', status: 400, code: 'VALIDATION_FAILED', detail: `body/latencyTargetMs ${detail}`,
-      errors: [{ pointer: '/body/latencyTargetMs', code: 'VALIDATION_FAILED', detail }],
-    }));
+    stubUpload(() =>
+      json(400, {
+        type: 'about:blank',
+        title: 'Request validation failed',
+        status: 400,
+        code: 'VALIDATION_FAILED',
+        detail: `body/latencyTargetMs ${detail}`,
+        errors: [{ pointer: '/body/latencyTargetMs', code: 'VALIDATION_FAILED', detail }],
+      }),
+    );
     renderForm();
     choose('ONNX file', new File([new Uint8Array([8, 1])], 'mlp.onnx'));
     type('Batching', 'auto');
@@ -128,10 +150,16 @@ describe('UploadModelForm', () => {
 
   it('shows the server’s refusal beside the embedding field its pointer names, not beside the file', async () => {
     const detail = 'pooling "cls" reads a rank-3 output; "pooled" has shape [-1, 8]';
-    stubUpload(() => json(422, {
-      type: 'about:blank', title: 'The model cannot be served', status: 422, code: 'MODEL_UNSUPPORTED', detail: `not an encoder /v1/embeddings can drive: ${detail}`,
-      errors: [{ pointer: '/body/pooling', code: 'MODEL_UNSUPPORTED', detail }],
-    }));
+    stubUpload(() =>
+      json(422, {
+        type: 'about:blank',
+        title: 'The model cannot be served',
+        status: 422,
+        code: 'MODEL_UNSUPPORTED',
+        detail: `not an encoder /v1/embeddings can drive: ${detail}`,
+        errors: [{ pointer: '/body/pooling', code: 'MODEL_UNSUPPORTED', detail }],
+      }),
+    );
     renderForm();
     chooseEncoder();
     type('Pooling', 'cls');
@@ -145,7 +173,14 @@ describe('UploadModelForm', () => {
   });
 
   it('shows a file problem without a pointer beside the file, and a tokenizer problem beside the tokenizer', async () => {
-    let problem = { type: 'about:blank', title: 'Not a valid ONNX model', status: 422, code: 'MODEL_INVALID', detail: 'the file is not an ONNX protobuf', errors: [] as object[] };
+    let problem = {
+      type: 'about:blank',
+      title: 'Not a valid ONNX model',
+      status: 422,
+      code: 'MODEL_INVALID',
+      detail: 'the file is not an ONNX protobuf',
+      errors: [] as object[],
+    };
     stubUpload(() => json(problem.status, problem));
     renderForm();
     chooseEncoder();
@@ -153,7 +188,14 @@ describe('UploadModelForm', () => {
     expect(await screen.findByText('the file is not an ONNX protobuf')).toBeTruthy();
     expect(errorOf('ONNX file')).toBe('the file is not an ONNX protobuf');
 
-    problem = { ...problem, title: 'Request validation failed', status: 400, code: 'VALIDATION_FAILED', detail: 'bad tokenizer', errors: [{ pointer: '/body/tokenizer', code: 'VALIDATION_FAILED', detail: 'not a tokenizer.json' }] };
+    problem = {
+      ...problem,
+      title: 'Request validation failed',
+      status: 400,
+      code: 'VALIDATION_FAILED',
+      detail: 'bad tokenizer',
+      errors: [{ pointer: '/body/tokenizer', code: 'VALIDATION_FAILED', detail: 'not a tokenizer.json' }],
+    };
     upload();
     expect(await screen.findByText('not a tokenizer.json')).toBeTruthy();
     expect(errorOf('Tokenizer (tokenizer.json)')).toBe('not a tokenizer.json');

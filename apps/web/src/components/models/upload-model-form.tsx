@@ -38,7 +38,9 @@ export function UploadModelForm() {
       },
       onError: (err) => {
         // Form field names are the API's, so `/body/pooling` lands beside Pooling and `/body/latencyTargetMs` beside Latency target; a pointer to no field leaves the alert.
-        const server: Partial<Record<UploadField, string>> = Object.fromEntries(Object.entries(fieldErrors(err, '/body')).filter(([field]) => isUploadField(field)));
+        const server: Partial<Record<UploadField, string>> = Object.fromEntries(
+          Object.entries(fieldErrors(err, '/body')).filter(([field]) => isUploadField(field)),
+        );
         if (Object.keys(server).length === 0 && isInferqError(err) && FILE_PROBLEMS.has(err.code)) server.file = err.detail ?? err.title;
         setErrors(server);
       },
@@ -52,7 +54,15 @@ export function UploadModelForm() {
           {(control) => <Input {...control} value={fields.name} autoComplete="off" onChange={(e) => set({ name: e.target.value })} />}
         </Field>
         <Field label="ONNX file" error={errors.file}>
-          {(control) => <FileDrop control={control} file={fields.file} accept=".onnx" what="an .onnx file" onFile={(file) => set({ file, ...(file && !fields.name ? { name: modelNameFromFile(file.name) } : {}) })} />}
+          {(control) => (
+            <FileDrop
+              control={control}
+              file={fields.file}
+              accept=".onnx"
+              what="an .onnx file"
+              onFile={(file) => set({ file, ...(file && !fields.name ? { name: modelNameFromFile(file.name) } : {}) })}
+            />
+          )}
         </Field>
         <BatchingFields fields={fields} errors={errors} set={set} />
         <CheckboxField
@@ -62,8 +72,20 @@ export function UploadModelForm() {
           checked={fields.responseCache}
           onChange={(responseCache) => set({ responseCache })}
         />
-        <Field label="Tokenizer (tokenizer.json)" hint="Optional: an encoder uploaded with its Hugging Face tokenizer serves POST /v1/embeddings." error={errors.tokenizer}>
-          {(control) => <FileDrop control={control} file={fields.tokenizer} accept=".json,application/json" what="a tokenizer.json file" onFile={(tokenizer) => set({ tokenizer })} />}
+        <Field
+          label="Tokenizer (tokenizer.json)"
+          hint="Optional: an encoder uploaded with its Hugging Face tokenizer serves POST /v1/embeddings."
+          error={errors.tokenizer}
+        >
+          {(control) => (
+            <FileDrop
+              control={control}
+              file={fields.tokenizer}
+              accept=".json,application/json"
+              what="a tokenizer.json file"
+              onFile={(tokenizer) => set({ tokenizer })}
+            />
+          )}
         </Field>
         {fields.tokenizer && <EmbeddingSettingsFields fields={fields} errors={errors} set={set} />}
         <div className="space-y-3 md:col-span-2">

@@ -6,7 +6,14 @@ import { formatMs, formatNumber, formatPercent, formatRate } from '../../lib/for
 const num = (text: string) => <span className="tabular-nums">{text}</span>;
 
 const COLUMNS: ReadonlyArray<Column<ModelVersionStats>> = [
-  { header: 'Model', cell: (m) => <span className="font-mono">{m.model}:{m.version}</span> },
+  {
+    header: 'Model',
+    cell: (m) => (
+      <span className="font-mono">
+        {m.model}:{m.version}
+      </span>
+    ),
+  },
   { header: 'Jobs/s (window)', cell: (m) => num(formatRate(m.completedPerSec)), className: 'text-right' },
   // Counts next to the rate: a canary's error rate over a handful of jobs means little.
   { header: 'Completed', cell: (m) => num(m.completed.toLocaleString()), className: 'text-right' },

@@ -13,7 +13,11 @@ const COLUMNS: ReadonlyArray<Column<QueueStats>> = [
   { header: 'Running', cell: (q) => count(q.active), className: 'text-right' },
   { header: 'Delayed', cell: (q) => count(q.delayed), className: 'text-right' },
   { header: 'Workers', cell: (q) => count(q.workers), className: 'text-right' },
-  { header: 'Oldest waiting', cell: (q) => <span className="tabular-nums">{q.oldestQueuedS === null ? '—' : formatMs(q.oldestQueuedS * 1000)}</span>, className: 'text-right' },
+  {
+    header: 'Oldest waiting',
+    cell: (q) => <span className="tabular-nums">{q.oldestQueuedS === null ? '—' : formatMs(q.oldestQueuedS * 1000)}</span>,
+    className: 'text-right',
+  },
 ];
 
 /** Jobs waiting per model and priority right now, with those held by workers and backing off, and how long the oldest has waited. */

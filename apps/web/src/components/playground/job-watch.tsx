@@ -10,7 +10,14 @@ import { ErrorAlert, LoadingState } from '../ui/states.tsx';
 export function JobWatch({ id }: { id: string }) {
   const job = useJob(id);
   return (
-    <Card title="Result" actions={<Link to={`/jobs/${id}`} className="text-sm font-medium text-brand hover:underline">Open job {shortId(id)}</Link>}>
+    <Card
+      title="Result"
+      actions={
+        <Link to={`/jobs/${id}`} className="text-sm font-medium text-brand hover:underline">
+          Open job {shortId(id)}
+        </Link>
+      }
+    >
       {job.isPending && <LoadingState label="Waiting for the job…" />}
       {job.isError && !job.data && <ErrorAlert error={job.error} />}
       {job.data && (
@@ -18,7 +25,9 @@ export function JobWatch({ id }: { id: string }) {
           <dl className="flex flex-wrap gap-x-6 gap-y-2 text-sm">
             <div>
               <dt className="text-xs text-slate-500">Status</dt>
-              <dd><JobStatusLive status={job.data.status} /></dd>
+              <dd>
+                <JobStatusLive status={job.data.status} />
+              </dd>
             </div>
             <div>
               <dt className="text-xs text-slate-500">Queue wait</dt>

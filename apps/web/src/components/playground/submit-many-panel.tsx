@@ -8,9 +8,16 @@ const Bar = ({ label, value, max }: { label: string; value: number; max: number 
   <div>
     <div className="flex justify-between text-sm">
       <span>{label}</span>
-      <span className="tabular-nums">{value} / {max}</span>
+      <span className="tabular-nums">
+        {value} / {max}
+      </span>
     </div>
-    <progress aria-label={label} value={value} max={max} className="mt-1 h-2 w-full overflow-hidden rounded-full [&::-moz-progress-bar]:bg-brand [&::-webkit-progress-bar]:bg-slate-200 [&::-webkit-progress-value]:bg-brand" />
+    <progress
+      aria-label={label}
+      value={value}
+      max={max}
+      className="mt-1 h-2 w-full overflow-hidden rounded-full [&::-moz-progress-bar]:bg-brand [&::-webkit-progress-bar]:bg-slate-200 [&::-webkit-progress-value]:bg-brand"
+    />
   </div>
 );
 
@@ -31,7 +38,9 @@ export function SubmitManyPanel({ run }: { run: SubmitManyRun }) {
             <caption className="mb-1 text-left font-medium">Batch sizes they ran in</caption>
             <thead>
               <tr className="text-left text-xs text-slate-500 uppercase">
-                <th scope="col" className="pr-6">Batch size</th>
+                <th scope="col" className="pr-6">
+                  Batch size
+                </th>
                 <th scope="col">Jobs</th>
               </tr>
             </thead>
@@ -46,8 +55,16 @@ export function SubmitManyPanel({ run }: { run: SubmitManyRun }) {
           </table>
         )}
       </div>
-      {run.firstError !== undefined && <div className="mt-4"><ErrorAlert error={run.firstError} /></div>}
-      {jobs.isError && <div className="mt-4"><ErrorAlert error={jobs.error} /></div>}
+      {run.firstError !== undefined && (
+        <div className="mt-4">
+          <ErrorAlert error={run.firstError} />
+        </div>
+      )}
+      {jobs.isError && (
+        <div className="mt-4">
+          <ErrorAlert error={jobs.error} />
+        </div>
+      )}
     </Card>
   );
 }

@@ -25,7 +25,14 @@ export function TensorInput({ draft, onResize, onEditText }: TensorInputProps) {
           {dynamicDims.map((dim) => (
             <Field key={dim} label={`${draft.name} dimension ${dim}`} className="w-40">
               {(control) => (
-                <Input {...control} type="number" min={1} step={1} value={draft.shape[dim]} onChange={(e) => onResize(dim, Math.max(0, Math.floor(Number(e.target.value) || 0)))} />
+                <Input
+                  {...control}
+                  type="number"
+                  min={1}
+                  step={1}
+                  value={draft.shape[dim]}
+                  onChange={(e) => onResize(dim, Math.max(0, Math.floor(Number(e.target.value) || 0)))}
+                />
               )}
             </Field>
           ))}

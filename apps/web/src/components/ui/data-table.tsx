@@ -25,7 +25,11 @@ export function DataTable<T>({ caption, columns, rows, rowKey, footerRow }: Data
         <thead className="bg-slate-50">
           <tr>
             {columns.map((column) => (
-              <th key={column.header} scope="col" className={`px-3 py-2 text-left text-xs font-semibold tracking-wide text-slate-600 uppercase ${column.className ?? ''}`}>
+              <th
+                key={column.header}
+                scope="col"
+                className={`px-3 py-2 text-left text-xs font-semibold tracking-wide text-slate-600 uppercase ${column.className ?? ''}`}
+              >
                 {column.header}
               </th>
             ))}

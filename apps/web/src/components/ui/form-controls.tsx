@@ -73,7 +73,13 @@ export function CheckboxField({ label, hint, error, className = '', checked, onC
   return (
     <div className={`space-y-1 ${className}`}>
       <div className="flex items-center gap-2">
-        <input {...control} type="checkbox" checked={checked} onChange={(e) => onChange(e.target.checked)} className="size-4 rounded border-slate-300 accent-brand" />
+        <input
+          {...control}
+          type="checkbox"
+          checked={checked}
+          onChange={(e) => onChange(e.target.checked)}
+          className="size-4 rounded border-slate-300 accent-brand"
+        />
         <label htmlFor={control.id} className="text-sm font-medium text-slate-700">
           {label}
         </label>

@@ -27,24 +27,44 @@ const latest = (values: ReadonlyArray<number | null>): number | null => [...valu
 export function LineChart({ title, series, startLabel, endLabel, formatValue, emptyText }: LineChartProps) {
   const yMax = niceMax(series.flatMap((s) => s.values));
   const hasData = series.some((s) => latest(s.values) !== null);
-  const summary = hasData
-    ? `${title}, latest: ${series.map((s) => `${s.label} ${formatLatest(s.values, formatValue)}`).join(', ')}`
-    : `${title}: ${emptyText}`;
+  const summary = hasData ? `${title}, latest: ${series.map((s) => `${s.label} ${formatLatest(s.values, formatValue)}`).join(', ')}` : `${title}: ${emptyText}`;
   return (
     <figure className="rounded-lg bg-white p-4 shadow-sm ring-1 ring-slate-200">
       <figcaption className="text-sm font-semibold text-slate-800">{title}</figcaption>
       <div className="relative mt-3 h-40 pl-14">
         {GRID.map((f) => (
-          <span key={f} className="absolute left-0 w-12 -translate-y-1/2 text-right text-[11px] text-slate-500 tabular-nums" style={{ top: `${(1 - f) * 100}%` }}>
+          <span
+            key={f}
+            className="absolute left-0 w-12 -translate-y-1/2 text-right text-[11px] text-slate-500 tabular-nums"
+            style={{ top: `${(1 - f) * 100}%` }}
+          >
             {formatValue(yMax * f)}
           </span>
         ))}
         <svg viewBox={`0 0 ${WIDTH} ${HEIGHT}`} preserveAspectRatio="none" role="img" aria-label={summary} className="h-full w-full overflow-visible">
           {GRID.map((f) => (
-            <line key={f} x1={0} x2={WIDTH} y1={HEIGHT * (1 - f)} y2={HEIGHT * (1 - f)} stroke="currentColor" className="text-slate-200" vectorEffect="non-scaling-stroke" />
+            <line
+              key={f}
+              x1={0}
+              x2={WIDTH}
+              y1={HEIGHT * (1 - f)}
+              y2={HEIGHT * (1 - f)}
+              stroke="currentColor"
+              className="text-slate-200"
+              vectorEffect="non-scaling-stroke"
+            />
           ))}
           {series.map((s) => (
-            <path key={s.label} d={linePath(s.values, WIDTH, HEIGHT, yMax)} fill="none" stroke={s.color} strokeWidth={2} strokeLinecap="round" strokeLinejoin="round" vectorEffect="non-scaling-stroke" />
+            <path
+              key={s.label}
+              d={linePath(s.values, WIDTH, HEIGHT, yMax)}
+              fill="none"
+              stroke={s.color}
+              strokeWidth={2}
+              strokeLinecap="round"
+              strokeLinejoin="round"
+              vectorEffect="non-scaling-stroke"
+            />
           ))}
         </svg>
         {!hasData && <p className="absolute inset-0 flex items-center justify-center pl-14 text-sm text-slate-500">{emptyText}</p>}

@@ -7,7 +7,15 @@ export function Meter({ label, value, max, text }: { label: string; value: numbe
         <span>{label}</span>
         <span className="tabular-nums">{text}</span>
       </div>
-      <div role="meter" aria-label={label} aria-valuemin={0} aria-valuemax={max} aria-valuenow={value} aria-valuetext={text} className="mt-1 h-2 overflow-hidden rounded-full bg-slate-200">
+      <div
+        role="meter"
+        aria-label={label}
+        aria-valuemin={0}
+        aria-valuemax={max}
+        aria-valuenow={value}
+        aria-valuetext={text}
+        className="mt-1 h-2 overflow-hidden rounded-full bg-slate-200"
+      >
         <div className="h-full rounded-full bg-chart-1" style={{ width: `${percent}%` }} />
       </div>
     </div>

@@ -26,7 +26,11 @@ const columns = (groupBy: Usage['groupBy']): ReadonlyArray<Column<UsageRow>> => 
 /** Device time per key or model version, largest first, with a totals row. */
 export function UsageTable({ usage }: { usage: Usage }) {
   if (usage.items.length === 0) {
-    return <EmptyState title="No device time in this range">Jobs appear here once they succeed on a worker. Answers from the response cache ran nothing and cost nothing.</EmptyState>;
+    return (
+      <EmptyState title="No device time in this range">
+        Jobs appear here once they succeed on a worker. Answers from the response cache ran nothing and cost nothing.
+      </EmptyState>
+    );
   }
   return <DataTable caption="Device time" columns={columns(usage.groupBy)} rows={usageRows(usage)} rowKey={(row) => row.id} footerRow={usageTotalRow(usage)} />;
 }

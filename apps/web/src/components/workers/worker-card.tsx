@@ -18,19 +18,35 @@ export function WorkerCard({ worker }: { worker: WorkerStatus }) {
   const providers = [...new Set(worker.modelsLoaded.map((m) => m.provider))];
   const { gpu, currentBatch } = worker;
   return (
-    <Card title={<span className="font-mono">{worker.workerId}</span>} headingLevel="h2" actions={currentBatch ? <Badge tone="progress">busy</Badge> : <Badge tone="success">idle</Badge>}>
+    <Card
+      title={<span className="font-mono">{worker.workerId}</span>}
+      headingLevel="h2"
+      actions={currentBatch ? <Badge tone="progress">busy</Badge> : <Badge tone="success">idle</Badge>}
+    >
       <dl className="grid grid-cols-2 gap-3 sm:grid-cols-3">
         <Fact label="Device">{worker.device}</Fact>
         <Fact label="Execution provider">{providers.length > 0 ? providers.join(', ') : 'none loaded yet'}</Fact>
-        <Fact label="Host">{worker.hostname} · pid {worker.pid}</Fact>
+        <Fact label="Host">
+          {worker.hostname} · pid {worker.pid}
+        </Fact>
         <Fact label="Current batch">
-          {currentBatch ? <>{currentBatch.size} jobs of {currentBatch.model}, since <RelativeTime iso={currentBatch.startedAt} /></> : 'idle'}
+          {currentBatch ? (
+            <>
+              {currentBatch.size} jobs of {currentBatch.model}, since <RelativeTime iso={currentBatch.startedAt} />
+            </>
+          ) : (
+            'idle'
+          )}
         </Fact>
         <Fact label="Jobs processed">
           {worker.jobsSucceeded.toLocaleString()} succeeded · {worker.jobsFailed.toLocaleString()} failed · {worker.batches.toLocaleString()} batches
         </Fact>
-        <Fact label="Last heartbeat"><RelativeTime iso={worker.lastHeartbeatAt} /></Fact>
-        <Fact label="Started"><RelativeTime iso={worker.startedAt} /></Fact>
+        <Fact label="Last heartbeat">
+          <RelativeTime iso={worker.lastHeartbeatAt} />
+        </Fact>
+        <Fact label="Started">
+          <RelativeTime iso={worker.startedAt} />
+        </Fact>
       </dl>
       <div className="mt-4 border-t border-slate-100 pt-3">
         <h3 className="text-xs font-semibold tracking-wide text-slate-500 uppercase">Models loaded</h3>
@@ -40,7 +56,9 @@ export function WorkerCard({ worker }: { worker: WorkerStatus }) {
           <ul className="mt-1 flex flex-wrap gap-2">
             {worker.modelsLoaded.map((m) => (
               <li key={`${m.model}:${m.version}`}>
-                <Badge>{m.model} v{m.version} · {m.provider}</Badge>
+                <Badge>
+                  {m.model} v{m.version} · {m.provider}
+                </Badge>
               </li>
             ))}
           </ul>
@@ -50,7 +68,11 @@ export function WorkerCard({ worker }: { worker: WorkerStatus }) {
         <div className="mt-4 border-t border-slate-100 pt-3">
           <h3 className="text-xs font-semibold tracking-wide text-slate-500 uppercase">Adaptive batching</h3>
           <ul className="mt-1 space-y-0.5 text-sm text-slate-700">
-            {worker.adaptiveBatching.map((a) => <li key={a.model} title={a.reason}>{formatAdaptiveBatching(a)}</li>)}
+            {worker.adaptiveBatching.map((a) => (
+              <li key={a.model} title={a.reason}>
+                {formatAdaptiveBatching(a)}
+              </li>
+            ))}
           </ul>
         </div>
       )}
@@ -58,7 +80,12 @@ export function WorkerCard({ worker }: { worker: WorkerStatus }) {
         <div className="mt-4 space-y-2 border-t border-slate-100 pt-3">
           <h3 className="text-xs font-semibold tracking-wide text-slate-500 uppercase">GPU · {gpu.name}</h3>
           <Meter label="GPU utilisation" value={gpu.utilizationPercent} max={100} text={`${Math.round(gpu.utilizationPercent)}%`} />
-          <Meter label="GPU memory" value={gpu.memoryUsedMiB} max={gpu.memoryTotalMiB} text={`${Math.round(gpu.memoryUsedMiB).toLocaleString()} / ${Math.round(gpu.memoryTotalMiB).toLocaleString()} MiB`} />
+          <Meter
+            label="GPU memory"
+            value={gpu.memoryUsedMiB}
+            max={gpu.memoryTotalMiB}
+            text={`${Math.round(gpu.memoryUsedMiB).toLocaleString()} / ${Math.round(gpu.memoryTotalMiB).toLocaleString()} MiB`}
+          />
         </div>
       )}
     </Card>
