@@ -38,9 +38,12 @@ export async function writeReport(
   const md = [
     '# Benchmarks',
     '',
-    `Measured ${run.startedAt}${run.commit ? ` at commit ${run.commit}` : ''} with \`${run.command}\`${run.smoke ? ' (smoke run: tiny counts, figures mean nothing)' : ''}.`,
+    `Measured ${run.startedAt}${run.commit ? ` at commit ${run.commit}` : ''} with \`${run.command}\`` +
+      (run.smoke ? ' (smoke run: tiny counts, figures mean nothing)' : '') +
+      '.',
     '',
-    `Machine: ${m.cpu}, ${m.cores} cores, ${m.memoryGiB} GiB; ${m.os}; Node ${m.node}, onnxruntime-node ${m.onnxruntime}, Redis ${m.redis}, Postgres ${m.postgres}.`,
+    `Machine: ${m.cpu}, ${m.cores} cores, ${m.memoryGiB} GiB; ${m.os}; Node ${m.node}, onnxruntime-node ` +
+      `${m.onnxruntime}, Redis ${m.redis}, Postgres ${m.postgres}.`,
     '',
     'Every scenario measures its own ceiling in the same run on the same machine and reports the ratio to it.',
     '',

@@ -20,7 +20,8 @@ export function renderLineChart(chart: Chart): string {
   const ticks = [0, 0.25, 0.5, 0.75, 1];
   const grid = ticks.map((t) => {
     const y = y0 + t * (y1 - y0);
-    return `<line x1="${PAD.left}" x2="${W - PAD.right}" y1="${py(y)}" y2="${py(y)}" stroke="#e5e7eb"/><text x="${PAD.left - 6}" y="${py(y) + 4}" text-anchor="end">${tick(y)}</text>`;
+    const line = `<line x1="${PAD.left}" x2="${W - PAD.right}" y1="${py(y)}" y2="${py(y)}" stroke="#e5e7eb"/>`;
+    return `${line}<text x="${PAD.left - 6}" y="${py(y) + 4}" text-anchor="end">${tick(y)}</text>`;
   });
   const xTicks = ticks.map((t) => {
     const x = x0 + t * (x1 - x0);
@@ -30,7 +31,8 @@ export function renderLineChart(chart: Chart): string {
     const color = COLORS[i % COLORS.length];
     const path = s.points.map((p) => `${px(p.x).toFixed(1)},${py(p.y).toFixed(1)}`).join(' ');
     const dots = s.points.map((p) => `<circle cx="${px(p.x).toFixed(1)}" cy="${py(p.y).toFixed(1)}" r="3" fill="${color}"/>`).join('');
-    const legend = `<rect x="${PAD.left + 8 + (i % 3) * 190}" y="${8 + Math.floor(i / 3) * 14}" width="10" height="3" fill="${color}"/><text x="${PAD.left + 22 + (i % 3) * 190}" y="${13 + Math.floor(i / 3) * 14}">${esc(s.name)}</text>`;
+    const [lx, ly] = [PAD.left + 8 + (i % 3) * 190, 8 + Math.floor(i / 3) * 14];
+    const legend = `<rect x="${lx}" y="${ly}" width="10" height="3" fill="${color}"/><text x="${lx + 14}" y="${ly + 5}">${esc(s.name)}</text>`;
     return `<polyline fill="none" stroke="${color}" stroke-width="2" points="${path}"/>${dots}${legend}`;
   });
   return `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${W} ${H}" font-family="sans-serif" font-size="11" fill="#374151">

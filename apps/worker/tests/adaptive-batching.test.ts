@@ -41,9 +41,8 @@ describe('adaptive batching', () => {
       },
       { timeoutMs: 10_000, what: 'a curve of two sizes or more' },
     );
-    console.log(
-      `auto batching chose ${state.maxBatchSize} / ${state.maxBatchDelayMs} ms (${state.reason}); curve ${state.curve.map((p) => `${p.items}:${p.inferMs.toFixed(2)}ms×${p.samples}`).join(' ')}`,
-    );
+    const curve = state.curve.map((p) => `${p.items}:${p.inferMs.toFixed(2)}ms×${p.samples}`).join(' ');
+    console.log(`auto batching chose ${state.maxBatchSize} / ${state.maxBatchDelayMs} ms (${state.reason}); curve ${curve}`);
     expect(state.itemsPerS).toBeGreaterThan(0);
     expect(state.maxBatchSize).toBeGreaterThan(1);
     expect(state.maxBatchSize).toBeLessThanOrEqual(64);

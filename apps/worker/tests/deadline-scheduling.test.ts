@@ -44,7 +44,8 @@ describe('deadline-aware scheduling', () => {
     const job = await settled(id);
     const tookMs = Date.parse(job.finishedAt) - submittedAt;
     console.log(
-      `job with a 600 ms deadline in a model with a 1500 ms delay: finished after ${tookMs} ms, ${Date.parse(job.deadline) - Date.parse(job.finishedAt)} ms before its deadline`,
+      `job with a 600 ms deadline in a model with a 1500 ms delay: finished after ${tookMs} ms, ` +
+        `${Date.parse(job.deadline) - Date.parse(job.finishedAt)} ms before its deadline`,
     );
     expect(job.status).toBe('succeeded');
     expect(Date.parse(job.finishedAt)).toBeLessThanOrEqual(Date.parse(job.deadline));

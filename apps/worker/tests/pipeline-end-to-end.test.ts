@@ -42,7 +42,8 @@ describe('the job pipeline over HTTP', () => {
       rows: [batches],
     } = await stack.ctx.pool.query('SELECT count(DISTINCT batch_id)::int AS n, max(batch_size)::int AS max, avg(batch_size)::float AS avg FROM jobs');
     console.log(
-      `pipeline: ${JOBS} jobs submitted in ${submittedS.toFixed(2)} s, all done in ${totalS.toFixed(2)} s = ${(JOBS / totalS).toFixed(0)} jobs/s; ${batches.n} batches, avg batch size ${batches.avg.toFixed(1)}, max ${batches.max}`,
+      `pipeline: ${JOBS} jobs submitted in ${submittedS.toFixed(2)} s, all done in ${totalS.toFixed(2)} s = ` +
+        `${(JOBS / totalS).toFixed(0)} jobs/s; ${batches.n} batches, avg batch size ${batches.avg.toFixed(1)}, max ${batches.max}`,
     );
     expect(batches.max).toBeGreaterThan(1);
 

@@ -60,7 +60,8 @@ describe('the reconciler (invariant 1: Postgres is the record)', () => {
     // Old enough to be outside the incremental window: only a full pass finds it.
     const id = crypto.randomUUID();
     await stack.ctx.pool.query(
-      `INSERT INTO jobs (id, owner_key_id, model_name, model_version, priority, status, inputs, created_at) VALUES ($1, $2, 'mlp', 1, 'low', 'queued', $3, now() - interval '1 hour')`,
+      `INSERT INTO jobs (id, owner_key_id, model_name, model_version, priority, status, inputs, created_at) ` +
+        `VALUES ($1, $2, 'mlp', 1, 'low', 'queued', $3, now() - interval '1 hour')`,
       [
         id,
         owner.id,

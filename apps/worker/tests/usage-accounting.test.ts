@@ -76,9 +76,8 @@ describe('batch provenance and device-time accounting', () => {
     // Shares add up to the batch's device time and follow the rows: 1/8, 3/8, 2/8, 2/8.
     expect(shares.reduce((s, j) => s + j.deviceMs, 0)).toBeCloseTo(batch.json.inferMs, 9);
     for (const j of shares) expect(j.deviceMs).toBeCloseTo((batch.json.inferMs * j.items) / 8, 9);
-    console.log(
-      `batch of 4 jobs / 8 rows: ${batch.json.inferMs.toFixed(3)} ms on ${batch.json.provider}; shares ${shares.map((j) => `${j.items}:${j.deviceMs.toFixed(3)}`).join(', ')}`,
-    );
+    const shareList = shares.map((j) => `${j.items}:${j.deviceMs.toFixed(3)}`).join(', ');
+    console.log(`batch of 4 jobs / 8 rows: ${batch.json.inferMs.toFixed(3)} ms on ${batch.json.provider}; shares ${shareList}`);
 
     // Admins only.
     expect((await stack.request('GET', `/v1/batches/${done[0].batchId}`, undefined, auth(keys.a.secret))).status).toBe(403);
@@ -93,7 +92,8 @@ describe('batch provenance and device-time accounting', () => {
     expect((await stack.request('GET', `/v1/jobs/${hit}`, undefined, auth(keys.a.secret))).json).toMatchObject({ cacheHit: true, deviceMs: null });
 
     const { rows } = await stack.ctx.pool.query<{ owner: string; model: string; n: number; items: number; ms: number }>(
-      'SELECT owner_key_id AS owner, model_name AS model, count(*)::int AS n, sum(items)::int AS items, sum(device_ms) AS ms FROM jobs WHERE device_ms IS NOT NULL GROUP BY 1, 2',
+      'SELECT owner_key_id AS owner, model_name AS model, count(*)::int AS n, sum(items)::int AS items, ' +
+        'sum(device_ms) AS ms FROM jobs WHERE device_ms IS NOT NULL GROUP BY 1, 2',
     );
     const sum = (pick: (r: (typeof rows)[number]) => boolean) =>
       rows.filter(pick).reduce((t, r) => ({ jobs: t.jobs + r.n, items: t.items + r.items, deviceMs: t.deviceMs + r.ms }), { jobs: 0, items: 0, deviceMs: 0 });

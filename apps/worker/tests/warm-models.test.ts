@@ -71,7 +71,8 @@ describe('warm models', () => {
 
     const warmJob = await runJob('mlp', 2);
     console.log(
-      `first batch inferMs: cold ${coldJob.inferMs.toFixed(2)} ms, after warm-up ${warmJob.inferMs.toFixed(2)} ms; load ${loaded!.ms} ms, warm-up run ${warmed!.ms} ms`,
+      `first batch inferMs: cold ${coldJob.inferMs.toFixed(2)} ms, after warm-up ` +
+        `${warmJob.inferMs.toFixed(2)} ms; load ${loaded!.ms} ms, warm-up run ${warmed!.ms} ms`,
     );
     expect(eventsOf(await statusOf(worker))).toEqual(['mlp loaded', 'mlp warmed']);
   });

@@ -41,7 +41,8 @@ async function measure(label: string, model: Uint8Array, shape: number[], jobsPe
   const mb = (stacked.data as Float32Array).byteLength / 2 ** 20;
   console.log(
     `${label} (${jobsPerBatch} jobs, ${mb.toFixed(2)} MiB in): direct run ${median(directMs).toFixed(3)} ms, ` +
-      `runBatch ${median(batchMs).toFixed(3)} ms (inferMs ${median(inferMs).toFixed(3)}), overhead ${(median(batchMs) - median(directMs)).toFixed(3)} ms; open ${openMs.toFixed(0)} ms`,
+      `runBatch ${median(batchMs).toFixed(3)} ms (inferMs ${median(inferMs).toFixed(3)}), overhead ` +
+      `${(median(batchMs) - median(directMs)).toFixed(3)} ms; open ${openMs.toFixed(0)} ms`,
   );
   await session.close();
   await direct.release();

@@ -74,7 +74,8 @@ export async function auditJobs(pool: Pool, load: Pick<SteadyLoadResult, 'loadId
 }
 
 export const formatLedger = (what: string, r: LedgerReport): string =>
-  `${what}: submitted ${r.submitted}, accepted ${r.accepted}, refused ${r.refused} (503), completed ${r.completed}, failed ${r.failed}, lost ${r.lost}, duplicated ${r.duplicated}, run twice ${r.rerun}`;
+  `${what}: submitted ${r.submitted}, accepted ${r.accepted}, refused ${r.refused} (503), completed ` +
+  `${r.completed}, failed ${r.failed}, lost ${r.lost}, duplicated ${r.duplicated}, run twice ${r.rerun}`;
 
 /**
  * The end of a fault test: stops the load, gives every accepted job up to

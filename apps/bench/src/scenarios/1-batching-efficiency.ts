@@ -91,7 +91,8 @@ export const batchingEfficiency: Scenario = {
         goals: [goal('e2e ÷ raw onnxruntime, max batch 32', round(ratio, 3), '>=', 0.9)],
         notes: [
           `Saturating load: ${jobs} one-image jobs submitted with ${CONCURRENCY} requests in flight; e2e is first created_at to last finished_at.`,
-          `Raw: one onnxruntime-node session in the bench process running batch ${MAX_BATCH_SIZE} back to back; both sides use intraOpNumThreads ${INTRA_OP_THREADS} on device ${ctx.device} (\`--device\`).`,
+          `Raw: one onnxruntime-node session in the bench process running batch ${MAX_BATCH_SIZE} back to back; ` +
+            `both sides use intraOpNumThreads ${INTRA_OP_THREADS} on device ${ctx.device} (\`--device\`).`,
           "GPU utilisation: the worker heartbeat's nvidia-smi reading, sampled once a second during the burst (null on the CPU).",
         ],
       };

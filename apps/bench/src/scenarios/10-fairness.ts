@@ -87,9 +87,13 @@ export const fairness: Scenario = {
       goals: [],
       table: { columns: ['tenant', 'jobs', 'fair p50 ms', 'fair p99 ms', 'plain BullMQ p50 ms', 'plain BullMQ p99 ms'], rows },
       notes: [
-        `The flood: ${floodJobs} one-image CNN jobs at normal priority from one key, queued before the worker starts (max batch 4, delay 2 ms, one worker, intraOpNumThreads 1: it drains for longer than the trickles run).`,
-        `Trickles for ${trickleS} s from the moment the worker starts: ${TRICKLES.map((t) => `${t.ratePerS}/s ${t.priority}`).join(', ')}, one key each. Queue wait is queue_ms (submit to batch start), over the jobs submitted before the flood's last job started (the 'jobs' column).`,
-        `Fair: FAIR_SCHEDULING on (the default) and PRIORITY_AGING_S=${AGING_S}. Plain: FAIR_SCHEDULING=false and no aging: BullMQ's strict priorities, first come first served within each.`,
+        `The flood: ${floodJobs} one-image CNN jobs at normal priority from one key, queued before the worker ` +
+          `starts (max batch 4, delay 2 ms, one worker, intraOpNumThreads 1: it drains for longer than the trickles run).`,
+        `Trickles for ${trickleS} s from the moment the worker starts: ${TRICKLES.map((t) => `${t.ratePerS}/s ${t.priority}`).join(', ')}, ` +
+          `one key each. Queue wait is queue_ms (submit to batch start), over the jobs submitted before the flood's last job ` +
+          `started (the 'jobs' column).`,
+        `Fair: FAIR_SCHEDULING on (the default) and PRIORITY_AGING_S=${AGING_S}. Plain: FAIR_SCHEDULING=false ` +
+          `and no aging: BullMQ's strict priorities, first come first served within each.`,
       ],
     };
   },

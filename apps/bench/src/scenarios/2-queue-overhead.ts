@@ -44,7 +44,8 @@ export const queueOverhead: Scenario = {
         goals: [goal('e2e ÷ bare BullMQ', round(ratio, 3), '>=', 0.5), goal('e2e jobs/s', round(burst.jobsPerS, 0), '>=', 3000, 'jobs/s')],
         notes: [
           `Saturating load: ${jobs} one-row MLP jobs submitted with ${CONCURRENCY} requests in flight; e2e is first created_at to last finished_at.`,
-          `Bare: one BullMQ Queue (addBulk of 100, inferq's job options) and one Worker (concurrency ${BARE_WORKER_CONCURRENCY}, no-op processor) in the bench process on the same Redis, first add to last completion.`,
+          `Bare: one BullMQ Queue (addBulk of 100, inferq's job options) and one Worker (concurrency ` +
+            `${BARE_WORKER_CONCURRENCY}, no-op processor) in the bench process on the same Redis, first add to last completion.`,
         ],
       };
     } finally {

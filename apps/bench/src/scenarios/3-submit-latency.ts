@@ -62,9 +62,12 @@ export const submitLatency: Scenario = {
       },
       goals: [goal('POST /v1/jobs ÷ bare route, req/s', round(ratio, 3), '>=', 0.5), goal('POST /v1/jobs p99', round(apiP99, 1), '<=', 25, 'ms')],
       notes: [
-        `autocannon from the bench process, ${CONNECTIONS} connections; after 1 s of warm-up each, ${rounds} rounds of ${durationS} s alternating bare and API; figures are the median round (p99: the median of the rounds' p99). Body: one MLP job, [1, 64] FP32 as base64, priority normal; no worker runs, so the queue grows.`,
+        `autocannon from the bench process, ${CONNECTIONS} connections; after 1 s of warm-up each, ${rounds} ` +
+          `rounds of ${durationS} s alternating bare and API; figures are the median round (p99: the median of ` +
+          `the rounds' p99). Body: one MLP job, [1, 64] FP32 as base64, priority normal; no worker runs, so the queue grows.`,
         'A 202 from the API means the job row is committed in Postgres and its queue job added (group commit).',
-        'Bare: Fastify in its own process parsing the same body and doing one BullMQ add (own prefix, inferq job options) on the same Redis; no auth, validation or Postgres.',
+        'Bare: Fastify in its own process parsing the same body and doing one BullMQ add (own prefix, inferq ' +
+          'job options) on the same Redis; no auth, validation or Postgres.',
       ],
     };
   },

@@ -85,8 +85,12 @@ export const priorityIsolation: Scenario = {
         },
         goals: [goal('high-priority queue wait p99 while the backlog drains', p99, '<=', 50, 'ms')],
         notes: [
-          `${backlogJobs} low-priority one-row MLP jobs submitted over HTTP (${BACKLOG_CONCURRENCY} in flight) before any worker ran; then one worker (max batch ${MAX_BATCH_SIZE}, delay ${MAX_BATCH_DELAY_MS} ms, intraOpNumThreads 1) and, once the first low job finished, ${highJobs} high-priority jobs at a steady ${HIGH_JOBS_PER_S}/s (open loop).`,
-          'Queue wait is queue_ms from the jobs table (created to batch start). "During drain" counts the high jobs created before the last low job started; "all" every high job of the stream.',
+          `${backlogJobs} low-priority one-row MLP jobs submitted over HTTP (${BACKLOG_CONCURRENCY} in flight) ` +
+            `before any worker ran; then one worker (max batch ${MAX_BATCH_SIZE}, delay ${MAX_BATCH_DELAY_MS} ms, ` +
+            `intraOpNumThreads 1) and, once the first low job finished, ${highJobs} high-priority jobs at a ` +
+            `steady ${HIGH_JOBS_PER_S}/s (open loop).`,
+          'Queue wait is queue_ms from the jobs table (created to batch start). "During drain" counts the high ' +
+            'jobs created before the last low job started; "all" every high job of the stream.',
           `Ceiling: the same high stream on an empty queue with the same worker (idle_*); the ratio is the backlog's cost to a high job.`,
         ],
       };

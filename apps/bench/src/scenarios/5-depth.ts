@@ -177,10 +177,16 @@ export const depth: Scenario = {
           goal('Redis bytes per queued job (small inline input)', round(bulkBytesPerJob, 0), '<=', 1024, 'bytes'),
         ],
         notes: [
-          `The jobs table holds ${rows} finished MLP jobs (one INSERT … SELECT FROM generate_series, then VACUUM ANALYZE and autovacuum off for the table); no worker runs, so every submit stays queued.`,
-          `${rounds} rounds, each measuring the empty and the deep queue, in alternating order: autocannon (${CONNECTIONS} connections, ${durationS} s) on GET /v1/jobs/:id of one finished job, then on POST /v1/jobs (one MLP job, base64 [1, 64] FP32, priority normal); after a warm-up of both. Figures are medians over the rounds.`,
-          `Empty: the queue emptied first, so it grows from 0 during the submit run. Deep: emptied, then ${deepQueue} queue jobs of the API's payload added through inferq's producer (addBulk of ${ENQUEUE_CHUNK}).`,
-          'Redis bytes per job: used_memory growth ÷ queue jobs added (INFO memory), over the bulk add and over each submit run. Other users of the same Redis add noise to the latter.',
+          `The jobs table holds ${rows} finished MLP jobs (one INSERT … SELECT FROM generate_series, then ` +
+            `VACUUM ANALYZE and autovacuum off for the table); no worker runs, so every submit stays queued.`,
+          `${rounds} rounds, each measuring the empty and the deep queue, in alternating order: autocannon ` +
+            `(${CONNECTIONS} connections, ${durationS} s) on GET /v1/jobs/:id of one finished job, then on POST ` +
+            `/v1/jobs (one MLP job, base64 [1, 64] FP32, priority normal); after a warm-up of both. Figures are ` +
+            `medians over the rounds.`,
+          `Empty: the queue emptied first, so it grows from 0 during the submit run. Deep: emptied, then ` +
+            `${deepQueue} queue jobs of the API's payload added through inferq's producer (addBulk of ${ENQUEUE_CHUNK}).`,
+          'Redis bytes per job: used_memory growth ÷ queue jobs added (INFO memory), over the bulk add and over ' +
+            'each submit run. Other users of the same Redis add noise to the latter.',
         ],
       };
     } finally {

@@ -132,8 +132,10 @@ export const batchSizeSweep: Scenario = {
       ],
       notes: [
         `Throughput: ${burstJobs} one-image jobs per setting with ${CONCURRENCY} requests in flight, first created_at to last finished_at.`,
-        `Latency: ${pacedJobs} jobs per setting sent at a steady ${PACED_JOBS_PER_S} jobs/s (open loop); queue_ms + infer_ms from the jobs table. At saturation the queue wait only measures the backlog the burst built.`,
-        `One worker (intraOpNumThreads ${INTRA_OP_THREADS}) serves every setting, each the CNN registered under its own name; raw onnx is one session in the bench process running that batch size back to back.`,
+        `Latency: ${pacedJobs} jobs per setting sent at a steady ${PACED_JOBS_PER_S} jobs/s (open loop); ` +
+          `queue_ms + infer_ms from the jobs table. At saturation the queue wait only measures the backlog the burst built.`,
+        `One worker (intraOpNumThreads ${INTRA_OP_THREADS}) serves every setting, each the CNN registered ` +
+          `under its own name; raw onnx is one session in the bench process running that batch size back to back.`,
       ],
     };
   },

@@ -60,8 +60,10 @@ export const embeddingsAndCache: Scenario = {
         },
         goals: [],
         notes: [
-          `Closed loop, ${CONNECTIONS} connections, ${durationS} s each. Embeddings: ${TEXTS.length} texts per request (one job each) on the generated 2-layer encoder (dim 64), base64 replies.`,
-          'Run vs hit: the same one-row MLP job with Prefer: wait=10, on a model without the cache (every job runs on the worker) and on one with it (every job after the first is answered from the stored result at submit).',
+          `Closed loop, ${CONNECTIONS} connections, ${durationS} s each. Embeddings: ${TEXTS.length} texts per ` +
+            `request (one job each) on the generated 2-layer encoder (dim 64), base64 replies.`,
+          'Run vs hit: the same one-row MLP job with Prefer: wait=10, on a model without the cache (every job ' +
+            'runs on the worker) and on one with it (every job after the first is answered from the stored result at submit).',
         ],
       };
     } finally {

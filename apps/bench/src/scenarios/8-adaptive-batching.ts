@@ -42,7 +42,9 @@ export const adaptiveBatching: Scenario = {
       const choice = workers.flatMap((w) => w.adaptiveBatching ?? []).find((a) => a.model === 'cnn-auto');
       const ratio = auto.itemsPerS / fixed.itemsPerS;
       ctx.log(
-        `  fixed ${round(fixed.itemsPerS, 0)} items/s p99 ${round(fixed.p99Ms, 1)} ms; auto ${round(auto.itemsPerS, 0)} items/s p99 ${round(auto.p99Ms, 1)} ms, chose ${choice?.maxBatchSize}/${choice?.maxBatchDelayMs} ms`,
+        `  fixed ${round(fixed.itemsPerS, 0)} items/s p99 ${round(fixed.p99Ms, 1)} ms; auto ` +
+          `${round(auto.itemsPerS, 0)} items/s p99 ${round(auto.p99Ms, 1)} ms, chose ` +
+          `${choice?.maxBatchSize}/${choice?.maxBatchDelayMs} ms`,
       );
       return {
         id: '8',
@@ -65,8 +67,11 @@ export const adaptiveBatching: Scenario = {
           goal(`auto p99 (queue + inference) at ${PACED_JOBS_PER_S} jobs/s`, round(auto.p99Ms, 1), '<=', LATENCY_TARGET_MS, 'ms'),
         ],
         notes: [
-          `Both are the demo CNN under their own names, one worker (intraOpNumThreads 1). Fixed: max batch ${BEST_FIXED.maxBatchSize}, delay ${BEST_FIXED.maxBatchDelayMs} ms, the sweep's best here. Auto: bounds 64 / 20 ms, latency target ${LATENCY_TARGET_MS} ms.`,
-          `Throughput: ${burstJobs} jobs with ${CONCURRENCY} in flight after a warm-up burst; latency: ${pacedJobs} jobs at ${PACED_JOBS_PER_S} jobs/s (open loop), queue_ms + infer_ms.`,
+          `Both are the demo CNN under their own names, one worker (intraOpNumThreads 1). Fixed: max batch ` +
+            `${BEST_FIXED.maxBatchSize}, delay ${BEST_FIXED.maxBatchDelayMs} ms, the sweep's best here. Auto: ` +
+            `bounds 64 / 20 ms, latency target ${LATENCY_TARGET_MS} ms.`,
+          `Throughput: ${burstJobs} jobs with ${CONCURRENCY} in flight after a warm-up burst; latency: ` +
+            `${pacedJobs} jobs at ${PACED_JOBS_PER_S} jobs/s (open loop), queue_ms + infer_ms.`,
         ],
       };
     } finally {

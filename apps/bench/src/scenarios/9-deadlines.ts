@@ -65,8 +65,10 @@ export const deadlines: Scenario = {
         },
         goals: [goal('deadline-aware hit rate', round(aware.hitRate, 3), '>=', 0.95)],
         notes: [
-          `The demo CNN, max batch 32, max delay ${MAX_BATCH_DELAY_MS} ms, one worker; ${jobs} one-image jobs at a steady ${JOBS_PER_S}/s (open loop) with deadlines cycling through ${DEADLINES_MS.join(', ')} ms after submit.`,
-          'A hit is a job that succeeded by its deadline. Fixed: the same worker with DEADLINE_SCHEDULING=false (deadlines only expire jobs still queued at them).',
+          `The demo CNN, max batch 32, max delay ${MAX_BATCH_DELAY_MS} ms, one worker; ${jobs} one-image jobs ` +
+            `at a steady ${JOBS_PER_S}/s (open loop) with deadlines cycling through ${DEADLINES_MS.join(', ')} ms after submit.`,
+          'A hit is a job that succeeded by its deadline. Fixed: the same worker with DEADLINE_SCHEDULING=false ' +
+            '(deadlines only expire jobs still queued at them).',
         ],
       };
     } finally {

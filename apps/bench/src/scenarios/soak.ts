@@ -130,9 +130,15 @@ export const soak: Scenario = {
           },
         ],
         notes: [
-          `${RATE_PER_S} submissions/s for ${durationS} s, open loop: 7 in 10 one-row MLP jobs, 3 in 10 CNN images, priorities high/normal/normal/low in turn. ${WORKERS} workers (intraOpNumThreads 1, 5 s locks); every ${killEveryS} s the oldest is killed with SIGKILL and a new one started.`,
-          'Lost: accepted (202) jobs not finished once the backlog drained. Duplicated: results written more than once (a trigger logs every write of a result) plus refused submissions recorded anyway. Rerun: jobs claimed more than once (attempts > 1), the cost of the kills.',
-          `Memory: resident set of the API and of the live workers (the workers at the end are not the ones at the start: they are replaced every ${killEveryS} s), sampled ${killEveryS / 2} s in and at the end; Redis's used_memory at the same moments.`,
+          `${RATE_PER_S} submissions/s for ${durationS} s, open loop: 7 in 10 one-row MLP jobs, 3 in 10 CNN ` +
+            `images, priorities high/normal/normal/low in turn. ${WORKERS} workers (intraOpNumThreads 1, 5 s ` +
+            `locks); every ${killEveryS} s the oldest is killed with SIGKILL and a new one started.`,
+          'Lost: accepted (202) jobs not finished once the backlog drained. Duplicated: results written more ' +
+            'than once (a trigger logs every write of a result) plus refused submissions recorded anyway. Rerun: ' +
+            'jobs claimed more than once (attempts > 1), the cost of the kills.',
+          `Memory: resident set of the API and of the live workers (the workers at the end are not the ones at ` +
+            `the start: they are replaced every ${killEveryS} s), sampled ${killEveryS / 2} s in and at the end; ` +
+            `Redis's used_memory at the same moments.`,
         ],
       };
     } finally {

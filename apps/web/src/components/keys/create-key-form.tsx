@@ -74,7 +74,10 @@ export function CreateKeyForm({ onCreated }: { onCreated: (key: CreatedKey) => v
         </Field>
         <Field
           label="Weight"
-          hint="Share of each model’s queue against other keys at the same priority when both have work waiting: weight 2 is served twice as many jobs as weight 1."
+          hint={
+            'Share of each model’s queue against other keys at the same priority when both have work waiting: ' +
+            'weight 2 is served twice as many jobs as weight 1.'
+          }
           error={weightError}
           className="max-w-md"
         >
