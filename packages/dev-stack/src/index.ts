@@ -6,3 +6,6 @@ export type { RunningService } from './running-service.ts';
 export type { FindExecutable } from './find-executable.ts';
 export { CHROMIUM, CURL, JQ, NGINX, PROMTOOL, resolveDebianBinary, type DebianBinary } from './debian-binary.ts';
 export { createExecutableFinder } from './find-executable.ts';
+export { ServiceStartError } from './service-start-error.ts';
+export { findPostgresBinaries, type PostgresBinaries } from './postgres-binaries.ts';
+export { DEFAULT_RELOCATION_BASE } from './postgres-placement.ts';

@@ -3,6 +3,7 @@ import { createExecutableFinder } from './find-executable.ts';
 import { startPostgresServer } from './postgres-server.ts';
 import { startRedisServer } from './redis-server.ts';
 import { startS3Server } from './s3-server.ts';
+import { asServiceStartError } from './service-start-error.ts';
 
 export interface ProvideServicesOptions {
   /** The environment as given; a service starts only when its variable is missing or empty here. */
@@ -11,6 +12,8 @@ export interface ProvideServicesOptions {
   dataDir: string;
   /** Called with one line per service started. */
   log: (line: string) => void;
+  /** As root, where Postgres's binaries and cluster go when the `postgres` user cannot reach `dataDir`. @default /var/lib/inferq */
+  relocationBase?: string;
 }
 
 export interface ProvidedServices {
@@ -39,7 +42,7 @@ export async function provideServices(options: ProvideServicesOptions): Promise<
     starts.push(
       (async () => {
         const t0 = performance.now();
-        const server = await startPostgresServer({ dataDir: join(dataDir, 'postgres') });
+        const server = await startPostgresServer({ dataDir: join(dataDir, 'postgres'), relocationBase: options.relocationBase, log });
         started('Postgres', withoutPassword(server.url), t0);
         return { env: { DATABASE_URL: server.url }, stop: server.stop };
       })(),
@@ -49,7 +52,11 @@ export async function provideServices(options: ProvideServicesOptions): Promise<
     starts.push(
       (async () => {
         const t0 = performance.now();
-        const server = await startRedisServer({ dataDir: join(dataDir, 'redis'), log, findExecutable: createExecutableFinder(env.PATH) });
+        const server = await startRedisServer({ dataDir: join(dataDir, 'redis'), log, findExecutable: createExecutableFinder(env.PATH) }).catch(
+          (err: unknown) => {
+            throw asServiceStartError('Redis', err, 'set REDIS_URL to an existing Redis 6.2+ server (e.g. REDIS_URL=redis://127.0.0.1:6379)');
+          },
+        );
         started('Redis', server.url, t0);
         return { env: { REDIS_URL: server.url }, stop: server.stop };
       })(),
@@ -59,7 +66,9 @@ export async function provideServices(options: ProvideServicesOptions): Promise<
     starts.push(
       (async () => {
         const t0 = performance.now();
-        const server = await startS3Server({ dir: join(dataDir, 's3') });
+        const server = await startS3Server({ dir: join(dataDir, 's3') }).catch((err: unknown) => {
+          throw asServiceStartError('S3', err, 'set S3_ENDPOINT (and S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY) to an existing S3-compatible server');
+        });
         started('S3 (s3rver)', server.endpoint, t0);
         return {
           env: {
@@ -82,7 +91,7 @@ export async function provideServices(options: ProvideServicesOptions): Promise<
     // Leave nothing running behind a failed start.
     await Promise.allSettled(services.map((s) => s.stop()));
     if (errors.length === 1) throw errors[0];
-    throw new AggregateError(errors, `${errors.length} embedded services failed to start: ${errors.map(String).join('; ')}`);
+    throw new AggregateError(errors, errors.map((e) => (e as Error).message).join('\n'));
   }
 
   let stopping: Promise<void> | undefined;
