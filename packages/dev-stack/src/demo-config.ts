@@ -10,8 +10,6 @@ export interface DemoConfig {
   workerDevices: string;
   /** Where the demo keeps its services' data and admin key. */
   dataDir: string;
-  /** As root, where Postgres's binaries and cluster go when the `postgres` user cannot reach the clone. */
-  relocationBase: string | undefined;
 }
 
 export function loadDemoConfig(root: string, env: NodeJS.ProcessEnv = process.env): DemoConfig {
@@ -21,6 +19,5 @@ export function loadDemoConfig(root: string, env: NodeJS.ProcessEnv = process.en
     workerLogLevel: env.LOG_LEVEL ?? 'warn',
     workerDevices: env.WORKER_DEVICES ?? 'cpu',
     dataDir: resolve(root, env.INFERQ_DEMO_DIR || '.inferq/demo'),
-    relocationBase: env.INFERQ_SYSTEM_DIR || undefined,
   };
 }

@@ -65,7 +65,7 @@ async function stopAll(): Promise<void> {
 
 async function main(): Promise<void> {
   await mkdir(DATA_DIR, { recursive: true });
-  const services = await provideServices({ env: config.env, dataDir: DATA_DIR, log, relocationBase: config.relocationBase });
+  const services = await provideServices({ env: config.env, dataDir: DATA_DIR, log });
   cleanups.push(() => services.stop());
   const key = await adminKey();
   const env: NodeJS.ProcessEnv = {

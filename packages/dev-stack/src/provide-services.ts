@@ -6,7 +6,10 @@ import { startS3Server } from './s3-server.ts';
 import { asServiceStartError } from './service-start-error.ts';
 
 export interface ProvideServicesOptions {
-  /** The environment as given; a service starts only when its variable is missing or empty here. */
+  /**
+   * The environment as given; a service starts only when its variable is missing or empty here.
+   * INFERQ_SYSTEM_DIR, when set, is the default for relocationBase.
+   */
   env: Record<string, string | undefined>;
   /** Parent of each service's data: `postgres/`, `redis/`, `s3/`. */
   dataDir: string;
@@ -42,7 +45,11 @@ export async function provideServices(options: ProvideServicesOptions): Promise<
     starts.push(
       (async () => {
         const t0 = performance.now();
-        const server = await startPostgresServer({ dataDir: join(dataDir, 'postgres'), relocationBase: options.relocationBase, log });
+        const server = await startPostgresServer({
+          dataDir: join(dataDir, 'postgres'),
+          relocationBase: options.relocationBase ?? (env.INFERQ_SYSTEM_DIR || undefined),
+          log,
+        });
         started('Postgres', withoutPassword(server.url), t0);
         return { env: { DATABASE_URL: server.url }, stop: server.stop };
       })(),
