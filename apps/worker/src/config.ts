@@ -23,7 +23,10 @@ export const workerConfig = {
   MODEL_WARMUP: Type.Boolean({ default: true }),
   /** Unload a model no batch has used for this long; 0: never. */
   MODEL_IDLE_UNLOAD_S: Type.Integer({ default: 0, minimum: 0 }),
-  /** Estimated memory (artifact bytes × 2, see session-budget.ts) the loaded models may hold; least recently used idle ones are unloaded to stay under it. 0: no limit. */
+  /**
+   * Estimated memory (artifact bytes × 2, see session-budget.ts) the loaded models may hold; least
+   * recently used idle ones are unloaded to stay under it. 0: no limit.
+   */
   MODEL_MEMORY_BUDGET_MB: Type.Integer({ default: 0, minimum: 0 }),
   /** Models loaded and warmed at start, before the worker takes jobs: `name` (latest version) or `name:version`, comma-separated. */
   WORKER_PRELOAD_MODELS: Type.String({ default: '', pattern: '^([a-z0-9][a-z0-9._-]{0,62}(:[1-9][0-9]*)?(,[a-z0-9][a-z0-9._-]{0,62}(:[1-9][0-9]*)?)*)?$' }),

@@ -177,7 +177,8 @@ describe('priority aging', () => {
     const ager = createPriorityAger({ pool: ctx.pool, producer, connection: redis, agingMs: 10_000, logger, now: () => Date.now() + 10_001, passLeaseMs: 0 });
     expect(await ager.run()).toBe(2);
     const order = await serveOrder(m);
-    // One job of each key is now high (the flood's rows share a created_at here, so which one is up to the ids); the rest of the flood stays normal, behind them.
+    // One job of each key is now high (the flood's rows share a created_at here, so which one is up to
+    // the ids); the rest of the flood stays normal, behind them.
     expect(order.slice(0, 2)).toContain(fresh1);
     const movedFlood = order.slice(0, 2).find((id) => id !== fresh1)!;
     expect(flood).toContain(movedFlood);

@@ -46,7 +46,8 @@ export async function insertApiKeys(pool: Pool | PoolClient, keys: NewApiKey[]):
     `INSERT INTO api_keys (id, name, prefix, secret_hash, scopes, rate_limit_per_min, weight)
      SELECT k.id, k.name, k.prefix, k.secret_hash, ARRAY(SELECT jsonb_array_elements_text(k.scopes)), k.rate_limit_per_min, k.weight
        FROM jsonb_to_recordset($1::jsonb) AS k(id uuid, name text, prefix text, secret_hash text, scopes jsonb, rate_limit_per_min integer, weight integer)
-     ON CONFLICT (prefix) DO UPDATE SET secret_hash = EXCLUDED.secret_hash, scopes = EXCLUDED.scopes, rate_limit_per_min = EXCLUDED.rate_limit_per_min, weight = EXCLUDED.weight, revoked_at = NULL
+     ON CONFLICT (prefix) DO UPDATE SET secret_hash = EXCLUDED.secret_hash, scopes = EXCLUDED.scopes,
+       rate_limit_per_min = EXCLUDED.rate_limit_per_min, weight = EXCLUDED.weight, revoked_at = NULL
      RETURNING *`,
     [
       JSON.stringify(

@@ -65,7 +65,8 @@ export const JQ: DebianBinary = {
   names: ['jq'],
   aptPackage: 'jq',
   missingMessage:
-    "jq was not found on PATH. docs/api.md's curl walkthroughs, which a test runs, use it: install it (Debian/Ubuntu: `sudo apt-get install jq`, macOS: `brew install jq`).",
+    "jq was not found on PATH. docs/api.md's curl walkthroughs, which a test runs, use it: install it " +
+    '(Debian/Ubuntu: `sudo apt-get install jq`, macOS: `brew install jq`).',
 };
 
 export const CURL: DebianBinary = {

@@ -47,7 +47,8 @@ local now = {}
 local function classStart(c)
   if now[c] == nil then
     local lo = c * range + 1
-    local first = redis.call('ZRANGEBYSCORE', KEYS[1], string.format('%.0f', lo * shift), '(' .. string.format('%.0f', (lo + range) * shift), 'WITHSCORES', 'LIMIT', 0, 1)
+    local from, to = string.format('%.0f', lo * shift), '(' .. string.format('%.0f', (lo + range) * shift)
+    local first = redis.call('ZRANGEBYSCORE', KEYS[1], from, to, 'WITHSCORES', 'LIMIT', 0, 1)
     if #first == 0 then
       redis.call('DEL', KEYS[2] .. ':' .. c)
       now[c] = 0

@@ -75,7 +75,8 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ pool: Pool; redis: Redis;
         tags: ['health'],
         summary: 'Readiness: Postgres and Redis reachable',
         description:
-          'Answers 503 when Postgres or Redis cannot be reached. A wrong Redis eviction policy or models without a live worker make the status `degraded` but keep 200: the API still accepts jobs, which wait in the queue.',
+          'Answers 503 when Postgres or Redis cannot be reached. A wrong Redis eviction policy or models ' +
+          'without a live worker make the status `degraded` but keep 200: the API still accepts jobs, which wait in the queue.',
         response: { 200: ReadySchema, 503: ReadySchema },
       },
     },

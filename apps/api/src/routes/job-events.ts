@@ -17,9 +17,12 @@ export interface JobEventsRoutesOptions {
 const RECONNECT_MS = 2_000;
 
 const FORMAT = [
-  "A `text/event-stream` of the job's status: the current one at once, then each change (queued → running → succeeded, failed, canceled or expired; back to queued when a failed attempt is retried), ending after a terminal status.",
+  "A `text/event-stream` of the job's status: the current one at once, then each change (queued → " +
+    'running → succeeded, failed, canceled or expired; back to queued when a failed attempt is retried), ' +
+    'ending after a terminal status.',
   'Each event is `id: <n>`, `event: status`, `data: {"id", "status", "attempts", "error"?}` (error: the last one, `{code, message}`).',
-  "Ids grow along the job's life and mean the same on every connection: reconnect with `Last-Event-ID` (EventSource does) to get only what came after, the terminal status included.",
+  "Ids grow along the job's life and mean the same on every connection: reconnect with `Last-Event-ID` " +
+    '(EventSource does) to get only what came after, the terminal status included.',
   'A reconnect after the terminal event is 204, which tells EventSource to stop. `: keep-alive` comments come every 15 s.',
 ].join(' ');
 

@@ -15,7 +15,9 @@ export const metricsRoutes: FastifyPluginAsyncTypebox<{ metrics: ApiMetrics }> =
           200: Type.String({
             description: 'Prometheus text exposition format',
             examples: [
-              '# HELP inferq_jobs_submitted_total Jobs accepted (202) by model and priority\n# TYPE inferq_jobs_submitted_total counter\ninferq_jobs_submitted_total{model="mlp",priority="normal"} 1042\n',
+              '# HELP inferq_jobs_submitted_total Jobs accepted (202) by model and priority\n' +
+                '# TYPE inferq_jobs_submitted_total counter\n' +
+                'inferq_jobs_submitted_total{model="mlp",priority="normal"} 1042\n',
             ],
           }),
         },

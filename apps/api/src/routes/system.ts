@@ -31,7 +31,8 @@ export const systemRoutes: FastifyPluginAsyncTypebox<{ stats: StatsService; redi
         tags: ['system'],
         summary: 'Throughput, latency, queue depth and workers',
         description:
-          "Job figures cover the caller's jobs (every job for an admin key); queue depth and workers are system-wide. Percentiles are over the jobs finished in the window; rates over the last minute.",
+          "Job figures cover the caller's jobs (every job for an admin key); queue depth and workers are " +
+          'system-wide. Percentiles are over the jobs finished in the window; rates over the last minute.',
         querystring: StatsQuerySchema,
         response: { 200: StatsSchema, ...problemResponses(400, 401, 403) },
       },

@@ -16,7 +16,8 @@ export const usageRoutes: FastifyPluginAsyncTypebox<{ pool: Pool }> = async (app
         tags: ['usage'],
         summary: 'A batch a worker ran, with its jobs (admin)',
         description:
-          "Where it ran (worker, device, execution provider, model artifact sha256), its size in jobs and items, its device time, and each job's share of it. A job names its batch in `batchId`.",
+          'Where it ran (worker, device, execution provider, model artifact sha256), its size in jobs and ' +
+          "items, its device time, and each job's share of it. A job names its batch in `batchId`.",
         params: BatchParamsSchema,
         response: { 200: BatchSchema, ...problemResponses(400, 401, 403, 404) },
       },
@@ -36,7 +37,9 @@ export const usageRoutes: FastifyPluginAsyncTypebox<{ pool: Pool }> = async (app
         tags: ['usage'],
         summary: 'Device time per API key or per model version, for chargeback',
         description:
-          "Each batch's device time is split over its jobs by their share of its items (rows along the batch dimension) and summed over the jobs that succeeded in [from, to). Cache hits ran nothing and cost nothing; failed jobs are not charged. An admin key sees every key; any other key sees its own jobs.",
+          "Each batch's device time is split over its jobs by their share of its items (rows along the batch " +
+          'dimension) and summed over the jobs that succeeded in [from, to). Cache hits ran nothing and cost ' +
+          'nothing; failed jobs are not charged. An admin key sees every key; any other key sees its own jobs.',
         querystring: UsageQuerySchema,
         response: { 200: UsageSchema, ...problemResponses(400, 401, 403) },
       },

@@ -12,7 +12,8 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServi
         tags: ['webhooks'],
         summary: "A job's webhook state and every delivery attempt",
         description:
-          'Once the job finishes, its webhook is posted until a 2xx answer (`delivered`) or until the last attempt fails (`given_up`), with exponential backoff between attempts.',
+          'Once the job finishes, its webhook is posted until a 2xx answer (`delivered`) or until the last ' +
+          'attempt fails (`given_up`), with exponential backoff between attempts.',
         params: JobParamsSchema,
         response: { 200: WebhookDeliveriesSchema, ...problemResponses(400, 401, 403, 404) },
       },
@@ -28,7 +29,8 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServi
         tags: ['webhooks'],
         summary: 'The secret that verifies webhook signatures for jobs this key submits',
         description:
-          'Standard Webhooks format (`whsec_<base64>`): verify `webhook-signature` over `<webhook-id>.<webhook-timestamp>.<body>` with HMAC-SHA256 and the base64-decoded key. Each API key has its own.',
+          'Standard Webhooks format (`whsec_<base64>`): verify `webhook-signature` over ' +
+          '`<webhook-id>.<webhook-timestamp>.<body>` with HMAC-SHA256 and the base64-decoded key. Each API key has its own.',
         response: { 200: WebhookSecretSchema, ...problemResponses(401, 403) },
       },
     },

@@ -78,7 +78,12 @@ export const formatEmbedding = ({
   output: string;
   maxTokens: number;
 }): string =>
-  `${pooling === 'none' ? 'pooled by the model' : `${pooling} pooling`}, ${normalize ? 'normalized' : 'not normalized'}, output ${output}, ≤ ${maxTokens} tokens`;
+  [
+    pooling === 'none' ? 'pooled by the model' : `${pooling} pooling`,
+    normalize ? 'normalized' : 'not normalized',
+    `output ${output}`,
+    `≤ ${maxTokens} tokens`,
+  ].join(', ');
 
 /** The start of a sha256: enough to tell artifacts apart at a glance; the full one goes in a title. */
 export const shortSha256 = (sha256: string): string => sha256.slice(0, 12);

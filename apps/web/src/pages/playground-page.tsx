@@ -1,6 +1,6 @@
 import { useState, type FormEvent } from 'react';
 import { Link, useSearchParams } from 'react-router';
-import { PRIORITIES, type Priority, type SubmitJobBody } from '@inferq/contracts';
+import { PRIORITIES, type Model, type Priority, type SubmitJobBody } from '@inferq/contracts';
 import { isInferqError } from '@inferq/sdk';
 import { useSubmitJob } from '../api/mutations/jobs.ts';
 import { useModels } from '../api/queries/models.ts';
@@ -89,10 +89,7 @@ export function PlaygroundPage() {
         <form onSubmit={submitOne} noValidate className="space-y-4">
           <Card>
             <div className="grid gap-3 sm:grid-cols-2">
-              <Field
-                label="Model"
-                hint={`Version ${model.version} · ${model.signature.batchable ? `${model.batching.mode === 'auto' ? 'auto-batches' : 'batches'} up to ${model.batching.maxBatchSize} jobs` : 'not batchable'}`}
-              >
+              <Field label="Model" hint={`Version ${model.version} · ${batchingHint(model)}`}>
                 {(control) => (
                   <Select {...control} value={model.name} onChange={(e) => setSearchParams({ model: e.target.value }, { replace: true })}>
                     {models.data.map((m) => (
@@ -158,4 +155,9 @@ export function PlaygroundPage() {
       </div>
     </>
   );
+}
+
+function batchingHint(model: Model): string {
+  if (!model.signature.batchable) return 'not batchable';
+  return `${model.batching.mode === 'auto' ? 'auto-batches' : 'batches'} up to ${model.batching.maxBatchSize} jobs`;
 }

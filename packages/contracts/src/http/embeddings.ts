@@ -13,7 +13,8 @@ export type Pooling = (typeof POOLINGS)[number];
 export const EmbeddingSettingsSchema = Type.Object({
   pooling: StringEnum(POOLINGS, {
     description:
-      "`mean`: the average of the output over the real (unpadded) tokens; `cls`: the first token's; `none`: the output is already one vector per text ([batch, dim])",
+      "`mean`: the average of the output over the real (unpadded) tokens; `cls`: the first token's; `none`: " +
+      'the output is already one vector per text ([batch, dim])',
   }),
   normalize: Type.Boolean({ description: 'Scaled to unit L2 length' }),
   output: Type.String({ description: 'The model output the embedding is read from' }),

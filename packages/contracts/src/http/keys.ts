@@ -18,7 +18,8 @@ export const KEY_WEIGHT_MIN = 1;
 export const KEY_WEIGHT_MAX = 1000;
 export const DEFAULT_KEY_WEIGHT = 1;
 const WEIGHT_DESCRIPTION =
-  "Share of each model's queue this key gets against other keys at the same priority when both have work waiting: a key with weight 2 is served twice as many jobs as a key with weight 1";
+  "Share of each model's queue this key gets against other keys at the same priority when both have " +
+  'work waiting: a key with weight 2 is served twice as many jobs as a key with weight 1';
 
 export const CreateKeyBodySchema = Type.Object(
   {

@@ -34,7 +34,10 @@ export function FileDrop({ control, file, accept, what, onFile }: FileDropProps)
         type="file"
         accept={accept}
         onChange={(e) => onFile(e.target.files?.[0] ?? null)}
-        className="block w-full text-sm file:mr-3 file:rounded-md file:border-0 file:bg-white file:px-3 file:py-1.5 file:font-medium file:shadow-sm file:ring-1 file:ring-slate-300"
+        className={[
+          'block w-full text-sm',
+          'file:mr-3 file:rounded-md file:border-0 file:bg-white file:px-3 file:py-1.5 file:font-medium file:shadow-sm file:ring-1 file:ring-slate-300',
+        ].join(' ')}
       />
       <p className="mt-2 text-slate-600">{file ? `${file.name} · ${formatBytes(file.size)}` : `Drag and drop ${what} here, or choose one.`}</p>
     </div>

@@ -37,7 +37,8 @@ export function UploadModelForm() {
         setFormVersion((v) => v + 1);
       },
       onError: (err) => {
-        // Form field names are the API's, so `/body/pooling` lands beside Pooling and `/body/latencyTargetMs` beside Latency target; a pointer to no field leaves the alert.
+        // Form field names are the API's, so `/body/pooling` lands beside Pooling and `/body/latencyTargetMs`
+        // beside Latency target; a pointer to no field leaves the alert.
         const server: Partial<Record<UploadField, string>> = Object.fromEntries(
           Object.entries(fieldErrors(err, '/body')).filter(([field]) => isUploadField(field)),
         );

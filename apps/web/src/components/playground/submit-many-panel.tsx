@@ -16,7 +16,10 @@ const Bar = ({ label, value, max }: { label: string; value: number; max: number 
       aria-label={label}
       value={value}
       max={max}
-      className="mt-1 h-2 w-full overflow-hidden rounded-full [&::-moz-progress-bar]:bg-brand [&::-webkit-progress-bar]:bg-slate-200 [&::-webkit-progress-value]:bg-brand"
+      className={[
+        'mt-1 h-2 w-full overflow-hidden rounded-full',
+        '[&::-moz-progress-bar]:bg-brand [&::-webkit-progress-bar]:bg-slate-200 [&::-webkit-progress-value]:bg-brand',
+      ].join(' ')}
     />
   </div>
 );

@@ -1,7 +1,8 @@
 import { useId, type ComponentProps, type ReactNode } from 'react';
 
 const controlClass =
-  'block w-full rounded-md border-0 bg-white px-3 py-1.5 text-sm text-slate-900 shadow-sm ring-1 ring-inset ring-slate-300 placeholder:text-slate-400 focus:ring-2 focus:ring-brand aria-[invalid=true]:ring-tone-danger';
+  'block w-full rounded-md border-0 bg-white px-3 py-1.5 text-sm text-slate-900 shadow-sm ring-1 ' +
+  'ring-inset ring-slate-300 placeholder:text-slate-400 focus:ring-2 focus:ring-brand aria-[invalid=true]:ring-tone-danger';
 
 export const Input = ({ className = '', ...props }: ComponentProps<'input'>) => <input className={`${controlClass} ${className}`} {...props} />;
 
