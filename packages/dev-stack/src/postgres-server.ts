@@ -73,7 +73,8 @@ export async function startPostgresServer(options: PostgresServerOptions): Promi
       throw failure(
         err,
         placement,
-        `if another postgres serves ${dataDir}, stop it; if the cluster is damaged, remove it (\`rm -rf '${dataDir}'\`, its data is lost) and run again; ${FALLBACK_FIX}`,
+        `if another postgres serves ${dataDir}, stop it; if the cluster is damaged, remove it (\`rm -rf ` +
+          `'${dataDir}'\`, its data is lost) and run again; ${FALLBACK_FIX}`,
       );
     }
     const url = `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}`;
