@@ -7,6 +7,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorCatalogue, isErrorCode } from '@inferq/contracts';
 import { buildTestApp, demoModelBytes, mlpInput, multipartBody, type TestApp } from './helpers.ts';
+import { TYPED_MODEL, allTypesModel } from './fuzz/typed-bodies.ts';
 import { ROUTE_FUZZERS, badAuthorization, noiseHeaders, unroutedRequest, type FuzzCase, type FuzzWorld } from './fuzz/route-fuzzers.ts';
 
 /** FUZZ_RUNS scales every family's run count (0.1 for a smoke run, 10 for a long hunt); FUZZ_SEED replays a failure. */
@@ -52,6 +53,7 @@ async function otherTenantRows(): Promise<string> {
 beforeAll(async () => {
   t = await buildTestApp();
   for (const name of ['mlp', 'transformer']) expect((await t.registerModel(name)).statusCode).toBe(201);
+  expect((await t.registerModel(TYPED_MODEL, allTypesModel())).statusCode).toBe(201);
   // The other tenant: a key with every scope but admin, a model and jobs of its own.
   const otherKey = await t.newKey({ scopes: ['jobs:read', 'jobs:write', 'models:write'] });
   otherKeyId = (await t.server.inject({ method: 'GET', url: '/v1/me', headers: t.auth(otherKey) })).json().keyId;

@@ -12,9 +12,12 @@ export interface RawTensor {
 }
 
 export type JsonScalar = number | boolean | string;
-export type CodecResult<T> = { ok: true; value: T } | { ok: false; code: ErrorCode; detail: string };
+/** A failure names the catalogue code; one about a single element also gives its path in the data (nested arrays: one index per level). */
+export type CodecFailure = { ok: false; code: ErrorCode; detail: string; element?: number[] };
+export type CodecResult<T> = { ok: true; value: T } | CodecFailure;
 
-const fail = (code: ErrorCode, detail: string): { ok: false; code: ErrorCode; detail: string } => ({ ok: false, code, detail });
+const fail = (code: ErrorCode, detail: string, element?: number[]): CodecFailure =>
+  element ? { ok: false, code, detail, element } : { ok: false, code, detail };
 
 /** Element count of a concrete shape, or undefined when a dim is not a non-negative safe integer. */
 export function elementCount(shape: readonly number[]): number | undefined {
@@ -65,17 +68,49 @@ const INT_RANGES: Partial<Record<DataType, [number, number]>> = {
   INT32: [-0x80000000, 0x7fffffff],
 };
 
-function toBigInt(v: unknown, unsigned: boolean): bigint | undefined {
+/** The first element that does not fit: its flat index and why. */
+interface BadElement {
+  index: number;
+  reason: string;
+}
+
+const FP16_INFINITY = 0x7c00;
+
+/** Why a JSON value is not a float of the datatype, or undefined when it fits. */
+function floatProblem(datatype: 'FP16' | 'FP32' | 'FP64', v: unknown): string | undefined {
+  if (typeof v !== 'number') return `is not a valid ${datatype}`;
+  if (Number.isNaN(v)) return `is not a number (${datatype})`;
+  // JSON.parse reads 1e400 as Infinity; no float tensor takes a value that is not finite.
+  if (!Number.isFinite(v)) return `does not fit ${datatype}`;
+  if (datatype === 'FP32' && !Number.isFinite(Math.fround(v))) return `does not fit ${datatype}`;
+  // Magnitudes from 65520 round to Infinity in FP16 (65504 is the largest finite half).
+  if (datatype === 'FP16' && (toFloat16Bits(v) & 0x7fff) === FP16_INFINITY) return `does not fit ${datatype}`;
+  return undefined;
+}
+
+/** Why a JSON value is not an integer of the range, or undefined when it fits. */
+function integerProblem(datatype: DataType, v: unknown, lo: number, hi: number): string | undefined {
+  if (typeof v !== 'number') return `is not a valid ${datatype}`;
+  if (!Number.isInteger(v)) return Number.isFinite(v) ? `is not an integer (${datatype})` : `does not fit ${datatype}`;
+  return v < lo || v > hi ? `does not fit ${datatype} (${lo}…${hi})` : undefined;
+}
+
+/** A 64-bit integer from a safe-integer JSON number or a decimal string, or why it is not one. */
+function toBigInt(v: unknown, datatype: 'INT64' | 'UINT64'): bigint | string {
   let b: bigint;
   if (typeof v === 'number' && Number.isSafeInteger(v)) b = BigInt(v);
   else if (typeof v === 'string' && /^-?\d{1,20}$/.test(v)) b = BigInt(v);
-  else return undefined;
-  const [lo, hi] = unsigned ? [0n, 2n ** 64n - 1n] : [-(2n ** 63n), 2n ** 63n - 1n];
-  return b < lo || b > hi ? undefined : b;
+  else if (typeof v === 'number' && Number.isInteger(v))
+    return `is beyond 2^53 as a JSON number, which cannot hold it exactly; send ${datatype} values that large as decimal strings`;
+  else if (typeof v === 'number') return Number.isFinite(v) ? `is not an integer (${datatype})` : `does not fit ${datatype}`;
+  else if (typeof v === 'string' && /^-?\d+$/.test(v)) return `does not fit ${datatype}`;
+  else return `is not a valid ${datatype} (a safe integer or a decimal string)`;
+  const [lo, hi] = datatype === 'UINT64' ? [0n, 2n ** 64n - 1n] : [-(2n ** 63n), 2n ** 63n - 1n];
+  return b < lo || b > hi ? `does not fit ${datatype} (${lo}…${hi})` : b;
 }
 
-/** Writes JSON values into a typed array of the datatype; returns the index of the first bad value, or -1. */
-function fillFromJson(datatype: DataType, values: unknown[], bytes: Uint8Array): number {
+/** Writes JSON values into a typed array of the datatype; returns the first value that does not fit, if any. */
+function fillFromJson(datatype: DataType, values: unknown[], bytes: Uint8Array): BadElement | undefined {
   const buf = bytes.buffer;
   const off = bytes.byteOffset;
   const n = values.length;
@@ -84,53 +119,68 @@ function fillFromJson(datatype: DataType, values: unknown[], bytes: Uint8Array):
     case 'FP64': {
       const arr = datatype === 'FP32' ? new Float32Array(buf, off, n) : new Float64Array(buf, off, n);
       for (let i = 0; i < n; i++) {
-        const v = values[i];
-        if (typeof v !== 'number') return i;
-        arr[i] = v;
+        const reason = floatProblem(datatype, values[i]);
+        if (reason) return { index: i, reason };
+        arr[i] = values[i] as number;
       }
-      return -1;
+      return undefined;
     }
     case 'FP16': {
       const arr = new Uint16Array(buf, off, n);
       for (let i = 0; i < n; i++) {
-        const v = values[i];
-        if (typeof v !== 'number') return i;
-        arr[i] = toFloat16Bits(v);
+        const reason = floatProblem(datatype, values[i]);
+        if (reason) return { index: i, reason };
+        arr[i] = toFloat16Bits(values[i] as number);
       }
-      return -1;
+      return undefined;
     }
     case 'BOOL': {
       for (let i = 0; i < n; i++) {
         const v = values[i];
         if (v === true || v === 1) bytes[i] = 1;
         else if (v === false || v === 0) bytes[i] = 0;
-        else return i;
+        else return { index: i, reason: 'is not a valid BOOL (true, false, 0 or 1)' };
       }
-      return -1;
+      return undefined;
     }
     case 'INT64':
     case 'UINT64': {
-      const unsigned = datatype === 'UINT64';
-      const arr = unsigned ? new BigUint64Array(buf, off, n) : new BigInt64Array(buf, off, n);
+      const arr = datatype === 'UINT64' ? new BigUint64Array(buf, off, n) : new BigInt64Array(buf, off, n);
       for (let i = 0; i < n; i++) {
-        const b = toBigInt(values[i], unsigned);
-        if (b === undefined) return i;
+        const b = toBigInt(values[i], datatype);
+        if (typeof b === 'string') return { index: i, reason: b };
         arr[i] = b;
       }
-      return -1;
+      return undefined;
     }
     default: {
       const Ctor = { UINT8: Uint8Array, UINT16: Uint16Array, UINT32: Uint32Array, INT8: Int8Array, INT16: Int16Array, INT32: Int32Array }[datatype];
       const [lo, hi] = INT_RANGES[datatype]!;
       const arr = new Ctor(buf as ArrayBuffer, off, n);
       for (let i = 0; i < n; i++) {
-        const v = values[i];
-        if (typeof v !== 'number' || !Number.isInteger(v) || v < lo || v > hi) return i;
-        arr[i] = v;
+        const reason = integerProblem(datatype, values[i], lo, hi);
+        if (reason) return { index: i, reason };
+        arr[i] = values[i] as number;
       }
-      return -1;
+      return undefined;
     }
   }
+}
+
+/** Where the `index`-th leaf (row-major) of nested data sits: its index in each array down to it. */
+export function elementPath(data: unknown[], index: number): number[] {
+  let seen = 0;
+  const path: number[] = [];
+  const walk = (arr: unknown[]): boolean => {
+    for (let i = 0; i < arr.length; i++) {
+      path.push(i);
+      const v = arr[i];
+      if (Array.isArray(v) ? walk(v) : seen++ === index) return true;
+      path.pop();
+    }
+    return false;
+  };
+  return walk(data) ? path : [index];
 }
 
 /**
@@ -154,7 +204,12 @@ export function decodeTensorData(datatype: DataType, shape: readonly number[], d
   if (!values || values.length !== count) return fail('INPUT_DATA_INVALID', `data does not hold exactly ${count} elements for shape [${shape.join(',')}]`);
   const bytes = new Uint8Array(byteLength);
   const bad = fillFromJson(datatype, values, bytes);
-  if (bad >= 0) return fail('INPUT_DATA_INVALID', `element ${bad} (${JSON.stringify(values[bad])?.slice(0, 40)}) is not a valid ${datatype}`);
+  if (bad) {
+    const v = values[bad.index];
+    // JSON.stringify writes Infinity as null: numbers are shown as JavaScript reads them.
+    const shown = (typeof v === 'number' ? String(v) : (JSON.stringify(v) ?? String(v))).slice(0, 40);
+    return fail('INPUT_DATA_INVALID', `element ${bad.index} (value ${shown}) ${bad.reason}`, elementPath(data, bad.index));
+  }
   return { ok: true, value: bytes };
 }
 

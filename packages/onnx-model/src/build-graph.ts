@@ -6,8 +6,21 @@ import { createSeededRandom } from './seeded-random.ts';
 
 const { onnx } = onnxProto;
 
-/** TensorProto.DataType numbers used by the demo models. */
-export const ElemType = { FLOAT: 1, INT64: 7 } as const;
+/** TensorProto.DataType numbers: the demo models use FLOAT and INT64; tests declare graph inputs of the others. */
+export const ElemType = {
+  FLOAT: 1,
+  UINT8: 2,
+  INT8: 3,
+  UINT16: 4,
+  INT16: 5,
+  INT32: 6,
+  INT64: 7,
+  BOOL: 9,
+  FLOAT16: 10,
+  DOUBLE: 11,
+  UINT32: 12,
+  UINT64: 13,
+} as const;
 export type ElemType = (typeof ElemType)[keyof typeof ElemType];
 
 /** A fixed size, or a dim_param name for a dynamic dim. */

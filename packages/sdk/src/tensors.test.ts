@@ -28,6 +28,20 @@ describe('tensor', () => {
     expect(outputArray({ name: 'h', datatype: 'FP16', shape: [2], data: t.data, bytes: 4 }, 'FP16')).toEqual(new Float32Array([1.5, -2]));
   });
 
+  it.each<[string, () => unknown, RegExp]>([
+    ['Infinity in JSON', () => tensor('x', new Float32Array([1, Infinity]), [2]), /tensor "x": element 1 \(value Infinity\) does not fit FP32/],
+    ['NaN in JSON', () => tensor('x', new Float64Array([NaN]), [1]), /element 0 \(value NaN\) is not a number \(FP64\)/],
+    ['a Float64Array value past FP32', () => tensor('x', new Float64Array([1e39]), [1], { datatype: 'FP32' }), /does not fit FP32/],
+    ['a value past FP16, sent as base64', () => tensor('h', new Float32Array([65520]), [1], { datatype: 'FP16', encoding: 'base64' }), /does not fit FP16/],
+    ['an INT32 value past INT8', () => tensor('i', new Int32Array([5, 128]), [2], { datatype: 'INT8' }), /element 1 \(value 128\) does not fit INT8/],
+    ['a negative value as UINT64', () => tensor('u', new BigInt64Array([-1n]), [1], { datatype: 'UINT64' }), /does not fit UINT64/],
+    ['2 as BOOL', () => tensor('b', new Uint8Array([0, 2]), [2], { datatype: 'BOOL' }), /element 1 \(value 2\) is not a valid BOOL/],
+  ])('refuses locally, as the server would: %s', (_what, make, detail) => {
+    expect(make).toThrow(RangeError);
+    expect(make).toThrow(detail);
+    expect(make).toThrow(/^INPUT_DATA_INVALID: /);
+  });
+
   it('refuses a shape that does not hold the array', () => {
     expect(() => tensor('x', new Float32Array(6), [2, 2])).toThrow(RangeError);
   });

@@ -72,13 +72,13 @@ export function tensor(name: string, values: TensorArray, shape: readonly number
   const byteLength = count * DataTypes[datatype].bytes;
   const encoding = options.encoding ?? 'auto';
   const base64 = LITTLE_ENDIAN && (encoding === 'base64' || (encoding === 'auto' && (wide || byteLength >= BASE64_FROM_BYTES)));
+  if (base64 && datatype === own) return { name, datatype, shape: [...shape], data: encodeTensorBase64(bytesOf(values)) };
   const json = Array.from(values as ArrayLike<number | bigint>, (v) => (typeof v === 'bigint' ? v.toString() : v));
-  if (!base64) return { name, datatype, shape: [...shape], data: json };
-  if (datatype === own) return { name, datatype, shape: [...shape], data: encodeTensorBase64(bytesOf(values)) };
-  // A conversion (FP16, BOOL, …) goes through the same codec the server uses, which also range-checks the values.
+  // JSON values and conversions (FP16, BOOL, …) go through the same codec the server uses, so a value the
+  // server would refuse (NaN or ±Infinity, a float past FP32's range, an integer outside INT8's) throws here.
   const converted = decodeTensorData(datatype, shape, json);
-  if (!converted.ok) throw new RangeError(`${converted.code}: ${converted.detail}`);
-  return { name, datatype, shape: [...shape], data: encodeTensorBase64(converted.value) };
+  if (!converted.ok) throw new RangeError(`${converted.code}: tensor "${name}": ${converted.detail}`);
+  return { name, datatype, shape: [...shape], data: base64 ? encodeTensorBase64(converted.value) : json };
 }
 
 function viewAs(datatype: DataType, bytes: Uint8Array): TensorArray {

@@ -42,7 +42,11 @@ export function decodeInputs(inputs: InputTensor[], signature: ModelSignature, i
   return headers.map((h, i) => {
     const data = inputs[i]!.data;
     const decoded = decodeTensorData(h.datatype, h.shape, data);
-    if (!decoded.ok) return reject([{ pointer: `/inputs/${i}/data`, code: decoded.code, detail: `input "${h.name}": ${decoded.detail}` }]);
+    if (!decoded.ok) {
+      // A bad element is pointed at itself: /inputs/0/data/5, or /inputs/0/data/1/2 in nested data.
+      const pointer = `/inputs/${i}/data${decoded.element ? `/${decoded.element.join('/')}` : ''}`;
+      return reject([{ pointer, code: decoded.code, detail: `input "${h.name}": ${decoded.detail}` }]);
+    }
     return typeof data === 'string' ? { ...h, data: decoded.value, b64: data } : { ...h, data: decoded.value };
   });
 }

@@ -5,6 +5,7 @@ import { JOB_STATUSES, PRIORITIES, SCOPES, preferredWaitSeconds } from '@inferq/
 import { badNumber, fakeId, headerValue, hostileDateTime, hostileString, pathSegment, percentEncode, queryValue, toJsonText } from './hostile-values.ts';
 import { brokenJsonText, invalidJobBody, validJobBody } from './job-bodies.ts';
 import { modelUpload } from './model-uploads.ts';
+import { typedJobBody } from './typed-bodies.ts';
 
 /** What the generators may aim at: data created before the fuzzing starts. */
 export interface FuzzWorld {
@@ -200,18 +201,29 @@ const submitJob: Gen = (w) => {
   );
   return fc.oneof(
     {
-      arbitrary: fc
-        .tuple(validJobBody, headers)
-        .map(([body, h]): FuzzCase => ({
-          method: 'POST',
-          url: '/v1/jobs',
-          headers: h.headers,
-          payload: toJsonText(body),
-          expect: h.expect,
-          as: 'fuzzer',
-          waits: h.waits,
-          label: 'valid body',
-        })),
+      arbitrary: fc.tuple(validJobBody, headers).map(([body, h]): FuzzCase => ({
+        method: 'POST',
+        url: '/v1/jobs',
+        headers: h.headers,
+        payload: toJsonText(body),
+        expect: h.expect,
+        as: 'fuzzer',
+        waits: h.waits,
+        label: 'valid body',
+      })),
+      weight: 20,
+    },
+    // The model with an input of every datatype: valid, or one element that does not fit its datatype.
+    {
+      arbitrary: typedJobBody.map(({ text, unfit }): FuzzCase => ({
+        method: 'POST',
+        url: '/v1/jobs',
+        headers: JSON_TYPE,
+        payload: text,
+        expect: unfit ? 'reject' : 'accept',
+        as: 'fuzzer',
+        label: unfit ? `${unfit} value that does not fit` : 'valid all-types body',
+      })),
       weight: 20,
     },
     // No Prefer: wait (the route checks for a worker before it validates) and fresh keys only (a reused one may answer 409 first).
@@ -240,17 +252,15 @@ const submitJob: Gen = (w) => {
       weight: 20,
     },
     {
-      arbitrary: fc
-        .tuple(plainText, contentType)
-        .map(([payload, type]): FuzzCase => ({
-          method: 'POST',
-          url: '/v1/jobs',
-          headers: { 'content-type': type },
-          payload,
-          expect: 'reject',
-          as: 'fuzzer',
-          label: `content type ${type.slice(0, 40)}`,
-        })),
+      arbitrary: fc.tuple(plainText, contentType).map(([payload, type]): FuzzCase => ({
+        method: 'POST',
+        url: '/v1/jobs',
+        headers: { 'content-type': type },
+        payload,
+        expect: 'reject',
+        as: 'fuzzer',
+        label: `content type ${type.slice(0, 40)}`,
+      })),
       weight: 10,
     },
     {
@@ -644,16 +654,14 @@ export const ROUTE_FUZZERS: Record<string, Gen> = {
   ),
   'GET /v1/keys': adminOnly(noInput('/v1/keys')),
   'POST /v1/keys/:id/revoke': adminOnly(() =>
-    fc
-      .tuple(pathSegment(fakeId), strayBody)
-      .map(([id, body]) => ({
-        method: 'POST',
-        url: `/v1/keys/${id}/revoke`,
-        headers: body.headers,
-        payload: body.payload,
-        expect: 'reject' as const,
-        label: 'revoke unknown key',
-      })),
+    fc.tuple(pathSegment(fakeId), strayBody).map(([id, body]) => ({
+      method: 'POST',
+      url: `/v1/keys/${id}/revoke`,
+      headers: body.headers,
+      payload: body.payload,
+      expect: 'reject' as const,
+      label: 'revoke unknown key',
+    })),
   ),
   'GET /v1/audit': adminOnly(() =>
     query({ limit: intParam(1, 500), cursor: cursorParam }, false).map(({ qs, refused }) => ({

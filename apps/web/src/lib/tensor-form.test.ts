@@ -73,7 +73,13 @@ describe('parseTensorJson', () => {
 
   it('reports a wrong element count or a value outside the datatype', () => {
     expect(parseTensorJson('[1, 2, 3]', 'FP32', [2, 2])).toMatchObject({ ok: false, message: expect.stringMatching(/exactly 4 elements/) });
-    expect(parseTensorJson('[1, 300]', 'UINT8', [2])).toMatchObject({ ok: false, message: expect.stringMatching(/element 1 .* not a valid UINT8/) });
+    expect(parseTensorJson('[1, 300]', 'UINT8', [2])).toMatchObject({
+      ok: false,
+      message: expect.stringMatching(/element 1 \(value 300\) does not fit UINT8/),
+    });
     expect(parseTensorJson('[1.5]', 'INT32', [1]).ok).toBe(false);
+    // JSON.parse reads 1e400 as Infinity, which no float datatype takes.
+    expect(parseTensorJson('[1e400]', 'FP32', [1])).toMatchObject({ ok: false, message: 'element 0 (value Infinity) does not fit FP32' });
+    expect(parseTensorJson('[65520]', 'FP16', [1])).toMatchObject({ ok: false, message: expect.stringMatching(/does not fit FP16/) });
   });
 });
