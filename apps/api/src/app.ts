@@ -9,6 +9,7 @@ import { createJobEvents, type JobProducer, type Redis } from '@inferq/queue';
 import type { Storage } from '@inferq/storage';
 import { createApiMetrics } from './metrics/api-metrics.ts';
 import { registerAuth } from './plugins/auth.ts';
+import { createClientErrorHandler, registerTransferEncodingCheck } from './plugins/client-errors.ts';
 import { registerConsole } from './plugins/console.ts';
 import { registerErrorHandler, replyWithProblem } from './plugins/error-handler.ts';
 import { registerRateLimit } from './plugins/rate-limit.ts';
@@ -64,6 +65,9 @@ export interface AppDeps {
     consoleDir?: string;
     /** Trace requests (OpenTelemetry); on when an exporter is configured. @default false */
     tracing?: boolean;
+    /** Time to receive a request's headers, then the whole request (0: no limit); past it, 408 REQUEST_TIMEOUT. @default 60 s, none */
+    headersTimeoutMs?: number;
+    requestTimeoutMs?: number;
   };
 }
 
@@ -87,6 +91,9 @@ export interface App {
 /** Builds the Fastify app without listening, so tests drive it with inject(). */
 export async function buildApp(deps: AppDeps): Promise<App> {
   const { settings } = deps;
+  const requestTimeout = settings.requestTimeoutMs ?? 0;
+  // Node refuses a headers timeout longer than the request timeout.
+  const headersTimeout = Math.min(settings.headersTimeoutMs ?? 60_000, requestTimeout || Infinity);
   const server = Fastify({
     loggerInstance: deps.logger,
     bodyLimit: settings.bodyLimitBytes,
@@ -96,11 +103,17 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     return503OnClosing: true,
     // Undecodable URLs and overlong path parameters are answered before the error handler exists for them.
     frameworkErrors: replyWithProblem,
+    // What Node's parser refuses (headers too large, a garbage request line, a timeout) gets a problem+json on the socket.
+    clientErrorHandler: createClientErrorHandler(deps.logger),
+    requestTimeout,
+    // Timeouts are checked every half of the shortest one (Node's default: every 30 s).
+    http: { headersTimeout, requestTimeout, connectionsCheckingInterval: Math.max(10, Math.min(30_000, Math.floor(headersTimeout / 2))) },
     // One access line per request (below), not Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
   }) as unknown as FastifyInstance;
 
   if (settings.tracing) registerTracing(server);
+  registerTransferEncodingCheck(server);
   const routes: RouteSummary[] = [];
   server.addHook('onRoute', (route) => {
     for (const method of [route.method].flat()) routes.push({ method, url: route.url, scope: route.config?.scope });
@@ -121,7 +134,14 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await server.register(swagger, {
     openapi: {
       openapi: '3.1.0',
-      info: { title: 'inferq', version: API_VERSION, description: 'Asynchronous inference for ONNX models: submit jobs, poll for results.' },
+      info: {
+        title: 'inferq',
+        version: API_VERSION,
+        description:
+          'Asynchronous inference for ONNX models: submit jobs, poll for results. Every error is application/problem+json with a stable `code`, ' +
+          'those made before any route runs included: 400 `MALFORMED_REQUEST`, 408 `REQUEST_TIMEOUT`, 413 `PAYLOAD_TOO_LARGE`, ' +
+          '415 `UNSUPPORTED_MEDIA_TYPE`, 431 `HEADERS_TOO_LARGE`, 501 `TRANSFER_ENCODING_UNSUPPORTED`.',
+      },
       components: { securitySchemes: { apiKey: { type: 'http', scheme: 'bearer', description: 'An inferq API key: `Authorization: Bearer iq_…`' } } },
       security: [{ apiKey: [] }],
     },

@@ -12,6 +12,10 @@ export const apiConfig = {
   /** Bootstrap admin key (`iq_<12 chars>_<secret>`), upserted at start. */
   ADMIN_API_KEY: Type.Optional(Type.String({ pattern: '^iq_[A-Za-z0-9]{12}_[A-Za-z0-9]{16,128}$' })),
   BODY_LIMIT_BYTES: Type.Integer({ default: 32 * 1024 * 1024, minimum: 1024 }),
+  /** Time a client has to send a request's headers; past it, 408 REQUEST_TIMEOUT and the connection is closed. */
+  HTTP_HEADERS_TIMEOUT_MS: Type.Integer({ default: 60_000, minimum: 100, maximum: 3_600_000 }),
+  /** Time a client has to send a whole request, body included (0: no limit, as large model uploads may be slow). */
+  HTTP_REQUEST_TIMEOUT_MS: Type.Integer({ default: 0, minimum: 0, maximum: 86_400_000 }),
   MODEL_UPLOAD_LIMIT_BYTES: Type.Integer({ default: 1024 * 1024 * 1024, minimum: 1024 }),
   /** Decoded input bytes per job above which the request is refused. */
   INPUT_MAX_BYTES: Type.Integer({ default: 64 * 1024 * 1024, minimum: 1 }),

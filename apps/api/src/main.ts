@@ -64,6 +64,8 @@ const { server, keys } = await buildApp({
     waitMaxS: config.WAIT_MAX_S,
     webhooks: webhookSettings,
     tracing: config.OTEL_EXPORTER_OTLP_ENDPOINT !== undefined,
+    headersTimeoutMs: config.HTTP_HEADERS_TIMEOUT_MS,
+    requestTimeoutMs: config.HTTP_REQUEST_TIMEOUT_MS,
   },
 });
 const webhooks = createWebhookDispatcher({ pool, storage, logger, settings: webhookSettings });

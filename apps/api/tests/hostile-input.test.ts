@@ -52,7 +52,7 @@ const cases: Array<[string, { method: 'GET' | 'POST'; url: string; payload?: str
     'VALIDATION_FAILED',
   ],
   ['key named with NUL', { method: 'POST', url: '/v1/keys', payload: '{"name":"a\\u0000"}', headers: JSON_TYPE, admin: true }, 400, 'VALIDATION_FAILED'],
-  ['URL with a broken percent-escape', { method: 'GET', url: '/v1/jobs/%%' }, 400, 'VALIDATION_FAILED'],
+  ['URL with a broken percent-escape', { method: 'GET', url: '/v1/jobs/%%' }, 400, 'MALFORMED_REQUEST'],
   ['path parameter over 100 characters', { method: 'GET', url: `/v1/models/${'a'.repeat(101)}` }, 400, 'VALIDATION_FAILED'],
   [
     'upload without a multipart boundary',

@@ -5,6 +5,11 @@
 export const ErrorCatalogue = {
   VALIDATION_FAILED: { status: 400, title: 'The request is not valid', retryable: false },
   MALFORMED_BODY: { status: 400, title: 'The request body could not be parsed', retryable: false },
+  // HTTP-level errors, answered before any route runs (some straight on the socket).
+  MALFORMED_REQUEST: { status: 400, title: 'The request line, URL or headers could not be parsed', retryable: false },
+  REQUEST_TIMEOUT: { status: 408, title: 'The request was not received in time', retryable: true },
+  HEADERS_TOO_LARGE: { status: 431, title: 'The request headers exceed the size limit', retryable: false },
+  TRANSFER_ENCODING_UNSUPPORTED: { status: 501, title: 'The request uses a transfer coding the server does not implement', retryable: false },
   INPUT_MISSING: { status: 400, title: 'A required model input is missing', retryable: false },
   INPUT_UNKNOWN: { status: 400, title: 'An input is not part of the model signature', retryable: false },
   INPUT_DUPLICATE: { status: 400, title: 'An input is given more than once', retryable: false },

@@ -16,15 +16,20 @@ const FASTIFY_CODES: Record<string, ErrorCode> = {
   FST_FILES_LIMIT: 'VALIDATION_FAILED',
   FST_FIELDS_LIMIT: 'VALIDATION_FAILED',
   FST_PARTS_LIMIT: 'VALIDATION_FAILED',
-  FST_ERR_BAD_URL: 'VALIDATION_FAILED',
+  FST_ERR_BAD_URL: 'MALFORMED_REQUEST',
 };
 
-export function sendProblem(reply: FastifyReply, request: FastifyRequest, code: ErrorCode, detail?: string, errors?: ProblemItem[]) {
+/** The RFC 9457 body for a catalogue code: what every error reply carries, from a route or straight from the socket. */
+export function problemBody(code: ErrorCode, detail: string | undefined, instance: string | undefined, errors?: ProblemItem[]) {
   const { status, title } = ErrorCatalogue[code];
+  return { type: `https://inferq.dev/problems/${code.toLowerCase().replaceAll('_', '-')}`, title, status, code, detail, instance, errors };
+}
+
+export function sendProblem(reply: FastifyReply, request: FastifyRequest, code: ErrorCode, detail?: string, errors?: ProblemItem[]) {
   return reply
-    .status(status)
+    .status(ErrorCatalogue[code].status)
     .type('application/problem+json')
-    .send({ type: `https://inferq.dev/problems/${code.toLowerCase().replaceAll('_', '-')}`, title, status, code, detail, instance: request.id, errors });
+    .send(problemBody(code, detail, request.id, errors));
 }
 
 /** Ajv's errors for one part of the request (`body`, `querystring`, …) as VALIDATION_FAILED, with a JSON pointer per error. */
