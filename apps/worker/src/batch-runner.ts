@@ -6,6 +6,7 @@ import { traceIds, type Logger } from '@inferq/core';
 import { expireRunningJobs, startJobs, type JobFailure, type Pool } from '@inferq/db';
 import { UnrecoverableError } from '@inferq/queue';
 import type { Storage } from '@inferq/storage';
+import type { BatchStats } from './batch-stats.ts';
 import { traceBatch, traceStep } from './batch-tracing.ts';
 import type { InferenceProfiles } from './inference-profiles.ts';
 import { classifyError, isOutage, type ClassifiedError } from './job-errors.ts';
@@ -15,17 +16,6 @@ import { isLastAttempt, type PendingJob } from './pending-job.ts';
 import type { ResultWriter } from './result-writer.ts';
 import type { WorkerMetrics } from './worker-metrics.ts';
 import type { WorkerStatusTracker } from './worker-status.ts';
-
-export interface BatchStats {
-  batchId: string;
-  model: string;
-  modelVersion: number;
-  batchSize: number;
-  inferMs: number;
-  queueWaitMs: number;
-  succeeded: number;
-  failed: number;
-}
 
 /** Where a step logs and, inside a batch, the span its own span goes under. */
 interface StepScope {

@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import type { AdaptiveBatching, ModelEvent, WorkerStatus } from '@inferq/contracts';
-import type { BatchStats } from './batch-runner.ts';
+import type { BatchStats } from './batch-stats.ts';
 
 type LoadedModel = WorkerStatus['modelsLoaded'][number];
 type CurrentBatch = NonNullable<WorkerStatus['currentBatch']>;

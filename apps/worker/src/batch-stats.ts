@@ -1,0 +1,11 @@
+/** What one batch came to: the batch runner returns it, the status tracker counts it. */
+export interface BatchStats {
+  batchId: string;
+  model: string;
+  modelVersion: number;
+  batchSize: number;
+  inferMs: number;
+  queueWaitMs: number;
+  succeeded: number;
+  failed: number;
+}
