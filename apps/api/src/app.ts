@@ -24,6 +24,7 @@ import { metricsRoutes } from './routes/metrics.ts';
 import { openAiEmbeddingsRoutes } from './routes/openai-embeddings.ts';
 import { usageRoutes } from './routes/usage.ts';
 import { modelsRoutes } from './routes/models.ts';
+import { modelQueueRoutes } from './routes/model-queue.ts';
 import { systemRoutes } from './routes/system.ts';
 import { webhooksRoutes } from './routes/webhooks.ts';
 import { createApiKeysService, type ApiKeysService } from './services/api-keys-service.ts';
@@ -34,6 +35,7 @@ import { createTokenizerCache } from './services/tokenizers.ts';
 import { createJobEventStream } from './services/job-event-stream.ts';
 import { createJobWaiter } from './services/job-waiter.ts';
 import { createModelsService } from './services/models-service.ts';
+import { createQueueControl } from './services/queue-control.ts';
 import { createStatsService } from './services/stats-service.ts';
 import { createWebhooksService } from './services/webhooks-service.ts';
 import type { WebhookSettings } from './webhooks/webhook-dispatcher.ts';
@@ -184,6 +186,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await server.register(jobsRoutes, { jobs, waiter, metrics, storage: deps.storage, outputUrlTtlS: settings.outputUrlTtlS, waitMaxS: settings.waitMaxS ?? 60 });
   await server.register(jobEventsRoutes, { jobs, streamJobEvents: createJobEventStream({ events, getJob: jobs.getJob }) });
   await server.register(modelsRoutes, { models, uploadLimitBytes: settings.modelUploadLimitBytes });
+  await server.register(modelQueueRoutes, { queues: createQueueControl({ pool: deps.pool, producer: deps.producer, redis: deps.redis }) });
   await server.register(kserveV2Routes, {
     jobs,
     models,

@@ -185,4 +185,22 @@ describe('priority aging', () => {
     expect(order.slice(2)).toEqual(flood.filter((id) => id !== movedFlood));
     expect(await ager.run()).toBe(1);
   });
+
+  it('ages the jobs of a paused queue inside it: they move up a class, stay queued, and wake no worker until resumed', async () => {
+    await ctx.pool.query('DELETE FROM jobs');
+    const m = fresh();
+    const [lowJob] = await submit(m, [{ tenant: keys.c, priority: 'low' }]);
+    const queue = producer.queueFor(m);
+    await producer.pause(m);
+    await redis.del(queue.toKey('marker'));
+    const logger = createLogger({ service: 'test', level: 'silent' });
+    const ager = createPriorityAger({ pool: ctx.pool, producer, connection: redis, agingMs: 10_000, logger, now: () => Date.now() + 10_001, passLeaseMs: 0 });
+    expect(await ager.run()).toBe(1);
+    expect(await serveOrder(m)).toEqual([lowJob]);
+    expect(await countWaitingPerClass(redis, queue)).toEqual({ high: 0, normal: 1, low: 0 });
+    expect(await redis.exists(queue.toKey('marker'))).toBe(0);
+    expect(await producer.isPaused(m)).toBe(true);
+    await producer.resume(m);
+    expect(await redis.exists(queue.toKey('marker'))).toBe(1);
+  });
 });

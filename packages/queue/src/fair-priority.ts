@@ -79,14 +79,16 @@ return out
 `;
 
 /**
- * KEYS[3] the priority counter, KEYS[4] the marker; ARGV after the range: the
- * job key prefix, then (job id, key id, target class index) per job, each
- * key's oldest first. The first job of each key still waiting below its
- * target class is re-added at its key's fair number there, as BullMQ's
- * changePriority does (new score, the job hash's priority, the marker that
- * wakes workers): one job per key a pass, so a key's aged backlog enters the
- * class above at the pace of the passes instead of all at once ahead of
- * other keys' work there. Returns how many moved.
+ * KEYS[3] the priority counter, KEYS[4] the marker, KEYS[5] the queue's meta
+ * hash; ARGV after the range: the job key prefix, then (job id, key id,
+ * target class index) per job, each key's oldest first. The first job of each
+ * key still waiting below its target class is re-added at its key's fair
+ * number there, as BullMQ's changePriority does (new score, the job hash's
+ * priority, the marker that wakes workers — left out while the queue is
+ * paused, as BullMQ leaves it out; the job stays in the queue either way):
+ * one job per key a pass, so a key's aged backlog enters the class above at
+ * the pace of the passes instead of all at once ahead of other keys' work
+ * there. Returns how many moved.
  */
 const PROMOTE_LUA = `${FAIR_TAG_LUA}
 local moved = 0
@@ -101,7 +103,7 @@ for i = 3, #ARGV, 3 do
     local counter = redis.call('INCR', KEYS[3]) % shift
     redis.call('ZADD', KEYS[1], string.format('%.0f', priority * shift + counter), id)
     redis.call('HSET', ARGV[2] .. id, 'priority', priority)
-    redis.call('ZADD', KEYS[4], 0, '0')
+    if redis.call('HEXISTS', KEYS[5], 'paused') == 0 then redis.call('ZADD', KEYS[4], 0, '0') end
     moved = moved + 1
   end
 end
@@ -129,11 +131,12 @@ export async function promoteJobs(connection: Redis, queue: Queue, jobs: Readonl
   const args = jobs.flatMap((j) => [j.id, j.tenant, String(PRIORITY_CLASSES.indexOf(j.target))]);
   return (await connection.eval(
     PROMOTE_LUA,
-    4,
+    5,
     queue.toKey('prioritized'),
     queue.toKey('fair'),
     queue.toKey('pc'),
     queue.toKey('marker'),
+    queue.toKey('meta'),
     String(CLASS_RANGE),
     queue.toKey(''),
     ...args,

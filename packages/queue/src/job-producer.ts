@@ -26,6 +26,12 @@ export interface JobProducer {
   backlog(model: string): Promise<number>;
   /** Removes a waiting job; a job a worker holds is left alone (returns false). */
   removeJob(model: string, id: string): Promise<boolean>;
+  /** Stops workers taking jobs from the model's queue (a BullMQ global pause); jobs are still added and kept. Idempotent. */
+  pause(model: string): Promise<void>;
+  /** Lets workers take jobs from the model's queue again. Idempotent. */
+  resume(model: string): Promise<void>;
+  /** Whether the model's queue is paused: BullMQ's own flag, the one record of it. */
+  isPaused(model: string): Promise<boolean>;
   queueFor(model: string): Queue;
   /** The key prefix of every queue (and of the worker registry). */
   readonly prefix: string;
@@ -99,6 +105,18 @@ export function createJobProducer(options: JobProducerOptions): JobProducer {
     async backlog(model) {
       ensureReady();
       return queueFor(model).count();
+    },
+    async pause(model) {
+      ensureReady();
+      await queueFor(model).pause();
+    },
+    async resume(model) {
+      ensureReady();
+      await queueFor(model).resume();
+    },
+    async isPaused(model) {
+      ensureReady();
+      return queueFor(model).isPaused();
     },
     async removeJob(model, id) {
       try {

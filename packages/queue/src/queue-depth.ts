@@ -3,13 +3,17 @@ import type { QueueDepth } from '@inferq/contracts';
 import type { Redis } from './connection.ts';
 import { countWaitingPerClass } from './fair-priority.ts';
 
-/** A model queue's jobs right now: waiting ones per priority, held ones, and those in retry backoff. */
+/**
+ * A model queue's jobs right now: waiting ones per priority (a paused queue
+ * keeps its jobs there), held ones, those in retry backoff, and whether it is paused.
+ */
 export async function readQueueDepth(connection: Redis, queue: Queue, model: string): Promise<Omit<QueueDepth, 'workers'>> {
-  const [perClass, counts] = await Promise.all([countWaitingPerClass(connection, queue), queue.getJobCounts('active', 'delayed')]);
+  const [perClass, counts, paused] = await Promise.all([countWaitingPerClass(connection, queue), queue.getJobCounts('active', 'delayed'), queue.isPaused()]);
   return {
     model,
     ...perClass,
     active: counts.active ?? 0,
     delayed: counts.delayed ?? 0,
+    paused,
   };
 }

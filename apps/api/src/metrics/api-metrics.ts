@@ -10,8 +10,8 @@ const SCRAPE_REUSE_MS = 1_000;
 /**
  * The API's Prometheus metrics: HTTP latency by route and status, jobs
  * submitted, response-cache hits and misses, and, read at scrape time, every model queue's depth, its
- * backlog (what KEDA scales workers on), its live workers and the age of its
- * oldest queued job.
+ * backlog (what KEDA scales workers on), its live workers, whether it is
+ * paused and the age of its oldest queued job.
  */
 export function createApiMetrics(deps: { pool: Pool; producer: JobProducer; redis: Redis }) {
   const registry = new Registry();
@@ -73,6 +73,16 @@ export function createApiMetrics(deps: { pool: Pool; producer: JobProducer; redi
     async collect() {
       this.reset();
       for (const d of await readDepths()) this.set({ model: d.model }, d.workers);
+    },
+  });
+  new Gauge({
+    name: 'inferq_queue_paused',
+    help: 'Whether each model queue is paused by an operator (1) or serving (0)',
+    labelNames: ['model'],
+    registers: [registry],
+    async collect() {
+      this.reset();
+      for (const d of await readDepths()) this.set({ model: d.model }, d.paused ? 1 : 0);
     },
   });
   new Gauge({

@@ -594,6 +594,27 @@ const embeddings: Gen = (w) => {
   );
 };
 
+/** POST /v1/models/:name/pause and /resume (admin): registered names pass, unknown and hostile ones are refused; a stray body is ignored unless broken. */
+const pauseOrResume = (action: 'pause' | 'resume'): Gen =>
+  adminOnly((w) =>
+    fc
+      .tuple(
+        fc.oneof(
+          fc.constantFrom('mlp', 'transformer', w.otherModelName).map((name) => ({ name, known: true })),
+          fc.oneof(fc.constantFrom('nope', 'mlp:1', 'MLP'), pathSegment(hostileString)).map((name) => ({ name, known: false })),
+        ),
+        strayBody,
+      )
+      .map(([{ name, known }, body]) => ({
+        method: 'POST',
+        url: `/v1/models/${name}/${action}`,
+        headers: body.headers,
+        payload: body.payload,
+        expect: known && body.ok ? ('accept' as const) : ('reject' as const),
+        label: `${action} ${known ? 'registered' : 'unknown or hostile'} model`,
+      })),
+  );
+
 /** The generator of each route, keyed `METHOD url` as Fastify registers it; HEAD routes reuse their GET's. */
 export const ROUTE_FUZZERS: Record<string, Gen> = {
   'POST /v1/jobs': submitJob,
@@ -641,6 +662,8 @@ export const ROUTE_FUZZERS: Record<string, Gen> = {
         .map((name) => get(`/v1/models/${name}/routing`, 'reject', 'unknown or hostile name')),
     ),
   'PUT /v1/models/:name/routing': putRouting,
+  'POST /v1/models/:name/pause': pauseOrResume('pause'),
+  'POST /v1/models/:name/resume': pauseOrResume('resume'),
   'GET /v1/models/:name/versions': (w) =>
     fc.oneof(
       fc.constantFrom('mlp', 'transformer', w.otherModelName).map((name) => get(`/v1/models/${name}/versions`, 'accept', 'registered model')),

@@ -9,6 +9,8 @@ export const AuditAction = {
   KeyRevoked: 'key:revoked',
   ModelUploaded: 'model:uploaded',
   ModelRouted: 'model:routed',
+  ModelPaused: 'model:paused',
+  ModelResumed: 'model:resumed',
 } as const;
 export type AuditAction = (typeof AuditAction)[keyof typeof AuditAction];
 export const AUDIT_ACTIONS = Object.values(AuditAction);
@@ -17,7 +19,10 @@ export const AuditEntrySchema = Type.Object({
   id: Type.Integer(),
   actorKeyId: Type.Union([Type.String({ format: 'uuid' }), Type.Null()], { description: 'The key that acted; null for the server itself' }),
   action: StringEnum(AUDIT_ACTIONS),
-  resource: Type.String({ description: 'What was acted on: `keys/<id>`, `models/<name>:<version>` or `models/<name>` (routing)', examples: ['models/mlp:2'] }),
+  resource: Type.String({
+    description: 'What was acted on: `keys/<id>`, `models/<name>:<version>` or `models/<name>` (routing, pause, resume)',
+    examples: ['models/mlp:2'],
+  }),
   details: Type.Record(Type.String(), Type.Unknown(), { description: 'The request id and what changed' }),
   createdAt: Type.String({ format: 'date-time' }),
 });

@@ -20,8 +20,18 @@ export const QueueDepthSchema = Type.Object({
   active: Type.Integer({ description: 'Held by a worker' }),
   delayed: Type.Integer({ description: 'Waiting out a retry backoff' }),
   workers: Type.Integer({ description: 'Live workers consuming this queue' }),
+  paused: Type.Boolean({
+    description: 'Paused by an operator (`POST /v1/models/{name}/pause`): jobs are still accepted and kept, none is started until resumed',
+  }),
 });
 export type QueueDepth = Static<typeof QueueDepthSchema>;
+
+/** A model's queue after pause or resume: its depth now and whether it is paused. */
+export const ModelQueueSchema = Type.Composite([QueueDepthSchema], {
+  $id: 'ModelQueue',
+  examples: [{ model: 'mlp', high: 0, normal: 14, low: 3, active: 0, delayed: 0, workers: 1, paused: true }],
+});
+export type ModelQueue = Static<typeof ModelQueueSchema>;
 
 /** A queue as the stats show it: its depth and the age of its oldest queued job. */
 export const QueueStatsSchema = Type.Composite([
@@ -82,7 +92,7 @@ const exampleStats = {
   avgBatchSize: 7.6,
   ...exampleLatency,
   workersOnline: 1,
-  queues: [{ model: 'mlp', high: 0, normal: 14, low: 3, active: 8, delayed: 0, workers: 1, oldestQueuedS: 0.35 }],
+  queues: [{ model: 'mlp', high: 0, normal: 14, low: 3, active: 8, delayed: 0, workers: 1, paused: false, oldestQueuedS: 0.35 }],
   models: [{ model: 'mlp', version: 2, ...exampleBreakdown }],
   workers: [{ workerId: 'gpu-node-1-cuda0-4242', ...exampleBreakdown }],
   series: [
