@@ -1,0 +1,60 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createRedisConnection, listWorkerStatuses, type Redis } from '@inferq/queue';
+import { mlpJob, type Stack, startStack, waitFor } from '@inferq/test-utils';
+
+// A paused model queue with a real worker running: jobs submitted meanwhile
+// are accepted and kept, none starts, and all run once it is resumed. The
+// worker's other queue (an unpaused copy of the model) shows it is fetching.
+
+let stack: Stack;
+let redis: Redis;
+beforeAll(async () => {
+  stack = await startStack();
+  redis = createRedisConnection(stack.ctx.env.REDIS_URL!, 'producer');
+  await stack.registerModel('mlp');
+  await stack.registerModel('control', {}, 'mlp');
+});
+afterAll(async () => {
+  await redis?.quit();
+  await stack?.close();
+});
+
+const statuses = async (ids: string[]) =>
+  (await stack.ctx.pool.query<{ status: string }>('SELECT status FROM jobs WHERE id = ANY($1)', [ids])).rows.map((r) => r.status);
+
+describe('a paused model queue with a live worker', () => {
+  it('keeps every job submitted while paused queued, and runs them all after resume', async () => {
+    const paused = await stack.request('POST', '/v1/models/mlp/pause');
+    expect(paused.status).toBe(200);
+    expect(paused.json.paused).toBe(true);
+    await stack.startWorker({ RECONCILE_MIN_AGE_MS: '0' });
+    await waitFor(async () => (await listWorkerStatuses(redis, stack.ctx.prefix)).some((w) => ['mlp', 'control'].every((m) => w.modelsServed.includes(m))), {
+      timeoutMs: 30_000,
+      what: 'the worker to serve both queues',
+    });
+
+    const ids: string[] = [];
+    for (let i = 0; i < 12; i++) {
+      const res = await stack.request('POST', '/v1/jobs', mlpJob(i));
+      expect(res.status).toBe(202);
+      ids.push(res.json.id);
+    }
+    // Work submitted after the paused jobs, to the worker's other queue, runs: the worker is fetching.
+    const control = await stack.request('POST', '/v1/jobs', { ...mlpJob(99), model: 'control' });
+    expect(control.status).toBe(202);
+    await waitFor(async () => (await statuses([control.json.id]))[0] === 'succeeded', { timeoutMs: 30_000, what: 'the control job to run' });
+    // The reconciler runs meanwhile (every 500 ms, no minimum age) and finds the paused jobs in their queue: nothing else ran.
+    const { rows } = await stack.ctx.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM jobs WHERE status = 'succeeded'");
+    expect(rows[0]!.n).toBe(1);
+    expect(new Set(await statuses(ids))).toEqual(new Set(['queued']));
+    const stats = await stack.request('GET', '/v1/stats');
+    expect(stats.json.queues.find((q: { model: string }) => q.model === 'mlp')).toMatchObject({ paused: true, normal: 12, active: 0, workers: 1 });
+
+    const resumed = await stack.request('POST', '/v1/models/mlp/resume');
+    expect(resumed.status).toBe(200);
+    expect(resumed.json.paused).toBe(false);
+    await waitFor(async () => (await statuses(ids)).every((s) => s === 'succeeded'), { timeoutMs: 30_000, what: 'the kept jobs to run after resume' });
+    const after = await stack.request('GET', '/v1/stats');
+    expect(after.json.queues.find((q: { model: string }) => q.model === 'mlp')).toMatchObject({ paused: false, normal: 0, active: 0 });
+  });
+});
