@@ -17,6 +17,7 @@ export type {
   JobAccepted,
   JobStatus,
   Model,
+  ModelQueue,
   ModelRoute,
   ModelRouting,
   OutputTensor,

@@ -1,4 +1,4 @@
-import type { BatchingMode, Model, ModelRouting, ModelRoutingBody, Pooling } from '@inferq/contracts';
+import type { BatchingMode, Model, ModelQueue, ModelRouting, ModelRoutingBody, Pooling } from '@inferq/contracts';
 import type { HttpClient } from './http.ts';
 
 export interface ModelUpload {
@@ -37,6 +37,13 @@ export interface ModelsApi {
    * `[]` removes routing so the latest version serves.
    */
   setRouting(name: string, versions: ModelRoutingBody['versions']): Promise<ModelRouting>;
+  /**
+   * Pauses the model's queue (admin, audited, idempotent): jobs are still accepted and kept queued,
+   * none starts until `resume`. Returns the queue's depth and state.
+   */
+  pause(name: string): Promise<ModelQueue>;
+  /** Resumes a paused model's queue (admin, audited, idempotent): workers start its queued jobs again. */
+  resume(name: string): Promise<ModelQueue>;
 }
 
 function toFormData({ name, file, maxBatchSize, maxBatchDelayMs, batching, latencyTargetMs, responseCache, embedding }: ModelUpload): FormData {
@@ -68,5 +75,7 @@ export function createModelsApi(http: HttpClient): ModelsApi {
     getRouting: async (name) => (await http.json<ModelRouting>(`/v1/models/${encodeURIComponent(name)}/routing`)).body,
     setRouting: async (name, versions) =>
       (await http.json<ModelRouting>(`/v1/models/${encodeURIComponent(name)}/routing`, { method: 'PUT', body: { versions } })).body,
+    pause: async (name) => (await http.json<ModelQueue>(`/v1/models/${encodeURIComponent(name)}/pause`, { method: 'POST' })).body,
+    resume: async (name) => (await http.json<ModelQueue>(`/v1/models/${encodeURIComponent(name)}/resume`, { method: 'POST' })).body,
   };
 }

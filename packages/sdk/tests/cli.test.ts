@@ -166,6 +166,17 @@ describe('inferq CLI', () => {
     expect(human.stdout).toMatch(/^workers \d+ {2}submitted/);
   });
 
+  it('pauses and resumes a model queue, and stats show it', async () => {
+    const paused = await inferq('models', 'pause', 'mlp');
+    expect(paused.code, paused.stderr).toBe(0);
+    expect(paused.stdout).toMatch(/^mlp: paused {2}waiting /);
+    expect((await inferq('stats')).stdout).toMatch(/^ {2}mlp: paused {2}waiting /m);
+    const resumed = await inferqJson<{ model: string; paused: boolean }>('models', 'resume', 'mlp');
+    expect(resumed).toMatchObject({ model: 'mlp', paused: false });
+    expect((await inferq('stats')).stdout).not.toMatch(/mlp: paused/);
+    expect((await inferq('models', 'pause')).code).toBe(2);
+  });
+
   it('prints device time per model version for the jobs that ran, with a totals row', async () => {
     const usage = await inferqJson<{
       groupBy: string;

@@ -141,6 +141,22 @@ describe('models', () => {
   });
 });
 
+describe('model queues', () => {
+  it('pauses a model: a job is accepted and stays queued; resume runs it; a non-admin key is refused', async () => {
+    const paused = await client.models.pause('mlp');
+    expect(paused).toMatchObject({ model: 'mlp', paused: true });
+    expect((await client.models.pause('mlp')).paused).toBe(true);
+    const accepted = await client.jobs.submit({ model: 'mlp', inputs: [features(40)] });
+    expect((await client.stats()).queues.find((q) => q.model === 'mlp')).toMatchObject({ paused: true, normal: 1 });
+    expect((await client.jobs.get(accepted.id)).status).toBe('queued');
+    const writer = await client.keys.create({ name: 'sdk-models-writer', scopes: ['models:write'] });
+    await expectProblem(createClient({ baseUrl: stack.baseUrl, apiKey: writer.secret }).models.resume('mlp'), { status: 403, code: 'FORBIDDEN' });
+    await expectProblem(client.models.pause('absent'), { status: 404, code: 'MODEL_NOT_FOUND' });
+    expect(await client.models.resume('mlp')).toMatchObject({ model: 'mlp', paused: false });
+    expect((await client.jobs.wait(accepted.id, { timeoutMs: 30_000 })).status).toBe('succeeded');
+  });
+});
+
 describe('keys and system', () => {
   it('creates a key that works until it is revoked', async () => {
     const created = await client.keys.create({ name: 'sdk-test', scopes: ['jobs:read'], weight: 3 });

@@ -1,4 +1,4 @@
-import type { Job, JobAccepted, Model, Stats, TensorSummary, Usage, WorkerStatus } from '@inferq/contracts';
+import type { Job, JobAccepted, Model, QueueDepth, Stats, TensorSummary, Usage, WorkerStatus } from '@inferq/contracts';
 
 const ms = (v: number | null) => (v === null ? '–' : `${Math.round(v * 10) / 10} ms`);
 const kib = (bytes: number) => (bytes < 10_240 ? `${bytes} B` : `${Math.round(bytes / 1024)} KiB`);
@@ -26,10 +26,13 @@ export function formatStats(s: Stats): string[] {
     `workers ${s.workersOnline}  submitted ${s.submittedPerSec.toFixed(1)}/s  completed ${s.completedPerSec.toFixed(1)}/s  failed ${s.failedPerSec.toFixed(1)}/s  (scope ${s.scope})`,
     `last ${s.windowMinutes} min: queue p50 ${ms(s.queueMsP50)} p95 ${ms(s.queueMsP95)}  infer p50 ${ms(s.inferMsP50)} p95 ${ms(s.inferMsP95)}  batch ${s.avgBatchSize?.toFixed(1) ?? '–'}  errors ${(s.errorRate * 100).toFixed(1)}%`,
   ];
-  for (const q of s.queues)
-    lines.push(`  ${q.model}: waiting ${q.high}/${q.normal}/${q.low} (high/normal/low)  active ${q.active}  delayed ${q.delayed}  workers ${q.workers}`);
+  for (const q of s.queues) lines.push(`  ${formatModelQueue(q)}`);
   return lines;
 }
+
+/** One model queue: `mlp: paused  waiting 0/3/0 (high/normal/low)  active 0  delayed 0  workers 1`. */
+export const formatModelQueue = (q: QueueDepth): string =>
+  `${q.model}: ${q.paused ? 'paused  ' : ''}waiting ${q.high}/${q.normal}/${q.low} (high/normal/low)  active ${q.active}  delayed ${q.delayed}  workers ${q.workers}`;
 
 export const formatWorker = (w: WorkerStatus): string =>
   `${w.workerId}  ${w.device}  ${w.hostname}:${w.pid}  models ${w.modelsServed.join(',') || '–'}  jobs ${w.jobsSucceeded} ok / ${w.jobsFailed} failed`;

@@ -6,7 +6,7 @@ import { emit, integerOption, type Command, type Io, type OptionValues } from '.
 import { loadCliConfig, UsageError } from './config.ts';
 import { formatStats, formatWorker } from './format.ts';
 import { jobsGet, jobsSubmit, jobsWatch } from './jobs-commands.ts';
-import { modelsList, modelsPush } from './models-commands.ts';
+import { modelsList, modelsPause, modelsPush, modelsResume } from './models-commands.ts';
 import { usageReport } from './usage-command.ts';
 
 const GLOBAL_OPTIONS = {
@@ -39,6 +39,8 @@ const workers: Command = {
 const COMMANDS: Readonly<Record<string, Command>> = {
   'models push': modelsPush,
   'models list': modelsList,
+  'models pause': modelsPause,
+  'models resume': modelsResume,
   'jobs submit': jobsSubmit,
   'jobs get': jobsGet,
   'jobs watch': jobsWatch,

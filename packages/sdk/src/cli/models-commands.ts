@@ -4,7 +4,7 @@ import { BATCHING_MODES, POOLINGS, type BatchingMode, type Pooling } from '@infe
 import type { ModelUpload } from '../models.ts';
 import { emit, integerOption, onePositional, stringOption, type Command, type OptionValues } from './command.ts';
 import { UsageError } from './config.ts';
-import { formatModel } from './format.ts';
+import { formatModel, formatModelQueue } from './format.ts';
 
 export const modelsPush: Command = {
   usage:
@@ -75,6 +75,26 @@ export const modelsList: Command = {
   async run(ctx) {
     const models = await ctx.client.models.list();
     emit(ctx, models, () => (models.length ? models.map(formatModel) : ['no models']));
+    return 0;
+  },
+};
+
+export const modelsPause: Command = {
+  usage: 'models pause <name>',
+  options: {},
+  async run(ctx) {
+    const queue = await ctx.client.models.pause(onePositional(ctx.args, 'model name'));
+    emit(ctx, queue, () => [formatModelQueue(queue)]);
+    return 0;
+  },
+};
+
+export const modelsResume: Command = {
+  usage: 'models resume <name>',
+  options: {},
+  async run(ctx) {
+    const queue = await ctx.client.models.resume(onePositional(ctx.args, 'model name'));
+    emit(ctx, queue, () => [formatModelQueue(queue)]);
     return 0;
   },
 };
