@@ -32,7 +32,8 @@ export function formatStats(s: Stats): string[] {
 
 /** One model queue: `mlp: paused  waiting 0/3/0 (high/normal/low)  active 0  delayed 0  workers 1`. */
 export const formatModelQueue = (q: QueueDepth): string =>
-  `${q.model}: ${q.paused ? 'paused  ' : ''}waiting ${q.high}/${q.normal}/${q.low} (high/normal/low)  active ${q.active}  delayed ${q.delayed}  workers ${q.workers}`;
+  `${q.model}: ${q.paused ? 'paused  ' : ''}waiting ${q.high}/${q.normal}/${q.low} (high/normal/low)  ` +
+  `active ${q.active}  delayed ${q.delayed}  workers ${q.workers}`;
 
 export const formatWorker = (w: WorkerStatus): string =>
   `${w.workerId}  ${w.device}  ${w.hostname}:${w.pid}  models ${w.modelsServed.join(',') || '–'}  jobs ${w.jobsSucceeded} ok / ${w.jobsFailed} failed`;
