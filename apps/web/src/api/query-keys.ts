@@ -5,6 +5,8 @@ import type { UsageView } from '../lib/usage-report.ts';
 export const queryKeys = {
   me: ['me'] as const,
   stats: (windowMinutes: number) => ['stats', windowMinutes] as const,
+  /** Every window's stats: what a change to a queue invalidates. */
+  allStats: ['stats'] as const,
   workers: ['workers'] as const,
   models: {
     all: ['models'] as const,

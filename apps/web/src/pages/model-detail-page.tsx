@@ -10,6 +10,7 @@ import { hasScope } from '../auth/permissions.ts';
 import { ModelAdaptiveBatching } from '../components/models/model-adaptive-batching.tsx';
 import { EmbeddingsBadge, ResponseCacheBadge } from '../components/models/model-badges.tsx';
 import { ModelVersionsTable } from '../components/models/model-versions-table.tsx';
+import { PausedBadge, QueuePauseControl } from '../components/models/queue-pause-control.tsx';
 import { ModelWorkers } from '../components/models/model-workers.tsx';
 import { RoutingEditor } from '../components/models/routing-editor.tsx';
 import { RoutingTable } from '../components/models/routing-table.tsx';
@@ -65,6 +66,7 @@ function ModelDetail({ latest }: { latest: Model }) {
   const versionStats = (stats.data?.models ?? []).filter((m) => m.model === latest.name).sort((a, b) => b.version - a.version);
   const versionNumbers = Array.from({ length: latest.version }, (_, i) => latest.version - i);
   const canRoute = hasScope(principal, 'models:write');
+  const queue = stats.data?.queues.find((q) => q.model === latest.name);
 
   return (
     <>
@@ -75,11 +77,13 @@ function ModelDetail({ latest }: { latest: Model }) {
             Latest v{latest.version}, registered <RelativeTime iso={latest.createdAt} />
             <ResponseCacheBadge on={latest.responseCache} />
             {latest.embedding && <EmbeddingsBadge />}
+            {queue?.paused && <PausedBadge />}
           </span>
         }
         actions={
           <>
             {backLink}
+            {queue && hasScope(principal, 'admin') && <QueuePauseControl model={latest.name} paused={queue.paused} />}
             {hasScope(principal, 'jobs:write') && (
               <Link to={`/playground?model=${encodeURIComponent(latest.name)}`} className={buttonStyles({ size: 'sm' })}>
                 Try it

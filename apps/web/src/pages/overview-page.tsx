@@ -1,5 +1,7 @@
 import { useState } from 'react';
+import { useMe } from '../api/queries/me.ts';
 import { useStats } from '../api/queries/stats.ts';
+import { hasScope } from '../auth/permissions.ts';
 import { ModelVersionTable } from '../components/overview/model-version-table.tsx';
 import { QueueDepthTable } from '../components/overview/queue-depth-table.tsx';
 import { StatsCharts } from '../components/overview/stats-charts.tsx';
@@ -13,6 +15,7 @@ import { formatMs, formatNumber, formatPercent, formatRate } from '../lib/format
 export function OverviewPage() {
   const [windowMinutes, setWindowMinutes] = useState<number>(DEFAULT_STATS_WINDOW_MINUTES);
   const stats = useStats(windowMinutes);
+  const { data: principal } = useMe();
   const windowPicker = <StatsWindowSelect windowMinutes={windowMinutes} onChange={setWindowMinutes} />;
 
   return (
@@ -68,7 +71,7 @@ export function OverviewPage() {
             <h2 id="queues-heading" className="text-lg font-semibold">
               Queue depth
             </h2>
-            <QueueDepthTable queues={stats.data.queues} />
+            <QueueDepthTable queues={stats.data.queues} canPause={hasScope(principal, 'admin')} />
           </section>
         </div>
       )}

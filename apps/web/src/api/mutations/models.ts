@@ -24,3 +24,12 @@ export function useSetModelRouting(name: string) {
     },
   });
 }
+
+/** Pauses (`true`) or resumes (`false`) `name`'s queue; the stats, which show it, are read again. */
+export function useSetQueuePaused(name: string) {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: (paused: boolean) => (paused ? inferq().models.pause(name) : inferq().models.resume(name)),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: queryKeys.allStats }),
+  });
+}

@@ -1,12 +1,21 @@
 import type { QueueStats } from '@inferq/contracts';
 import { formatMs } from '../../lib/format.ts';
+import { PausedBadge, QueuePauseControl } from '../models/queue-pause-control.tsx';
 import { DataTable, type Column } from '../ui/data-table.tsx';
 import { EmptyState } from '../ui/states.tsx';
 
 const count = (n: number) => <span className={`tabular-nums ${n === 0 ? 'text-slate-400' : 'font-medium'}`}>{n}</span>;
 
 const COLUMNS: ReadonlyArray<Column<QueueStats>> = [
-  { header: 'Model', cell: (q) => <span className="font-mono">{q.model}</span> },
+  {
+    header: 'Model',
+    cell: (q) => (
+      <span className="inline-flex items-center gap-2">
+        <span className="font-mono">{q.model}</span>
+        {q.paused && <PausedBadge />}
+      </span>
+    ),
+  },
   { header: 'High', cell: (q) => count(q.high), className: 'text-right' },
   { header: 'Normal', cell: (q) => count(q.normal), className: 'text-right' },
   { header: 'Low', cell: (q) => count(q.low), className: 'text-right' },
@@ -20,8 +29,15 @@ const COLUMNS: ReadonlyArray<Column<QueueStats>> = [
   },
 ];
 
-/** Jobs waiting per model and priority right now, with those held by workers and backing off, and how long the oldest has waited. */
-export function QueueDepthTable({ queues }: { queues: readonly QueueStats[] }) {
+const PAUSE_COLUMN: Column<QueueStats> = { header: 'Queue', cell: (q) => <QueuePauseControl model={q.model} paused={q.paused} />, className: 'text-right' };
+
+/**
+ * Jobs waiting per model and priority right now, with those held by workers
+ * and backing off, how long the oldest has waited, and whether the queue is
+ * paused; `canPause` (admin keys) adds a pause/resume button per queue.
+ */
+export function QueueDepthTable({ queues, canPause = false }: { queues: readonly QueueStats[]; canPause?: boolean }) {
   if (queues.length === 0) return <EmptyState title="No queues yet">Queues appear when a model is registered.</EmptyState>;
-  return <DataTable caption="Queue depth per model and priority" columns={COLUMNS} rows={queues} rowKey={(q) => q.model} />;
+  const columns = canPause ? [...COLUMNS, PAUSE_COLUMN] : COLUMNS;
+  return <DataTable caption="Queue depth per model and priority" columns={columns} rows={queues} rowKey={(q) => q.model} />;
 }
