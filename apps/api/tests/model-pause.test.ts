@@ -92,7 +92,7 @@ describe('pausing and resuming a model queue', () => {
     expect(await statsQueue()).toMatchObject({ paused: true, normal: 3 });
   });
 
-  it('lets a Prefer: wait submission wait out its time with the job still queued, and a consumer run it only after resume', async () => {
+  it('lets Prefer: wait and /v2 infer wait out their time with the job still queued, and a consumer run them only after resume', async () => {
     const status = fakeWorker('mlp');
     await publishWorkerStatus(redis, t.ctx.prefix, status, 30_000);
     const started: string[] = [];
@@ -109,15 +109,21 @@ describe('pausing and resuming a model queue', () => {
       const waited = await submit({ prefer: 'wait=1' });
       expect(waited.statusCode).toBe(202);
       expect(waited.json()).toMatchObject({ status: 'queued' });
+      // An Open Inference Protocol call waits as long, then names the job it left queued.
+      const v2 = await t.server.inject({ method: 'POST', url: '/v2/models/mlp/infer', payload: { inputs: [mlpInput(1, 5)] }, headers: t.auth() });
+      expect(v2.statusCode).toBe(504);
+      expect(v2.json().code).toBe('INFERENCE_TIMEOUT');
+      const v2Job = String(v2.headers.location).split('/').pop()!;
+      expect((await t.server.inject({ method: 'GET', url: `/v1/jobs/${v2Job}`, headers: t.auth() })).json().status).toBe('queued');
       expect(started).toEqual([]);
-      expect(await t.producer.backlog('mlp')).toBe(4);
+      expect(await t.producer.backlog('mlp')).toBe(5);
 
       const resumed = await post('/v1/models/mlp/resume', t.adminKey, { 'x-request-id': 'req-resume' });
       expect(resumed.statusCode).toBe(200);
       expect(resumed.json()).toMatchObject({ model: 'mlp', paused: false });
       expect((await post('/v1/models/mlp/resume', t.adminKey, { 'x-request-id': 'req-resume-again' })).json().paused).toBe(false);
-      await waitFor(async () => started.length === 4, { timeoutMs: 10_000, what: 'the kept jobs to run after resume' });
-      expect(started).toContain(waited.json().id);
+      await waitFor(async () => started.length === 5, { timeoutMs: 10_000, what: 'the kept jobs to run after resume' });
+      expect(started).toEqual(expect.arrayContaining([waited.json().id, v2Job]));
       expect(await statsQueue()).toMatchObject({ paused: false });
       expect(await pausedGauge()).toBe('0');
       expect(await audited()).toEqual(['model:resumed req-resume', 'model:paused req-pause']);
