@@ -90,6 +90,11 @@ describe('pausing and resuming a model queue', () => {
     expect(await t.producer.findQueuedIds('mlp', ids)).toEqual(new Set(ids));
     expect(await t.producer.backlog('mlp')).toBe(3);
     expect(await statsQueue()).toMatchObject({ paused: true, normal: 3 });
+    // A job in the paused queue can still be canceled: it leaves the queue.
+    const extra = (await submit()).json().id as string;
+    const canceled = await t.server.inject({ method: 'POST', url: `/v1/jobs/${extra}/cancel`, headers: t.auth() });
+    expect(canceled.json().status).toBe('canceled');
+    expect(await t.producer.backlog('mlp')).toBe(3);
   });
 
   it('lets Prefer: wait and /v2 infer wait out their time with the job still queued, and a consumer run them only after resume', async () => {
