@@ -5,6 +5,7 @@ export * from './audit-log.ts';
 export * from './models.ts';
 export * from './model-routes.ts';
 export * from './jobs.ts';
+export * from './job-filter.ts';
 export * from './job-runs.ts';
 export * from './response-cache.ts';
 export * from './batches.ts';

@@ -1,4 +1,5 @@
 import type { JobStatus, Priority, StoredTensor } from '@inferq/contracts';
+import { jobFilterConditions, type JobFilter } from './job-filter.ts';
 import type { Pool } from './pool.ts';
 
 export interface JobRecord {
@@ -146,42 +147,27 @@ export async function deleteJobs(pool: Pool, ids: string[]): Promise<void> {
   await pool.query(`DELETE FROM jobs WHERE id = ANY($1::uuid[]) AND status = 'queued'`, [ids]);
 }
 
-export interface JobFilter {
-  ownerKeyId: string | null;
-  status?: JobStatus;
-  modelName?: string;
-  priority?: Priority;
-  createdAfter?: Date;
-  createdBefore?: Date;
+export interface JobListQuery extends JobFilter {
   /** Keyset cursor: rows strictly older than (createdAt, id). */
   before?: { createdAt: Date; id: string };
   limit: number;
 }
 
 /** Newest first, keyset-paginated on (created_at, id) so deep pages cost the same as the first. */
-export async function listJobs(pool: Pool, f: JobFilter): Promise<JobRecord[]> {
+export async function listJobs(pool: Pool, q: JobListQuery): Promise<JobRecord[]> {
+  const params: unknown[] = [];
+  const where = jobFilterConditions(q, params);
+  if (q.before) {
+    params.push(q.before.createdAt, q.before.id);
+    where.push(`(created_at, id) < ($${params.length - 1}::timestamptz, $${params.length}::uuid)`);
+  }
+  params.push(q.limit);
   const { rows } = await pool.query(
     `SELECT ${SUMMARY_COLUMNS} FROM jobs
-      WHERE ($1::uuid IS NULL OR owner_key_id = $1)
-        AND ($2::text IS NULL OR status = $2)
-        AND ($3::text IS NULL OR model_name = $3)
-        AND ($4::text IS NULL OR priority = $4)
-        AND ($5::timestamptz IS NULL OR created_at >= $5)
-        AND ($6::timestamptz IS NULL OR created_at < $6)
-        AND ($7::timestamptz IS NULL OR (created_at, id) < ($7, $8::uuid))
+      ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
       ORDER BY created_at DESC, id DESC
-      LIMIT $9`,
-    [
-      f.ownerKeyId,
-      f.status ?? null,
-      f.modelName ?? null,
-      f.priority ?? null,
-      f.createdAfter ?? null,
-      f.createdBefore ?? null,
-      f.before?.createdAt ?? null,
-      f.before?.id ?? null,
-      f.limit,
-    ],
+      LIMIT $${params.length}`,
+    params,
   );
   return rows.map(toRecord);
 }

@@ -1,8 +1,27 @@
 import { createHash } from 'node:crypto';
 import { v7 as uuidv7 } from 'uuid';
-import { decodeBase64, encodeTensorBase64, type InputTensor, type JobAccepted, type ListJobsQuery, type Priority, type StoredTensor } from '@inferq/contracts';
+import {
+  decodeBase64,
+  encodeTensorBase64,
+  type InputTensor,
+  type JobAccepted,
+  type JobFilterQuery,
+  type ListJobsQuery,
+  type Priority,
+  type StoredTensor,
+} from '@inferq/contracts';
 import { AppError } from '@inferq/core';
-import { cancelQueuedJob, findJob, findJobByIdempotencyKey, insertCachedJob, listJobs, type JobRecord, type NewJob, type Pool } from '@inferq/db';
+import {
+  cancelQueuedJob,
+  findJob,
+  findJobByIdempotencyKey,
+  insertCachedJob,
+  listJobs,
+  type JobFilter,
+  type JobRecord,
+  type NewJob,
+  type Pool,
+} from '@inferq/db';
 import type { JobProducer } from '@inferq/queue';
 import { jobInputKey, type Storage } from '@inferq/storage';
 import { ownerFilter, type Principal } from './api-keys-service.ts';
@@ -211,13 +230,8 @@ export function createJobsService(deps: JobsServiceDeps): JobsService {
     async listJobs(q, ownerKeyId) {
       const limit = q.limit ?? 50;
       const rows = await listJobs(deps.pool, {
-        ownerKeyId,
-        status: q.status,
-        modelName: q.model,
-        priority: q.priority,
+        ...toJobFilter(q, ownerKeyId),
         limit: limit + 1,
-        createdAfter: q.createdAfter ? new Date(q.createdAfter) : undefined,
-        createdBefore: q.createdBefore ? new Date(q.createdBefore) : undefined,
         before: q.cursor ? decodeCursor(q.cursor) : undefined,
       });
       const items = rows.slice(0, limit);
@@ -231,5 +245,21 @@ export function createJobsService(deps: JobsServiceDeps): JobsService {
       await deps.producer.removeJob(job.modelName, id);
       return job;
     },
+  };
+}
+
+/** The wire filter as the database's: the caller's scope first, then each narrowing. */
+export function toJobFilter(q: JobFilterQuery, ownerKeyId: string | null): JobFilter {
+  return {
+    ownerKeyId,
+    keyId: q.keyId,
+    status: q.status,
+    modelName: q.model,
+    priority: q.priority,
+    createdAfter: q.createdAfter ? new Date(q.createdAfter) : undefined,
+    createdBefore: q.createdBefore ? new Date(q.createdBefore) : undefined,
+    idPrefix: q.id,
+    errorCode: q.errorCode,
+    errorText: q.errorText,
   };
 }

@@ -180,13 +180,30 @@ export const GetJobQuerySchema = Type.Object({
   encoding: Type.Optional(StringEnum(['json', 'base64'] as const, { default: 'json', description: 'How inline output data is written' })),
 });
 
-export const ListJobsQuerySchema = Type.Object(
+const HEX = '[0-9a-fA-F]';
+/** A uuid's first digits, plain (`0190a1b2`) or as the uuid prints (`0190a1b2-7c3d`). */
+const JOB_ID_PREFIX = `^(${HEX}{1,32}|${HEX}{8}(-${HEX}{0,4}(-${HEX}{0,4}(-${HEX}{0,4}(-${HEX}{0,12})?)?)?)?)$`;
+
+/** Which jobs a list or a bulk action covers; every field narrows it. */
+export const JobFilterSchema = Type.Object(
   {
     status: Type.Optional(StatusSchema),
     model: Type.Optional(StorableText({ maxLength: 200 })),
     priority: Type.Optional(PrioritySchema),
     createdAfter: Type.Optional(DateTimeInput()),
     createdBefore: Type.Optional(DateTimeInput()),
+    id: Type.Optional(Type.String({ pattern: JOB_ID_PREFIX, description: 'A job id or the first digits of one, with or without dashes' })),
+    keyId: Type.Optional(Type.String({ format: 'uuid', description: "Only this API key's jobs (an admin key sees every key's; any other only its own)" })),
+    errorCode: Type.Optional(Type.String({ pattern: '^[A-Z][A-Z0-9_]{0,63}$', description: 'The error code of the last failure, e.g. `MODEL_LOAD_FAILED`' })),
+    errorText: Type.Optional(StorableText({ minLength: 1, maxLength: 200, description: 'Text anywhere in the error message, case-insensitive' })),
+  },
+  { additionalProperties: false },
+);
+export type JobFilterQuery = Static<typeof JobFilterSchema>;
+
+export const ListJobsQuerySchema = Type.Object(
+  {
+    ...JobFilterSchema.properties,
     limit: Type.Optional(FiniteInteger({ minimum: 1, maximum: 500, default: 50 })),
     cursor: Type.Optional(Type.String({ maxLength: 200, description: 'Opaque cursor from nextCursor' })),
   },
