@@ -40,7 +40,8 @@ export interface JobRecord {
 }
 
 const COLUMNS = `id, owner_key_id, model_name, model_version, priority, status, idempotency_key, request_hash, inputs, outputs,
-  error_code, error_message, attempts, worker_id, batch_id, batch_size, created_at, started_at, finished_at, queue_ms, infer_ms, deadline_at, webhook_url, metadata,
+  error_code, error_message, attempts, worker_id, batch_id, batch_size, created_at, started_at, finished_at, queue_ms, infer_ms,
+  deadline_at, webhook_url, metadata,
   input_sha256, cached_from, items, device_ms`;
 /** Columns for lists: everything but the tensors. */
 const SUMMARY_COLUMNS = COLUMNS.replace('inputs, outputs,', "'[]'::jsonb AS inputs, NULL::jsonb AS outputs,");
@@ -99,8 +100,10 @@ export interface NewJob {
  */
 export async function insertJobs(pool: Pool, jobs: NewJob[]): Promise<Set<string>> {
   const { rows } = await pool.query<{ id: string }>(
-    `INSERT INTO jobs (id, owner_key_id, model_name, model_version, priority, status, idempotency_key, request_hash, inputs, metadata, deadline_at, webhook_url, input_sha256)
-     SELECT j.id, j.owner_key_id, j.model_name, j.model_version, j.priority, 'queued', j.idempotency_key, j.request_hash, j.inputs, j.metadata, j.deadline_at, j.webhook_url, j.input_sha256
+    `INSERT INTO jobs (id, owner_key_id, model_name, model_version, priority, status, idempotency_key, request_hash, inputs, metadata,
+                       deadline_at, webhook_url, input_sha256)
+     SELECT j.id, j.owner_key_id, j.model_name, j.model_version, j.priority, 'queued', j.idempotency_key, j.request_hash, j.inputs,
+            j.metadata, j.deadline_at, j.webhook_url, j.input_sha256
        FROM jsonb_to_recordset($1::jsonb) AS j(id uuid, owner_key_id uuid, model_name text, model_version int, priority text,
             idempotency_key text, request_hash text, inputs jsonb, metadata jsonb, deadline_at timestamptz, webhook_url text, input_sha256 text)
      ON CONFLICT (owner_key_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING

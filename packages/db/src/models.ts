@@ -58,7 +58,8 @@ export async function insertModelVersion(pool: Pool, m: NewModel): Promise<Model
     const version = next!.v;
     try {
       const { rows } = await pool.query<ModelRow>(
-        `INSERT INTO models (id, name, version, artifact_key, sha256, size_bytes, inputs, outputs, batchable, max_batch_size, max_batch_delay_ms, batching_mode, latency_target_ms, response_cache, tokenizer_key, embedding, created_by)
+        `INSERT INTO models (id, name, version, artifact_key, sha256, size_bytes, inputs, outputs, batchable, max_batch_size,
+                             max_batch_delay_ms, batching_mode, latency_target_ms, response_cache, tokenizer_key, embedding, created_by)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) RETURNING *`,
         [
           m.id,

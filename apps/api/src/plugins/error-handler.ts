@@ -32,10 +32,18 @@ export function sendProblem(reply: FastifyReply, request: FastifyRequest, code: 
     .send(problemBody(code, detail, request.id, errors));
 }
 
+/** The property a `required` or `additionalProperties` error is about, as a pointer segment. */
+function offendingProperty(v: FastifySchemaValidationError): string {
+  const params = v.params as { missingProperty?: string; additionalProperty?: string };
+  if (v.keyword === 'required') return `/${params.missingProperty}`;
+  if (v.keyword === 'additionalProperties') return `/${params.additionalProperty}`;
+  return '';
+}
+
 /** Ajv's errors for one part of the request (`body`, `querystring`, …) as VALIDATION_FAILED, with a JSON pointer per error. */
 export function validationError(validation: readonly FastifySchemaValidationError[], part: string): AppError {
   const errors = validation.map((v) => ({
-    pointer: `/${part}${v.instancePath}${v.keyword === 'required' ? `/${(v.params as { missingProperty?: string }).missingProperty}` : v.keyword === 'additionalProperties' ? `/${(v.params as { additionalProperty?: string }).additionalProperty}` : ''}`,
+    pointer: `/${part}${v.instancePath}${offendingProperty(v)}`,
     code: 'VALIDATION_FAILED',
     detail: v.message ?? 'invalid',
   }));

@@ -108,7 +108,9 @@ export const kserveV2Routes: FastifyPluginAsyncTypebox<KserveV2RoutesOptions> = 
     tags: [TAG],
     summary: 'Model readiness',
     description:
-      "The status code is the answer: 200 when a live worker serves the model, 503 `MODEL_UNAVAILABLE` when none does (the protocol says 4xx; KServe's own server answers 503 and clients read any non-200 as not ready), 404 for an unknown model.",
+      'The status code is the answer: 200 when a live worker serves the model, 503 `MODEL_UNAVAILABLE` when ' +
+      "none does (the protocol says 4xx; KServe's own server answers 503 and clients read any non-200 as " +
+      'not ready), 404 for an unknown model.',
     response: { 200: V2ReadySchema, ...v2ProblemResponses(400, 401, 403, 404, 503) },
   };
   // GET only: a HEAD 503 would carry no problem body to say why.
@@ -152,7 +154,13 @@ export const kserveV2Routes: FastifyPluginAsyncTypebox<KserveV2RoutesOptions> = 
   const inferSchema = {
     tags: [TAG],
     summary: 'Run an inference and wait for it',
-    description: `Submits one job on the model's queue (batched with others like any job) and answers when it ends, waiting at most the server's WAIT_MAX_S. ${JSON_ONLY} \`data\` may be flat or nested; outputs come back flat, row-major. Errors are problem+json with the protocol's \`error\` member: 4xx for a bad request or bad input data, 404 for an unknown model, 503 \`MODEL_UNAVAILABLE\` when no live worker serves the model (nothing is submitted), 504 \`INFERENCE_TIMEOUT\` naming the job (\`Location\`) when it did not finish in time, 5xx with the job's code when the model failed.`,
+    description:
+      `Submits one job on the model's queue (batched with others like any job) and answers when it ends, ` +
+      `waiting at most the server's WAIT_MAX_S. ${JSON_ONLY} \`data\` may be flat or nested; outputs come ` +
+      `back flat, row-major. Errors are problem+json with the protocol's \`error\` member: 4xx for a bad ` +
+      `request or bad input data, 404 for an unknown model, 503 \`MODEL_UNAVAILABLE\` when no live worker ` +
+      `serves the model (nothing is submitted), 504 \`INFERENCE_TIMEOUT\` naming the job (\`Location\`) ` +
+      `when it did not finish in time, 5xx with the job's code when the model failed.`,
     body: V2InferBodySchema,
     response: { 200: V2InferResponseSchema, ...v2ProblemResponses(400, 401, 403, 404, 413, 415, 429, 500, 503, 504) },
   };

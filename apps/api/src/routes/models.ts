@@ -26,7 +26,18 @@ export const modelsRoutes: FastifyPluginAsyncTypebox<{ models: ModelsService; up
         tags: ['models'],
         summary: 'Register an ONNX model (multipart upload)',
         description:
-          'multipart/form-data with a `file` part (the .onnx file) and text fields `name`, optional `maxBatchSize`, `maxBatchDelayMs`, `batching`, `latencyTargetMs` and `responseCache` (`true`: jobs whose input tensors equal an earlier succeeded job of this version get its stored result, marked `cacheHit`, without running the model; for deterministic models). `batching=auto` lets each worker measure the model on its device and pick the batch size and delay with the most throughput whose p99 queue wait stays under `latencyTargetMs` (default 100; only with `auto`), with `maxBatchSize` and `maxBatchDelayMs` as upper bounds. A model that is not batchable (no dynamic leading dim) is always registered `fixed` with `maxBatchSize` 1. An encoder uploaded with a `tokenizer` part (a Hugging Face tokenizer.json) serves `POST /v1/embeddings`; its fields `pooling` (`mean`, `cls`, `none`), `normalize`, `embeddingOutput` and `maxTokens` are checked against the signature (MODEL_UNSUPPORTED when its inputs are not token tensors). Uploading under an existing name creates the next version. The signature is read from the ONNX protobuf.',
+          'multipart/form-data with a `file` part (the .onnx file) and text fields `name`, optional ' +
+          '`maxBatchSize`, `maxBatchDelayMs`, `batching`, `latencyTargetMs` and `responseCache` (`true`: jobs ' +
+          'whose input tensors equal an earlier succeeded job of this version get its stored result, marked ' +
+          '`cacheHit`, without running the model; for deterministic models). `batching=auto` lets each worker ' +
+          'measure the model on its device and pick the batch size and delay with the most throughput whose p99 ' +
+          'queue wait stays under `latencyTargetMs` (default 100; only with `auto`), with `maxBatchSize` and ' +
+          '`maxBatchDelayMs` as upper bounds. A model that is not batchable (no dynamic leading dim) is always ' +
+          'registered `fixed` with `maxBatchSize` 1. An encoder uploaded with a `tokenizer` part (a Hugging ' +
+          'Face tokenizer.json) serves `POST /v1/embeddings`; its fields `pooling` (`mean`, `cls`, `none`), ' +
+          '`normalize`, `embeddingOutput` and `maxTokens` are checked against the signature (MODEL_UNSUPPORTED ' +
+          'when its inputs are not token tensors). Uploading under an existing name creates the next version. ' +
+          'The signature is read from the ONNX protobuf.',
         consumes: ['multipart/form-data'],
         response: { 201: ModelSchema, ...problemResponses(400, 401, 403, 413, 415, 422) },
       },
@@ -151,7 +162,11 @@ export const modelsRoutes: FastifyPluginAsyncTypebox<{ models: ModelsService; up
         tags: ['models'],
         summary: "Replace a model's routing table",
         description:
-          'Jobs naming the model without a version are sent to a version with probability weight / sum of weights (or by `X-Routing-Key`, stickily); `name:version` is never routed. Versions must be registered and distinct, weights non-negative integers with at least one above 0. `[]` removes routing: the latest version serves. Promote: `[{version: N, weight: 100}]`; roll back: put the old table again (the audit log keeps it). Audited as `model:routed`.',
+          'Jobs naming the model without a version are sent to a version with probability weight / sum of ' +
+          'weights (or by `X-Routing-Key`, stickily); `name:version` is never routed. Versions must be ' +
+          'registered and distinct, weights non-negative integers with at least one above 0. `[]` removes ' +
+          'routing: the latest version serves. Promote: `[{version: N, weight: 100}]`; roll back: put the old ' +
+          'table again (the audit log keeps it). Audited as `model:routed`.',
         params: ModelRoutingParamsSchema,
         body: ModelRoutingBodySchema,
         response: { 200: ModelRoutingSchema, ...problemResponses(400, 401, 403, 404, 415) },

@@ -18,7 +18,10 @@ export function shapeProblem(shape: readonly number[]): string | undefined {
   const count = elementCount(shape);
   if (count === undefined) return 'Every dimension must be a whole number of 0 or more.';
   if (count > MAX_FORM_ELEMENTS) {
-    return `${count.toLocaleString('en')} values is too many to edit here (at most ${MAX_FORM_ELEMENTS.toLocaleString('en')}); send it from an API client as base64.`;
+    return (
+      `${count.toLocaleString('en')} values is too many to edit here (at most ` +
+      `${MAX_FORM_ELEMENTS.toLocaleString('en')}); send it from an API client as base64.`
+    );
   }
   return undefined;
 }

@@ -25,7 +25,8 @@ export const BatchingSchema = Type.Object({
   }),
   mode: StringEnum(BATCHING_MODES, {
     description:
-      '`auto`: the worker measures inference time per batch size on its device and picks the size and delay with the best throughput whose p99 queue wait stays under `latencyTargetMs`. Non-batchable models are always `fixed`',
+      '`auto`: the worker measures inference time per batch size on its device and picks the size and delay ' +
+      'with the best throughput whose p99 queue wait stays under `latencyTargetMs`. Non-batchable models are always `fixed`',
   }),
   latencyTargetMs: NullableInteger({ minimum: 1, description: 'auto only (default 100): the p99 queue wait in ms the worker keeps under; null in fixed mode' }),
 });
