@@ -103,6 +103,18 @@ module.exports = {
       `${ws('inference')}|${npm('onnxruntime-node', 'onnxruntime-common')}`,
       { sourcesOnly: true },
     ),
+    mustNotTouch(
+      'api-no-redis-client',
+      'apps/api reaches Redis only through packages/queue (the topology seam): no bullmq or ioredis of its own.',
+      'apps/api',
+      npm('bullmq', 'ioredis'),
+    ),
+    mustNotTouch(
+      'worker-no-redis-client',
+      'apps/worker reaches Redis only through packages/queue (the topology seam): no bullmq or ioredis of its own.',
+      'apps/worker',
+      npm('bullmq', 'ioredis'),
+    ),
     mustNotTouch('worker-no-http-routes', 'apps/worker serves no HTTP routes (its metrics endpoint is plain node:http).', 'apps/worker', npm('fastify')),
     {
       name: 'no-non-package-json',

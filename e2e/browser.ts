@@ -20,3 +20,10 @@ export async function screenshot(page: Page, name: string): Promise<void> {
   await mkdir(SCREENSHOT_DIR, { recursive: true });
   await page.screenshot({ path: resolve(SCREENSHOT_DIR, `${name}.png`), fullPage: true });
 }
+
+/** A page the size of a laptop screen, waiting up to 15 s for what a test looks for. */
+export async function newConsolePage(browser: Browser): Promise<Page> {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
+  page.setDefaultTimeout(15_000);
+  return page;
+}

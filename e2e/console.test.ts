@@ -2,7 +2,8 @@ import * as ort from 'onnxruntime-node';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_KEY, demoModel, startStack, waitFor, type Stack } from '@inferq/test-utils';
-import { launchBrowser, screenshot } from './browser.ts';
+import { writeNpy } from '@inferq/sdk';
+import { launchBrowser, newConsolePage, screenshot } from './browser.ts';
 
 // The console against the real stack: the API serving the built console, one
 // CPU worker for `mlp` only (so `cnn` jobs stay queued and can be canceled),
@@ -18,8 +19,7 @@ beforeAll(async () => {
   await stack.registerModel('cnn');
   await stack.startWorker({ WORKER_MODELS: 'mlp' });
   browser = await launchBrowser();
-  page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
-  page.setDefaultTimeout(15_000);
+  page = await newConsolePage(browser);
 }, 120_000);
 
 afterAll(async () => {
@@ -89,6 +89,24 @@ describe('the web console', () => {
     await row.getByRole('link').first().click();
     await page.getByText('logits').first().waitFor();
     await screenshot(page, 'job-detail');
+  });
+
+  it('submits a .npy file for an input in the playground, sent binary', async () => {
+    const rows = Float32Array.from({ length: 16 * 64 }, (_, i) => ((i % 97) - 48) / 50);
+    await openPage('Playground');
+    await page.getByRole('combobox', { name: 'Model' }).selectOption('mlp');
+    const npy = writeNpy({ datatype: 'FP32', shape: [16, 64], bytes: new Uint8Array(rows.buffer) });
+    await page.getByLabel('features file', { exact: true }).setInputFiles({ name: 'rows.npy', mimeType: 'application/octet-stream', buffer: Buffer.from(npy) });
+    await page.getByText('FP32 [16, 64]').waitFor();
+    await page.getByRole('button', { name: 'Submit', exact: true }).click();
+    await page
+      .getByRole('status')
+      .filter({ hasText: /succeeded/i })
+      .waitFor();
+    const { json } = await stack.request('GET', '/v1/jobs?limit=1');
+    const input = await fetch(`${stack.baseUrl}/v1/jobs/${json.items[0].id}/inputs/0`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } });
+    expect(new Float32Array(await input.arrayBuffer())).toEqual(rows);
+    await page.getByRole('button', { name: 'Use typed values' }).click();
   });
 
   it('cancels a queued job', async () => {

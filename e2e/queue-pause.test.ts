@@ -1,7 +1,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_KEY, mlpJob, startStack, waitFor, type Stack } from '@inferq/test-utils';
-import { launchBrowser, screenshot } from './browser.ts';
+import { launchBrowser, newConsolePage, screenshot } from './browser.ts';
 
 // An operator pauses a model's queue from the console's overview and resumes
 // it from the model page, against the real stack with a CPU worker for `mlp`.
@@ -15,8 +15,7 @@ beforeAll(async () => {
   await stack.registerModel('mlp');
   await stack.startWorker({ WORKER_MODELS: 'mlp' });
   browser = await launchBrowser();
-  page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
-  page.setDefaultTimeout(15_000);
+  page = await newConsolePage(browser);
 }, 120_000);
 
 afterAll(async () => {

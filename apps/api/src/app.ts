@@ -5,9 +5,9 @@ import swaggerUi from '@fastify/swagger-ui';
 import { ProblemSchema } from '@inferq/contracts';
 import type { Logger } from '@inferq/core';
 import type { Pool } from '@inferq/db';
-import { createJobEvents, type JobProducer, type Redis } from '@inferq/queue';
-import type { Storage } from '@inferq/storage';
-import { createApiMetrics } from './metrics/api-metrics.ts';
+import { createJobEvents, type JobProducer, type RedisClient } from '@inferq/queue';
+import { createTensorStore, type InlineTensorForm, type Storage, type TensorStore } from '@inferq/storage';
+import { createApiMetrics, type ApiMetrics } from './metrics/api-metrics.ts';
 import { registerAuth } from './plugins/auth.ts';
 import { createClientErrorHandler, registerTransferEncodingCheck } from './plugins/client-errors.ts';
 import { registerConsole } from './plugins/console.ts';
@@ -19,31 +19,40 @@ import { auditRoutes } from './routes/audit.ts';
 import { healthRoutes } from './routes/health.ts';
 import { jobEventsRoutes } from './routes/job-events.ts';
 import { jobsRoutes } from './routes/jobs.ts';
+import { jobsBulkRoutes } from './routes/jobs-bulk.ts';
 import { kserveV2Routes } from './routes/kserve-v2.ts';
 import { metricsRoutes } from './routes/metrics.ts';
 import { openAiEmbeddingsRoutes } from './routes/openai-embeddings.ts';
 import { usageRoutes } from './routes/usage.ts';
 import { modelsRoutes } from './routes/models.ts';
 import { modelQueueRoutes } from './routes/model-queue.ts';
+import { modelSettingsRoutes } from './routes/model-settings.ts';
 import { systemRoutes } from './routes/system.ts';
+import { uploadsRoutes } from './routes/uploads.ts';
 import { webhooksRoutes } from './routes/webhooks.ts';
 import { createApiKeysService, type ApiKeysService } from './services/api-keys-service.ts';
 import { createAuditService } from './services/audit-service.ts';
 import { createJobsService } from './services/jobs-service.ts';
+import { createJobsBulkService } from './services/jobs-bulk-service.ts';
+import { createJobRetention, type JobRetention } from './services/job-retention-service.ts';
 import { createEmbeddingsService } from './services/embeddings-service.ts';
 import { createTokenizerCache } from './services/tokenizers.ts';
 import { createJobEventStream } from './services/job-event-stream.ts';
 import { createJobWaiter } from './services/job-waiter.ts';
+import { createSubmitAndWait } from './services/submit-and-wait.ts';
 import { createModelsService } from './services/models-service.ts';
+import { createModelRetirement, type ModelRetirementService } from './services/model-retirement.ts';
+import { createModelSettingsService } from './services/model-settings-service.ts';
 import { createQueueControl } from './services/queue-control.ts';
 import { createStatsService } from './services/stats-service.ts';
+import { createUploadsService, type UploadsService } from './services/uploads-service.ts';
 import { createWebhooksService } from './services/webhooks-service.ts';
 import type { WebhookSettings } from './webhooks/webhook-dispatcher.ts';
 
 export interface AppDeps {
   logger: Logger;
   pool: Pool;
-  redis: Redis;
+  redis: RedisClient;
   producer: JobProducer;
   storage: Storage;
   settings: {
@@ -51,8 +60,17 @@ export interface AppDeps {
     modelUploadLimitBytes: number;
     inputMaxBytes: number;
     inlineTensorMaxBytes: number;
+    /** INLINE_TENSOR_FORM; `bytes` when unset. */
+    inlineTensorForm?: InlineTensorForm;
     outputUrlTtlS: number;
+    /** UPLOAD_TTL_S: how long an upload's presigned URL and the unused upload last. @default 3600 */
+    uploadTtlS?: number;
     cacheTtlMs: number;
+    /** The longest retention an override may set (the bucket's expiry rule for job objects); unset: no limit. */
+    retentionCeilingS?: number;
+    /** JOB_RETENTION_S and JOB_INPUT_RETENTION_S, which the model views show where no override applies. @default 604800, 0 */
+    jobRetentionS?: number;
+    inputRetentionS?: number;
     /** Most submissions recorded in one group commit. @default 256 */
     submitGroupMax?: number;
     /** Jobs waiting per model queue above which submissions get 429 QUEUE_FULL; 0: no limit. @default 0 */
@@ -86,8 +104,18 @@ export interface RouteSummary {
 export interface App {
   server: FastifyInstance;
   keys: ApiKeysService;
+  /** main.ts sweeps retired artifacts with it on a timer; tests call it directly. */
+  retirement: ModelRetirementService;
+  /** Purge and input drop (the retention sweeper started beside the app uses it, main.ts). */
+  retention: JobRetention;
+  /** The Prometheus metrics (/metrics): background tasks started beside the app (main.ts) count into them. */
+  metrics: ApiMetrics;
   /** Every route, so tests can prove each one is authenticated (invariant 6). */
   routes: readonly RouteSummary[];
+  /** Where job tensors live (inline or S3, INLINE_TENSOR_MAX_BYTES): the webhook dispatcher (main.ts) shows outputs through it. */
+  tensors: TensorStore;
+  /** Clients' uploads (POST /v1/uploads); the submit path claims them. */
+  uploads: UploadsService;
 }
 
 /** Builds the Fastify app without listening, so tests drive it with inject(). */
@@ -155,19 +183,37 @@ export async function buildApp(deps: AppDeps): Promise<App> {
 
   const keys = createApiKeysService(deps.pool, { cacheTtlMs: settings.cacheTtlMs });
   const models = createModelsService({ pool: deps.pool, storage: deps.storage, cacheTtlMs: settings.cacheTtlMs });
+  const tensors = createTensorStore({ storage: deps.storage, inlineMaxBytes: settings.inlineTensorMaxBytes, inlineForm: settings.inlineTensorForm });
+  const uploads = createUploadsService({
+    pool: deps.pool,
+    storage: deps.storage,
+    tensors,
+    logger: deps.logger,
+    ttlS: settings.uploadTtlS ?? 3_600,
+    maxBytes: settings.inputMaxBytes,
+    onEvent: (event) => metrics.upload(event),
+  });
   const jobs = createJobsService({
+    uploads,
     pool: deps.pool,
     producer: deps.producer,
-    storage: deps.storage,
+    tensors,
     models,
     webhookAllowPrivate: settings.webhooks.allowPrivate,
     onCacheLookup: metrics.cacheLookup,
     limits: {
       inputMaxBytes: settings.inputMaxBytes,
-      inlineTensorMaxBytes: settings.inlineTensorMaxBytes,
       submitGroupMax: settings.submitGroupMax ?? 256,
       queueMaxDepth: settings.queueMaxDepth ?? 0,
     },
+  });
+  const retention = createJobRetention({
+    pool: deps.pool,
+    storage: deps.storage,
+    jobs,
+    logger: server.log,
+    onPurged: metrics.jobsPurged,
+    onInputsDropped: metrics.jobInputsDropped,
   });
   registerAuth(server, keys);
   await registerRateLimit(server, { redis: deps.redis, keyPrefix: deps.producer.prefix, defaultPerMin: settings.rateLimitPerMin ?? 0 });
@@ -183,34 +229,31 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     getJob: jobs.getJob,
     resolveModelName: async (ref) => (await models.resolveModel(ref)).name,
   });
-  await server.register(jobsRoutes, { jobs, waiter, metrics, storage: deps.storage, outputUrlTtlS: settings.outputUrlTtlS, waitMaxS: settings.waitMaxS ?? 60 });
+  const runner = createSubmitAndWait({ jobs, waiter, tensors, waitMaxS: settings.waitMaxS ?? 60, onJobSubmitted: metrics.jobSubmitted });
+  await server.register(jobsRoutes, { jobs, runner, retention, tensors, outputUrlTtlS: settings.outputUrlTtlS, inputMaxBytes: settings.inputMaxBytes });
+  await server.register(uploadsRoutes, { uploads });
+  await server.register(jobsBulkRoutes, { bulk: createJobsBulkService({ pool: deps.pool, producer: deps.producer, jobs, logger: server.log }) });
   await server.register(jobEventsRoutes, { jobs, streamJobEvents: createJobEventStream({ events, getJob: jobs.getJob }) });
-  await server.register(modelsRoutes, { models, uploadLimitBytes: settings.modelUploadLimitBytes });
-  await server.register(modelQueueRoutes, { queues: createQueueControl({ pool: deps.pool, producer: deps.producer, redis: deps.redis }) });
-  await server.register(kserveV2Routes, {
-    jobs,
-    models,
-    waiter,
-    metrics,
+  const retirement = createModelRetirement({ pool: deps.pool, storage: deps.storage, models, logger: deps.logger });
+  const modelSettings = createModelSettingsService({
     pool: deps.pool,
-    redis: deps.redis,
-    version: API_VERSION,
-    waitMaxS: settings.waitMaxS ?? 60,
+    models,
+    defaults: { jobRetentionS: settings.jobRetentionS ?? 604_800, inputRetentionS: settings.inputRetentionS ?? 0 },
+    retentionCeilingS: settings.retentionCeilingS,
   });
+  await server.register(modelsRoutes, { models, retirement, settings: modelSettings, uploadLimitBytes: settings.modelUploadLimitBytes });
+  await server.register(modelSettingsRoutes, { settings: modelSettings });
+  await server.register(modelQueueRoutes, { queues: createQueueControl({ pool: deps.pool, producer: deps.producer, redis: deps.redis }) });
+  await server.register(kserveV2Routes, { models, runner, waiter, pool: deps.pool, redis: deps.redis, version: API_VERSION });
   await server.register(openAiEmbeddingsRoutes, {
-    embeddings: createEmbeddingsService({
-      models,
-      jobs,
-      waiter,
-      tokenizers: createTokenizerCache(deps.storage),
-      waitMaxS: settings.waitMaxS ?? 60,
-      onJobSubmitted: (model) => metrics.jobSubmitted(model, 'normal'),
-    }),
+    embeddings: createEmbeddingsService({ models, runner, tokenizers: createTokenizerCache(deps.storage) }),
   });
-  await server.register(apiKeysRoutes, { keys });
+  await server.register(apiKeysRoutes, { keys, retentionCeilingS: settings.retentionCeilingS });
   await server.register(auditRoutes, { audit: createAuditService(deps.pool) });
   await server.register(usageRoutes, { pool: deps.pool });
-  await server.register(webhooksRoutes, { webhooks: createWebhooksService({ pool: deps.pool, signingSecret: settings.webhooks.signingSecret }) });
+  await server.register(webhooksRoutes, {
+    webhooks: createWebhooksService({ pool: deps.pool, signingSecret: settings.webhooks.signingSecret, getJob: jobs.getJob }),
+  });
   await server.register(systemRoutes, {
     stats: createStatsService({ pool: deps.pool, producer: deps.producer, redis: deps.redis }),
     redis: deps.redis,
@@ -218,5 +261,5 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   });
   if (settings.consoleDir) await registerConsole(server, settings.consoleDir);
   await server.ready();
-  return { server, keys, routes };
+  return { server, keys, retirement, retention, metrics, routes, tensors, uploads };
 }

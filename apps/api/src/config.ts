@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { dbConfig, logConfig, redisConfig, s3Config, tracingConfig } from '@inferq/core';
+import { ConfigError, dbConfig, logConfig, redisConfig, s3Config, tracingConfig } from '@inferq/core';
 
 export const apiConfig = {
   ...dbConfig,
@@ -19,8 +19,19 @@ export const apiConfig = {
   MODEL_UPLOAD_LIMIT_BYTES: Type.Integer({ default: 1024 * 1024 * 1024, minimum: 1024 }),
   /** Decoded input bytes per job above which the request is refused. */
   INPUT_MAX_BYTES: Type.Integer({ default: 64 * 1024 * 1024, minimum: 1 }),
-  /** Tensors up to this size travel inline in Postgres and Redis; larger ones go to S3. */
+  /**
+   * Days after which the bucket's lifecycle rule expires a job's objects (`jobs/` prefix), set by the API at start:
+   * the backstop for objects the service's own deletes missed; keep it above the longest job retention. 0: no rule.
+   */
+  S3_JOB_OBJECTS_EXPIRE_DAYS: Type.Integer({ default: 30, minimum: 0, maximum: 36_500 }),
+  /** Tensors up to this size are kept inline in the job row; larger ones go to S3. */
   INLINE_TENSOR_MAX_BYTES: Type.Integer({ default: 64 * 1024, minimum: 0 }),
+  /**
+   * How an inline tensor is written: `bytes` (raw, in the row's bytea) or `base64` (text in its jsonb, as releases before
+   * migration 0022 wrote and read it). Both are always read; set `base64` on every API and worker only while a fleet rolls
+   * from such a release, then unset it (docs/deploy.md).
+   */
+  INLINE_TENSOR_FORM: Type.Union([Type.Literal('bytes'), Type.Literal('base64')], { default: 'bytes' }),
   /** Most submissions written in one group commit (one INSERT and one queue round trip). */
   SUBMIT_GROUP_MAX: Type.Integer({ default: 256, minimum: 1, maximum: 10_000 }),
   /** Jobs waiting in one model's queue above which submissions are refused with 429 QUEUE_FULL (backpressure); 0: no limit. */
@@ -29,11 +40,53 @@ export const apiConfig = {
   WAIT_MAX_S: Type.Integer({ default: 60, minimum: 0, maximum: 600 }),
   /** How often queued jobs past their deadline are expired. */
   DEADLINE_SWEEP_INTERVAL_MS: Type.Integer({ default: 1_000, minimum: 50 }),
+  /** How often the artifacts of retired model versions that no unfinished job needs are deleted from object storage. */
+  RETIRED_ARTIFACT_SWEEP_INTERVAL_MS: Type.Integer({ default: 30_000, minimum: 50 }),
+  /**
+   * How long a retired version's artifact is kept at least, even with no job left: a replica that cached the version
+   * before the retirement (CACHE_TTL_MS) may still accept a job for it meanwhile. Keep it above CACHE_TTL_MS.
+   */
+  RETIRED_ARTIFACT_GRACE_MS: Type.Integer({ default: 60_000, minimum: 0 }),
+  /** Seconds a finished job is kept before it is purged to a tombstone, unless its model's or its key's retention says otherwise (model first). */
+  JOB_RETENTION_S: Type.Integer({ default: 7 * 24 * 3600, minimum: 60, maximum: 2_000_000_000 }),
+  /**
+   * Seconds a succeeded job's input tensors are kept, unless it was submitted with `keepInputs` (then they live as
+   * long as the job); 0: dropped at the next sweep. Failed, canceled and expired jobs keep theirs (for a retry).
+   */
+  JOB_INPUT_RETENTION_S: Type.Integer({ default: 0, minimum: 0, maximum: 2_000_000_000 }),
+  /** How often one API replica (a lease in Redis) purges expired jobs and drops expired inputs. */
+  RETENTION_SWEEP_INTERVAL_MS: Type.Integer({ default: 60_000, minimum: 1_000, maximum: 86_400_000 }),
+  /**
+   * How often one API replica (a lease in Redis) deletes orphaned job objects: objects under `jobs/<day>/` of days older than
+   * JOB_RETENTION_S plus a day that no row names (outputs of a fenced-out attempt, inputs of a failed submit, a purge's failed delete).
+   */
+  ORPHAN_SWEEP_INTERVAL_MS: Type.Integer({ default: 3_600_000, minimum: 1_000, maximum: 86_400_000 }),
+  /** Objects one orphan sweep lists (and so at most deletes); the next sweep goes on where it stopped. */
+  ORPHAN_SWEEP_MAX_OBJECTS: Type.Integer({ default: 10_000, minimum: 1, maximum: 10_000_000 }),
+  /**
+   * Days past today (UTC) whose daily partitions of jobs the API keeps created (at start, then hourly on one replica):
+   * a job can only be inserted into an existing partition, so this is how long the API may be down before submits fail.
+   */
+  JOB_PARTITIONS_AHEAD_DAYS: Type.Integer({ default: 7, minimum: 1, maximum: 366 }),
+  /**
+   * Seconds a day's jobs (tombstones by then) are kept before the API drops that day's whole partition of jobs (hourly, on one
+   * replica): after it a GET of such a job answers 404 JOB_NOT_FOUND and the usage of those days is gone. jobs_legacy is dropped by hand.
+   */
+  JOB_TOMBSTONE_RETENTION_S: Type.Integer({ default: 400 * 86_400, minimum: 86_400, maximum: 2_000_000_000 }),
+  /** Seconds an audit_log entry is kept; older ones are deleted hourly, on one replica, in bounded chunks. */
+  AUDIT_RETENTION_S: Type.Integer({ default: 400 * 86_400, minimum: 86_400, maximum: 2_000_000_000 }),
   /** Order each priority's jobs fairly between API keys (weighted); false: plain BullMQ priorities, first come first served within each. */
   FAIR_SCHEDULING: Type.Boolean({ default: true }),
   /** Requests per minute per API key, for keys without a limit of their own (429 RATE_LIMITED past it); 0: no default limit. */
   RATE_LIMIT_PER_MIN: Type.Integer({ default: 6_000, minimum: 0 }),
   OUTPUT_URL_TTL_S: Type.Integer({ default: 300, minimum: 10, maximum: 86_400 }),
+  /**
+   * How long an upload (POST /v1/uploads) lasts: its presigned PUT URL, and the upload until a job uses it. At most a day,
+   * the bucket's expiry rule on `uploads/` (the backstop for objects the upload sweep missed).
+   */
+  UPLOAD_TTL_S: Type.Integer({ default: 3_600, minimum: 60, maximum: 86_400 }),
+  /** How often one API replica (a lease in Redis) deletes expired uploads, their rows and the objects of those no job used. */
+  UPLOAD_SWEEP_INTERVAL_MS: Type.Integer({ default: 60_000, minimum: 1_000, maximum: 86_400_000 }),
   /** How long resolved model versions and verified keys are cached in memory. */
   CACHE_TTL_MS: Type.Integer({ default: 5_000, minimum: 0 }),
   /** Server secret each API key's webhook signing key is derived from; unset: a random one per process (development only). */
@@ -53,3 +106,23 @@ export const apiConfig = {
   /** The built web console (`npm run build:web`), served at `/`; relative to the working directory. */
   CONSOLE_DIR: Type.String({ default: 'apps/web/dist' }),
 };
+
+/** Checks across settings that one schema field cannot express; throws ConfigError like loadConfig. */
+export function checkApiConfig<C extends { JOB_RETENTION_S: number; S3_JOB_OBJECTS_EXPIRE_DAYS: number; JOB_TOMBSTONE_RETENTION_S: number }>(config: C): C {
+  const problems: string[] = [];
+  const expiryS = config.S3_JOB_OBJECTS_EXPIRE_DAYS * 86_400;
+  if (expiryS > 0 && config.JOB_RETENTION_S > expiryS) {
+    problems.push(
+      `JOB_RETENTION_S (${config.JOB_RETENTION_S} s) is longer than S3_JOB_OBJECTS_EXPIRE_DAYS (${config.S3_JOB_OBJECTS_EXPIRE_DAYS} days): ` +
+        "the bucket's expiry rule would delete jobs' objects before the jobs are purged; raise S3_JOB_OBJECTS_EXPIRE_DAYS or lower JOB_RETENTION_S",
+    );
+  }
+  if (config.JOB_RETENTION_S > config.JOB_TOMBSTONE_RETENTION_S) {
+    problems.push(
+      `JOB_RETENTION_S (${config.JOB_RETENTION_S} s) is longer than JOB_TOMBSTONE_RETENTION_S (${config.JOB_TOMBSTONE_RETENTION_S} s): ` +
+        "a day's partition would be dropped before its jobs are purged",
+    );
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  return config;
+}

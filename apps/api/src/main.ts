@@ -1,16 +1,27 @@
 import { randomBytes } from 'node:crypto';
-import { once } from 'node:events';
-import { setTimeout } from 'node:timers/promises';
 import { createLogger, loadConfig, onShutdown, startTracing } from '@inferq/core';
 import { createPool } from '@inferq/db';
-import { createJobProducer, createRedisConnection, readMaxmemoryPolicy } from '@inferq/queue';
-import { createStorage } from '@inferq/storage';
+import { createJobProducer, createRedisConnection, readMaxmemoryPolicy, waitForReady } from '@inferq/queue';
+import {
+  createStorage,
+  JOB_OBJECTS_EXPIRY_RULE,
+  JOB_OBJECTS_PREFIX,
+  UPLOAD_OBJECTS_EXPIRE_DAYS,
+  UPLOAD_OBJECTS_EXPIRY_RULE,
+  UPLOAD_OBJECTS_PREFIX,
+} from '@inferq/storage';
 import { buildApp } from './app.ts';
+import { retentionCeilingS } from './services/retention-ceiling.ts';
 import { createDeadlineSweeper } from './background/deadline-sweeper.ts';
-import { apiConfig } from './config.ts';
+import { createPartitionMaintainer } from './background/partition-maintainer.ts';
+import { createRetiredArtifactSweeper } from './background/retired-artifact-sweeper.ts';
+import { createRetentionSweeper } from './background/retention-sweeper.ts';
+import { createOrphanSweeper, ORPHAN_SWEEP_MARGIN_S } from './background/orphan-sweeper.ts';
+import { createUploadsSweeper } from './background/uploads-sweeper.ts';
+import { apiConfig, checkApiConfig } from './config.ts';
 import { createWebhookDispatcher, type WebhookSettings } from './webhooks/webhook-dispatcher.ts';
 
-const config = loadConfig(apiConfig);
+const config = checkApiConfig(loadConfig(apiConfig));
 // Before anything opens a connection or a span, so every span has a provider.
 const tracing = startTracing({
   serviceName: config.OTEL_SERVICE_NAME ?? 'inferq-api',
@@ -44,7 +55,7 @@ const webhookSettings: WebhookSettings = {
   outputUrlTtlS: config.OUTPUT_URL_TTL_S,
 };
 
-const { server, keys } = await buildApp({
+const { server, keys, retirement, retention, metrics, tensors } = await buildApp({
   logger,
   pool,
   redis,
@@ -55,8 +66,13 @@ const { server, keys } = await buildApp({
     modelUploadLimitBytes: config.MODEL_UPLOAD_LIMIT_BYTES,
     inputMaxBytes: config.INPUT_MAX_BYTES,
     inlineTensorMaxBytes: config.INLINE_TENSOR_MAX_BYTES,
+    inlineTensorForm: config.INLINE_TENSOR_FORM,
     outputUrlTtlS: config.OUTPUT_URL_TTL_S,
+    uploadTtlS: config.UPLOAD_TTL_S,
     cacheTtlMs: config.CACHE_TTL_MS,
+    retentionCeilingS: retentionCeilingS(config.S3_JOB_OBJECTS_EXPIRE_DAYS, config.JOB_TOMBSTONE_RETENTION_S),
+    jobRetentionS: config.JOB_RETENTION_S,
+    inputRetentionS: config.JOB_INPUT_RETENTION_S,
     consoleDir: config.CONSOLE_DIR,
     submitGroupMax: config.SUBMIT_GROUP_MAX,
     queueMaxDepth: config.QUEUE_MAX_DEPTH,
@@ -68,18 +84,80 @@ const { server, keys } = await buildApp({
     requestTimeoutMs: config.HTTP_REQUEST_TIMEOUT_MS,
   },
 });
-const webhooks = createWebhookDispatcher({ pool, storage, logger, settings: webhookSettings });
+const webhooks = createWebhookDispatcher({ pool, tensors, logger, settings: webhookSettings });
 const deadlines = createDeadlineSweeper({ pool, producer, logger, intervalMs: config.DEADLINE_SWEEP_INTERVAL_MS });
+const retiredArtifacts = createRetiredArtifactSweeper({
+  retirement,
+  logger,
+  intervalMs: config.RETIRED_ARTIFACT_SWEEP_INTERVAL_MS,
+  graceMs: config.RETIRED_ARTIFACT_GRACE_MS,
+});
+const retentionSweeper = createRetentionSweeper({
+  pool,
+  redis,
+  prefix: producer.prefix,
+  retention,
+  logger,
+  intervalMs: config.RETENTION_SWEEP_INTERVAL_MS,
+  jobRetentionS: config.JOB_RETENTION_S,
+  inputRetentionS: config.JOB_INPUT_RETENTION_S,
+});
+const orphans = createOrphanSweeper({
+  pool,
+  redis,
+  prefix: producer.prefix,
+  storage,
+  logger,
+  intervalMs: config.ORPHAN_SWEEP_INTERVAL_MS,
+  maxObjectsPerPass: config.ORPHAN_SWEEP_MAX_OBJECTS,
+  minAgeS: config.JOB_RETENTION_S + ORPHAN_SWEEP_MARGIN_S,
+  onDeleted: metrics.jobOrphanedObjectsDeleted,
+});
+const uploadsSweeper = createUploadsSweeper({
+  pool,
+  redis,
+  prefix: producer.prefix,
+  storage,
+  logger,
+  intervalMs: config.UPLOAD_SWEEP_INTERVAL_MS,
+  onExpired: (count) => metrics.upload('expired', count),
+});
+const partitions = createPartitionMaintainer({
+  pool,
+  redis,
+  prefix: producer.prefix,
+  logger,
+  aheadDays: config.JOB_PARTITIONS_AHEAD_DAYS,
+  tombstoneRetentionS: config.JOB_TOMBSTONE_RETENTION_S,
+  auditRetentionS: config.AUDIT_RETENTION_S,
+  onDropped: metrics.jobPartitionsDropped,
+  onRowsDeleted: metrics.retentionRowsDeleted,
+});
 
 // Give Redis a moment to connect before taking traffic; if it is down the API
 // still starts, answering submits with 503 until it is back.
-await Promise.race([once(redis, 'ready'), setTimeout(5_000)]);
+await waitForReady(redis, 5_000);
 await storage.ensureBucket();
+await storage
+  .ensureExpiryRule({ id: JOB_OBJECTS_EXPIRY_RULE, prefix: JOB_OBJECTS_PREFIX, days: config.S3_JOB_OBJECTS_EXPIRE_DAYS })
+  .then((outcome) => logger.info({ outcome, days: config.S3_JOB_OBJECTS_EXPIRE_DAYS, prefix: JOB_OBJECTS_PREFIX }, 'bucket expiry rule for job objects'))
+  .catch((err: Error) => logger.warn({ err: err.message }, 'could not set the bucket expiry rule for job objects'));
+await storage
+  .ensureExpiryRule({ id: UPLOAD_OBJECTS_EXPIRY_RULE, prefix: UPLOAD_OBJECTS_PREFIX, days: UPLOAD_OBJECTS_EXPIRE_DAYS })
+  .then((outcome) => logger.info({ outcome, days: UPLOAD_OBJECTS_EXPIRE_DAYS, prefix: UPLOAD_OBJECTS_PREFIX }, 'bucket expiry rule for uploads'))
+  .catch((err: Error) => logger.warn({ err: err.message }, 'could not set the bucket expiry rule for uploads'));
+// Before taking traffic: a job can only be inserted into an existing day's partition.
+await partitions.ensureNow().catch((err: Error) => logger.error({ err: err.message }, 'creating job partitions failed'));
 if (config.ADMIN_API_KEY) await keys.createKey('bootstrap-admin', ['admin'], { key: config.ADMIN_API_KEY });
 const policy = await readMaxmemoryPolicy(redis).catch(() => undefined);
 if (policy !== undefined && policy !== 'noeviction') logger.warn({ policy }, 'redis maxmemory-policy is not noeviction; queue data may be evicted');
 
 deadlines.start();
+retiredArtifacts.start();
+retentionSweeper.start();
+orphans.start();
+uploadsSweeper.start();
+partitions.start();
 webhooks.start();
 // Closed in reverse: the server stops taking requests first, the sweeper before the pool it uses.
 onShutdown(logger, [
@@ -88,6 +166,11 @@ onShutdown(logger, [
   () => redis.quit(),
   () => producer.close(),
   () => deadlines.stop(),
+  () => retiredArtifacts.stop(),
+  () => retentionSweeper.stop(),
+  () => orphans.stop(),
+  () => uploadsSweeper.stop(),
+  () => partitions.stop(),
   () => webhooks.close(),
   () => server.close(),
 ]);

@@ -2,16 +2,15 @@ import { randomUUID } from 'node:crypto';
 import { connect } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { WorkerStatus } from '@inferq/contracts';
 import { createLogger } from '@inferq/core';
 import { startJobs } from '@inferq/db';
-import { createRedisConnection, publishWorkerStatus, QueueWorker, queueNameFor, removeWorkerStatus, type Redis } from '@inferq/queue';
-import { waitFor } from '@inferq/test-utils';
+import { createRedisConnection, createQueueConsumer, removeWorkerStatus, type RedisClient } from '@inferq/queue';
+import { publishFakeWorker, waitFor } from '@inferq/test-utils';
 import { createDeadlineSweeper } from '../src/background/deadline-sweeper.ts';
 import { buildTestApp, mlpInput, type TestApp } from './helpers.ts';
 
 let t: TestApp;
-let redis: Redis;
+let redis: RedisClient;
 beforeAll(async () => {
   t = await buildTestApp({ queueMaxDepth: 5, waitMaxS: 2 });
   redis = createRedisConnection(t.ctx.env.REDIS_URL!, 'producer');
@@ -34,22 +33,6 @@ const clearQueue = async () => {
   await t.producer.queueFor('mlp').obliterate({ force: true });
   await t.ctx.pool.query("UPDATE jobs SET status = 'canceled', finished_at = now() WHERE status = 'queued'");
 };
-
-const fakeWorker = (model: string): WorkerStatus => ({
-  workerId: `fake-${randomUUID()}`,
-  hostname: 'h',
-  device: 'cpu',
-  pid: 1,
-  startedAt: new Date().toISOString(),
-  lastHeartbeatAt: new Date().toISOString(),
-  modelsServed: [model],
-  modelsLoaded: [],
-  currentBatch: null,
-  jobsSucceeded: 0,
-  jobsFailed: 0,
-  batches: 0,
-  gpu: null,
-});
 
 describe('deadlines', () => {
   it('refuses a deadline that has already passed', async () => {
@@ -150,18 +133,13 @@ describe('readiness and Prefer: wait', () => {
   });
 
   it('with a live worker, answers 200 with the finished job, or 202 when the wait runs out', async () => {
-    const status = fakeWorker('mlp');
-    await publishWorkerStatus(redis, t.ctx.prefix, status, 30_000);
+    const status = await publishFakeWorker(redis, t.ctx.prefix, `fake-${randomUUID()}`, ['mlp'], 30_000);
     // A consumer standing in for the worker: it stores a result, then acknowledges (invariant 2).
     let hold = true;
-    const consumer = new QueueWorker(
-      queueNameFor('mlp'),
-      async (job) => {
-        await waitFor(async () => !hold, { timeoutMs: 10_000, what: 'release' }).catch(() => {});
-        await t.ctx.pool.query("UPDATE jobs SET status = 'succeeded', outputs = '[]', started_at = now(), finished_at = now() WHERE id = $1", [job.id]);
-      },
-      { connection: createRedisConnection(t.ctx.env.REDIS_URL!, 'consumer'), prefix: t.ctx.prefix },
-    );
+    const consumer = createQueueConsumer({ url: t.ctx.env.REDIS_URL!, prefix: t.ctx.prefix, model: 'mlp' }, async (job) => {
+      await waitFor(async () => !hold, { timeoutMs: 10_000, what: 'release' }).catch(() => {});
+      await t.ctx.pool.query("UPDATE jobs SET status = 'succeeded', outputs = '[]', started_at = now(), finished_at = now() WHERE id = $1", [job.id]);
+    });
     try {
       await waitFor(async () => (await t.server.inject({ method: 'GET', url: '/readyz' })).json().status === 'ok', { what: 'the worker to count' });
 

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import type { Scope } from '@inferq/contracts';
 import { createLogger } from '@inferq/core';
-import { createJobProducer, createRedisConnection, type JobProducer } from '@inferq/queue';
+import { createJobProducer, createRedisConnection, waitForReady, type JobProducer } from '@inferq/queue';
 import { createTestContext, demoModel, type TestContext } from '@inferq/test-utils';
 import { buildApp, type App } from '../src/app.ts';
 
@@ -40,6 +40,8 @@ export async function buildTestApp(settings: Partial<Parameters<typeof buildApp>
   const ctx = await createTestContext();
   const redis = createRedisConnection(ctx.env.REDIS_URL!, 'producer');
   const producer = createJobProducer({ connection: redis, prefix: ctx.prefix });
+  // As the API's start does: a Cluster's slots take a moment on a busy machine, and the producer sends nothing before.
+  await waitForReady(redis, 10_000);
   const app = await buildApp({
     logger: createLogger({ service: 'api-test', level: ctx.env.LOG_LEVEL!, pretty: false }),
     pool: ctx.pool,

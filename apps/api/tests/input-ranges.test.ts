@@ -3,8 +3,9 @@
 // route alike, over a model with an input of every datatype.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import type { DataType, WorkerStatus } from '@inferq/contracts';
-import { createRedisConnection, publishWorkerStatus, type Redis } from '@inferq/queue';
+import type { DataType } from '@inferq/contracts';
+import { createRedisConnection, type RedisClient } from '@inferq/queue';
+import { publishFakeWorker } from '@inferq/test-utils';
 import { TYPED_DATATYPES, TYPED_MODEL, allTypesModel, typedInputName, typedJobBody } from './fuzz/typed-bodies.ts';
 import { buildTestApp, type TestApp } from './helpers.ts';
 
@@ -12,37 +13,24 @@ const DATATYPES = TYPED_DATATYPES;
 const inputName = typedInputName;
 
 let t: TestApp;
-let redis: Redis;
+let redis: RedisClient;
 beforeAll(async () => {
   t = await buildTestApp();
   // Connects while the model is registered (no offline queue).
   redis = createRedisConnection(t.ctx.env.REDIS_URL!, 'producer');
   expect((await t.registerModel(TYPED_MODEL, allTypesModel())).statusCode).toBe(201);
   // A live worker for the model, so the v2 route gets as far as decoding the data.
-  const now = new Date().toISOString();
-  const worker: WorkerStatus = {
-    workerId: 'w-input-ranges',
-    hostname: 'h',
-    device: 'cpu',
-    pid: 1,
-    startedAt: now,
-    lastHeartbeatAt: now,
-    modelsServed: [TYPED_MODEL],
-    modelsLoaded: [],
-    currentBatch: null,
-    jobsSucceeded: 0,
-    jobsFailed: 0,
-    batches: 0,
-    gpu: null,
-  };
-  await publishWorkerStatus(redis, t.ctx.prefix, worker, 600_000);
+  await publishFakeWorker(redis, t.ctx.prefix, 'w-input-ranges', [TYPED_MODEL]);
 });
 afterAll(async () => {
   await redis?.quit();
   await t?.close();
 });
 
-const ZERO: Record<DataType, string> = Object.fromEntries(DATATYPES.map((d) => [d, d === 'BOOL' ? 'false' : '0'])) as Record<DataType, string>;
+const ZERO: Record<DataType, string> = Object.fromEntries(DATATYPES.map((d) => [d, d === 'BOOL' ? 'false' : d === 'BYTES' ? '""' : '0'])) as Record<
+  DataType,
+  string
+>;
 /** Every input valid, except `bad` (JSON text, so `1e400` reaches the server as written) as element 1 of `target`. */
 const inputsText = (target: DataType, bad: string, nested: boolean): string =>
   `[${DATATYPES.map((d) => {
@@ -74,6 +62,7 @@ const cases: Array<[DataType, string, string]> = [
   ['INT64', '2.5', 'element 1 (value 2.5) is not an integer (INT64)'],
   ['BOOL', '2', 'element 1 (value 2) is not a valid BOOL (true, false, 0 or 1)'],
   ['BOOL', '"true"', 'is not a valid BOOL'],
+  ['BYTES', '7', 'element 1 (value 7) is not a valid BYTES element (a string)'],
 ];
 
 describe('values that do not fit their datatype', () => {

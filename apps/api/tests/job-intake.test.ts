@@ -24,7 +24,7 @@ describe('group commit of submissions', () => {
     // Count the INSERTs into jobs that reach Postgres (the real one, only observed).
     const query = t.ctx.pool.query.bind(t.ctx.pool) as (...args: unknown[]) => Promise<unknown>;
     (t.ctx.pool as unknown as { query: unknown }).query = (text: unknown, ...rest: unknown[]) => {
-      if (typeof text === 'string' && text.trimStart().startsWith('INSERT INTO jobs')) inserts++;
+      if (typeof text === 'string' && /\bINSERT INTO jobs \(/.test(text)) inserts++;
       return query(text, ...rest);
     };
     expect((await t.registerModel('mlp')).statusCode).toBe(201);

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_KEY, mlpRows, startStack, waitFor, type Stack } from '@inferq/test-utils';
+import { encodeInferRequest, parseInferResponseBody, type EncodeRequestOptions, type RequestInput, type RequestedOutput } from '@inferq/contracts';
 
 // The Open Inference Protocol (KServe v2) surface driven the way Triton's and
 // KServe's HTTP clients drive it, over the real API and worker processes.
@@ -36,7 +37,7 @@ describe('health and metadata', () => {
       expect(res.status, path).toBe(200);
     }
     expect((await fetch(`${stack.baseUrl}/v2`)).status).toBe(401);
-    expect(await v2('GET', '/v2')).toEqual({ status: 200, json: { name: 'inferq', version: expect.any(String), extensions: [] } });
+    expect(await v2('GET', '/v2')).toEqual({ status: 200, json: { name: 'inferq', version: expect.any(String), extensions: ['binary_tensor_data'] } });
   });
 
   it('describes the model with dynamic dims as -1, latest and by version', async () => {
@@ -80,7 +81,9 @@ describe('before a worker serves the model', () => {
     expect(wrongShape.status).toBe(400);
     expect(wrongShape.json).toMatchObject({ code: 'INPUT_SHAPE_MISMATCH', error: expect.stringContaining('features') });
     const bytes = await v2('POST', '/v2/models/mlp/infer', { inputs: [{ name: 'features', shape: [1, 64], datatype: 'BYTES', data: ['x'] }] });
-    expect(bytes.json).toMatchObject({ status: 400, code: 'DATATYPE_UNSUPPORTED', error: expect.any(String) });
+    expect(bytes.json).toMatchObject({ status: 400, code: 'INPUT_DATATYPE_MISMATCH', error: expect.any(String) });
+    const bf16 = await v2('POST', '/v2/models/mlp/infer', { inputs: [{ name: 'features', shape: [1, 64], datatype: 'BF16', data: ['x'] }] });
+    expect(bf16.json).toMatchObject({ status: 400, code: 'DATATYPE_UNSUPPORTED', error: expect.any(String) });
     const unknownField = await v2('POST', '/v2/models/mlp/infer', { ...inferBody(1, 1), model: 'mlp' });
     expect(unknownField.json).toMatchObject({ status: 400, code: 'VALIDATION_FAILED', error: expect.stringContaining('model') });
     const unknownOutput = await v2('POST', '/v2/models/mlp/infer', inferBody(1, 1, { outputs: [{ name: 'probabilities' }] }));
@@ -143,5 +146,135 @@ describe('with a worker', () => {
     });
     expect(res.status).toBe(400);
     expect(res.json).toMatchObject({ code: 'INPUT_DATA_INVALID', error: expect.stringContaining('FP32') });
+  });
+});
+
+describe('the binary tensor data extension', () => {
+  const IHCL = 'inference-header-content-length';
+  const features = (rows: number, seed: number): RequestInput => ({
+    name: 'features',
+    datatype: 'FP32',
+    shape: [rows, 64],
+    data: new Uint8Array(mlpRows(rows, seed).buffer.slice(0)),
+  });
+  /** POSTs a body as tritonclient frames it (`encodeInferRequest`), with `contentType` (null: none, as the Python client sends). */
+  async function infer(
+    request: { id?: string; parameters?: Record<string, unknown>; inputs: RequestInput[]; outputs?: RequestedOutput[] },
+    options: EncodeRequestOptions = {},
+    contentType: string | null = 'application/octet-stream',
+  ) {
+    const framed = encodeInferRequest(request, options);
+    if (!framed.ok) throw new Error(framed.detail);
+    const headers: Record<string, string> = { authorization: `Bearer ${ADMIN_KEY}` };
+    if (framed.value.headerLength !== undefined) headers[IHCL] = String(framed.value.headerLength);
+    if (contentType) headers['content-type'] = framed.value.headerLength === undefined ? 'application/json' : contentType;
+    const res = await fetch(`${stack.baseUrl}/v2/models/mlp/infer`, { method: 'POST', headers, body: Buffer.from(framed.value.body) });
+    return { res, body: new Uint8Array(await res.arrayBuffer()) };
+  }
+  const logitsOf = (bytes: Uint8Array) => Array.from(new Float32Array(bytes.slice().buffer));
+
+  beforeAll(async () => {
+    await waitFor(async () => (await v2('GET', '/v2/models/mlp/ready')).status === 200, { intervalMs: 100, what: 'mlp to be ready' });
+  });
+
+  it('takes binary inputs and answers binary outputs laid out as the protocol says, equal to /v1', async () => {
+    for (const contentType of ['application/octet-stream', null]) {
+      const { res, body } = await infer({ id: 'bin-1', inputs: [features(2, 9)] }, { binaryOutputs: true }, contentType);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toBe('application/octet-stream');
+      const headerLength = Number(res.headers.get(IHCL));
+      // The JSON header, then exactly the one output's 2 × 16 FP32 bytes.
+      expect(body.byteLength).toBe(headerLength + 2 * 16 * 4);
+      expect(JSON.parse(Buffer.from(body.subarray(0, headerLength)).toString('utf8'))).toEqual({
+        model_name: 'mlp',
+        model_version: '1',
+        id: 'bin-1',
+        outputs: [{ name: 'logits', datatype: 'FP32', shape: [2, 16], parameters: { binary_data_size: 128 } }],
+      });
+      const parsed = parseInferResponseBody(body, headerLength);
+      if (!parsed.ok) throw new Error(parsed.detail);
+      const expected = await v1Logits(2, 9);
+      logitsOf(parsed.value.tensors[0]!).forEach((v, i) => expect(v).toBeCloseTo(expected[i]!, 5));
+    }
+  });
+
+  it('mixes binary inputs with JSON outputs, takes integer priorities, and the C++ client all-JSON form', async () => {
+    const { res, body } = await infer({ inputs: [features(1, 3)], outputs: [{ name: 'logits', binary: false }], parameters: { priority: 1 } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(res.headers.get(IHCL)).toBeNull();
+    const json = JSON.parse(Buffer.from(body).toString('utf8'));
+    const expected = await v1Logits(1, 3);
+    json.outputs[0].data.forEach((v: number, i: number) => expect(v).toBeCloseTo(expected[i]!, 5));
+    expect((await v2('GET', `/v1/jobs/${json.id}`)).json).toMatchObject({ priority: 'high' });
+    // All JSON with the header length set to the whole body, binary outputs asked for.
+    const text = Buffer.from(JSON.stringify({ ...inferBody(1, 3), parameters: { binary_data_output: true } }));
+    const all = await fetch(`${stack.baseUrl}/v2/models/mlp/infer`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json', [IHCL]: String(text.byteLength) },
+      body: text,
+    });
+    expect(all.status).toBe(200);
+    const allBody = new Uint8Array(await all.arrayBuffer());
+    const parsed = parseInferResponseBody(allBody, Number(all.headers.get(IHCL)));
+    if (!parsed.ok) throw new Error(parsed.detail);
+    expect(logitsOf(parsed.value.tensors[0]!)).toEqual(json.outputs[0].data.map((v: number) => Math.fround(v)));
+    const bad = await v2('POST', '/v2/models/mlp/infer', { ...inferBody(1, 3), parameters: { priority: 7 } });
+    expect(bad.status).toBe(400);
+  });
+
+  it('answers a framed /v1 submit with Prefer: wait and Accept: application/octet-stream with the framed job', async () => {
+    const input = features(1, 4);
+    const header = Buffer.from(
+      JSON.stringify({ model: 'mlp', inputs: [{ name: 'features', datatype: 'FP32', shape: [1, 64], parameters: { binary_data_size: 256 } }] }),
+    );
+    const res = await fetch(`${stack.baseUrl}/v1/jobs`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${ADMIN_KEY}`,
+        'content-type': 'application/octet-stream',
+        [IHCL]: String(header.byteLength),
+        prefer: 'wait=30',
+        accept: 'application/octet-stream',
+      },
+      body: Buffer.concat([header, input.data as Uint8Array]),
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('application/octet-stream');
+    const body = new Uint8Array(await res.arrayBuffer());
+    const n = Number(res.headers.get(IHCL));
+    const job = JSON.parse(Buffer.from(body.subarray(0, n)).toString('utf8'));
+    expect(job).toMatchObject({ status: 'succeeded', outputs: [{ name: 'logits', parameters: { binary_data_size: 64 } }] });
+    const expected = await v1Logits(1, 4);
+    logitsOf(body.subarray(n)).forEach((v, i) => expect(v).toBeCloseTo(expected[i]!, 5));
+  });
+
+  it('refuses bad framing with 400 and the protocol `error`, submitting nothing', async () => {
+    const before = (await stack.ctx.pool.query('SELECT count(*)::int AS n FROM jobs')).rows[0].n;
+    const framed = encodeInferRequest({ inputs: [features(1, 1)] });
+    if (!framed.ok) throw new Error(framed.detail);
+    const { body, headerLength } = framed.value;
+    const send = (payload: Uint8Array, length: string) =>
+      fetch(`${stack.baseUrl}/v2/models/mlp/infer`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/octet-stream', [IHCL]: length },
+        body: Buffer.from(payload),
+      });
+    const cases: Array<[Uint8Array, string, string]> = [
+      [body.subarray(0, body.byteLength - 4), String(headerLength), 'BINARY_SIZE_MISMATCH'],
+      [body, String(body.byteLength + 1), 'BINARY_HEADER_LENGTH_INVALID'],
+      [body, String(headerLength! - 3), 'MALFORMED_BODY'],
+      [body, 'x', 'BINARY_HEADER_LENGTH_INVALID'],
+    ];
+    for (const [payload, length, code] of cases) {
+      const res = await send(payload, length);
+      expect(res.status, code).toBe(400);
+      expect(await res.json()).toMatchObject({ code, error: expect.any(String) });
+    }
+    // binary_data_size in a plain JSON body: no binary section to read it from.
+    const header = JSON.parse(Buffer.from(body.subarray(0, headerLength)).toString('utf8'));
+    const plain = await v2('POST', '/v2/models/mlp/infer', header);
+    expect(plain.json).toMatchObject({ status: 400, code: 'BINARY_SIZE_MISMATCH' });
+    expect((await stack.ctx.pool.query('SELECT count(*)::int AS n FROM jobs')).rows[0].n).toBe(before);
   });
 });

@@ -1,12 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { WorkerStatus } from '@inferq/contracts';
-import { createRedisConnection, publishWorkerStatus, QueueWorker, queueNameFor, removeWorkerStatus, type Redis } from '@inferq/queue';
-import { waitFor } from '@inferq/test-utils';
+import { createRedisConnection, createQueueConsumer, removeWorkerStatus, type RedisClient } from '@inferq/queue';
+import { publishFakeWorker, waitFor } from '@inferq/test-utils';
 import { buildTestApp, mlpInput, type TestApp } from './helpers.ts';
 
 let t: TestApp;
-let redis: Redis;
+let redis: RedisClient;
 beforeAll(async () => {
   t = await buildTestApp({ waitMaxS: 1 });
   redis = createRedisConnection(t.ctx.env.REDIS_URL!, 'producer');
@@ -32,22 +31,6 @@ const pausedGauge = async () => {
   const body = (await t.server.inject({ method: 'GET', url: '/metrics', headers: t.auth() })).body;
   return body.match(/^inferq_queue_paused\{model="mlp"\} (\d)$/m)?.[1];
 };
-
-const fakeWorker = (model: string): WorkerStatus => ({
-  workerId: `fake-${randomUUID()}`,
-  hostname: 'h',
-  device: 'cpu',
-  pid: 1,
-  startedAt: new Date().toISOString(),
-  lastHeartbeatAt: new Date().toISOString(),
-  modelsServed: [model],
-  modelsLoaded: [],
-  currentBatch: null,
-  jobsSucceeded: 0,
-  jobsFailed: 0,
-  batches: 0,
-  gpu: null,
-});
 
 describe('pausing and resuming a model queue', () => {
   it('is for admin keys only: a key with every other scope gets 403 and changes nothing', async () => {
@@ -98,17 +81,12 @@ describe('pausing and resuming a model queue', () => {
   });
 
   it('lets Prefer: wait and /v2 infer wait out their time with the job still queued, and a consumer run them only after resume', async () => {
-    const status = fakeWorker('mlp');
-    await publishWorkerStatus(redis, t.ctx.prefix, status, 30_000);
+    const status = await publishFakeWorker(redis, t.ctx.prefix, `fake-${randomUUID()}`, ['mlp'], 30_000);
     const started: string[] = [];
-    const consumer = new QueueWorker(
-      queueNameFor('mlp'),
-      async (job) => {
-        started.push(job.id!);
-        await t.ctx.pool.query("UPDATE jobs SET status = 'succeeded', outputs = '[]', started_at = now(), finished_at = now() WHERE id = $1", [job.id]);
-      },
-      { connection: createRedisConnection(t.ctx.env.REDIS_URL!, 'consumer'), prefix: t.ctx.prefix },
-    );
+    const consumer = createQueueConsumer({ url: t.ctx.env.REDIS_URL!, prefix: t.ctx.prefix, model: 'mlp' }, async (job) => {
+      started.push(job.id!);
+      await t.ctx.pool.query("UPDATE jobs SET status = 'succeeded', outputs = '[]', started_at = now(), finished_at = now() WHERE id = $1", [job.id]);
+    });
     try {
       await consumer.waitUntilReady();
       const waited = await submit({ prefer: 'wait=1' });

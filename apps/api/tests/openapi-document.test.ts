@@ -14,9 +14,15 @@ import { buildTestApp, type TestApp } from './helpers.ts';
 /** 2xx bodies that are not JSON, by operation, and the content type each declares. */
 const NON_JSON_SUCCESS: Record<string, string> = {
   'GET /metrics': 'text/plain',
+  // Prefer: wait with Accept: application/octet-stream: the framed job, as GET answers it.
+  'POST /v1/jobs': 'application/octet-stream',
+  'GET /v1/jobs/{id}': 'application/octet-stream',
   'GET /v1/jobs/{id}/events': 'text/event-stream',
   'GET /v1/jobs/{id}/inputs/{index}': 'application/octet-stream',
   'GET /v1/jobs/{id}/outputs/{index}': 'application/octet-stream',
+  // The binary tensor data extension: the JSON header (the schema), then the outputs' bytes.
+  'POST /v2/models/{name}/infer': 'application/octet-stream',
+  'POST /v2/models/{name}/versions/{version}/infer': 'application/octet-stream',
 };
 
 const HTTP_METHODS = new Set(['get', 'put', 'post', 'delete', 'patch', 'options', 'head', 'trace']);

@@ -2,12 +2,12 @@ import { mkdtemp, mkdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { WorkerStatus } from '@inferq/contracts';
-import { createRedisConnection, publishWorkerStatus, type Redis } from '@inferq/queue';
+import { createRedisConnection, publishWorkerStatus, type RedisClient } from '@inferq/queue';
+import { fakeWorkerStatus } from '@inferq/test-utils';
 import { buildTestApp, mlpInput, type TestApp } from './helpers.ts';
 
 let t: TestApp;
-let redis: Redis;
+let redis: RedisClient;
 let consoleDir: string;
 beforeAll(async () => {
   consoleDir = await mkdtemp(join(tmpdir(), 'inferq-console-'));
@@ -27,21 +27,12 @@ const get = (url: string, key?: string) => t.server.inject({ method: 'GET', url,
 const submit = (priority: string, key?: string) =>
   t.server.inject({ method: 'POST', url: '/v1/jobs', payload: { model: 'mlp', inputs: [mlpInput(1, Math.random())], priority }, headers: t.auth(key) });
 
-const worker = (id: string): WorkerStatus => ({
-  workerId: id,
-  hostname: 'h',
-  device: 'cpu',
-  pid: 1,
-  startedAt: new Date().toISOString(),
-  lastHeartbeatAt: new Date().toISOString(),
-  modelsServed: ['mlp'],
-  modelsLoaded: [{ model: 'mlp', version: 1, provider: 'cpu', loadedAt: new Date().toISOString() }],
-  currentBatch: null,
-  jobsSucceeded: 3,
-  jobsFailed: 0,
-  batches: 1,
-  gpu: null,
-});
+const worker = (id: string) =>
+  fakeWorkerStatus(id, ['mlp'], {
+    modelsLoaded: [{ model: 'mlp', version: 1, provider: 'cpu', loadedAt: new Date().toISOString() }],
+    jobsSucceeded: 3,
+    batches: 1,
+  });
 
 describe('GET /v1/me', () => {
   it("describes the caller's key", async () => {
@@ -60,7 +51,7 @@ describe('GET /v1/workers and /v1/stats', () => {
     await publishWorkerStatus(redis, t.ctx.prefix, worker('w-gone'), -1);
     const res = await get('/v1/workers');
     expect(res.statusCode).toBe(200);
-    expect(res.json().items.map((w: WorkerStatus) => w.workerId)).toEqual(['w-live']);
+    expect(res.json().items.map((w: { workerId: string }) => w.workerId)).toEqual(['w-live']);
   });
 
   it('counts submissions and queue depth per priority from Postgres and the queue', async () => {

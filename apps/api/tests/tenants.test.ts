@@ -34,6 +34,9 @@ const isPublic = (url: string) =>
 /** A concrete URL for a route pattern: params become a fresh id, index 0, or the registered model. */
 const concrete = (url: string, id: string = randomUUID()) =>
   url.replace(/:(\w+)/g, (_, name: string) => (name === 'index' ? '0' : name === 'name' ? 'mlp' : id)).replace('*', 'x');
+/** The route's concrete URL for the scope checks; the retire route names a version nobody registered, so they never retire mlp. */
+const urlFor = (route: { method: string; url: string }) =>
+  route.method === 'DELETE' && route.url === '/v1/models/:name' ? '/v1/models/mlp:999' : concrete(route.url);
 
 describe('authentication and scopes on every route', () => {
   const scoped = () => t.routes.filter((r) => r.scope !== undefined);
@@ -55,7 +58,7 @@ describe('authentication and scopes on every route', () => {
         ['a wrong secret for a real prefix', { authorization: `Bearer ${wrongSecret}` }],
         ['a revoked key', { authorization: `Bearer ${revoked}` }],
       ] as const) {
-        const res = await request(route.method, concrete(route.url), undefined, headers);
+        const res = await request(route.method, urlFor(route), undefined, headers);
         expect(res.statusCode, `${route.method} ${route.url} with ${why}`).toBe(401);
         if (route.method !== 'HEAD') expect(res.json().code).toBe('UNAUTHENTICATED');
       }
@@ -72,11 +75,11 @@ describe('authentication and scopes on every route', () => {
     for (const route of scoped()) {
       if (route.scope === 'any') continue;
       const lacking = await keyFor(SCOPES.filter((s) => s !== route.scope && s !== 'admin'));
-      const res = await request(route.method, concrete(route.url), lacking);
+      const res = await request(route.method, urlFor(route), lacking);
       expect(res.statusCode, `${route.method} ${route.url} without ${route.scope}`).toBe(403);
       if (route.method !== 'HEAD') expect(res.json().code).toBe('FORBIDDEN');
       const holding = route.scope === 'admin' ? t.adminKey : await keyFor([route.scope as Scope]);
-      const through = await request(route.method, concrete(route.url), holding);
+      const through = await request(route.method, urlFor(route), holding);
       expect([401, 403], `${route.method} ${route.url} with ${route.scope}`).not.toContain(through.statusCode);
     }
   });
@@ -90,10 +93,11 @@ describe("one key never reaches another key's jobs", () => {
     [a, b] = [await t.newKey(), await t.newKey()];
     jobA = await submit(a);
     // Play the worker: the job succeeds with one output kept in S3.
-    expect((await startJobs(t.ctx.pool, { ids: [jobA], workerId: 'w', batchId: randomUUID(), batchSize: 1 })).size).toBe(1);
-    const key = jobOutputKey(jobA, 0);
+    const batchId = randomUUID();
+    expect((await startJobs(t.ctx.pool, { ids: [jobA], workerId: 'w', batchId, batchSize: 1 })).size).toBe(1);
+    const key = jobOutputKey(jobA, new Date(), batchId, 0);
     await t.ctx.storage.putObject(key, new Uint8Array(40), { contentType: 'application/octet-stream' });
-    await completeJobs(t.ctx.pool, [
+    await completeJobs(t.ctx.pool, batchId, [
       { id: jobA, inferMs: 1, items: 1, deviceMs: 1, outputs: [{ name: 'out', datatype: 'FP32', shape: [1, 10], bytes: 40, key }] },
     ]);
   });
@@ -104,6 +108,7 @@ describe("one key never reaches another key's jobs", () => {
       expect.arrayContaining([
         'GET /v1/jobs/:id',
         'POST /v1/jobs/:id/cancel',
+        'DELETE /v1/jobs/:id',
         'POST /v1/jobs/:id/retry',
         'GET /v1/jobs/:id/inputs/:index',
         'GET /v1/jobs/:id/outputs/:index',
@@ -133,6 +138,23 @@ describe("one key never reaches another key's jobs", () => {
     expect(url.pathname).toContain(jobA);
     expect(url.searchParams.get('X-Amz-Expires')).toBe(String(OUTPUT_URL_TTL_S));
     expect((await request('GET', `/v1/jobs/${jobA}/outputs/0`, a)).rawPayload.byteLength).toBe(40);
+  });
+
+  it("bulk cancel and retry never reach A's jobs from B, even naming A's key; an admin's dry run finds them", async () => {
+    const aKeyId = await keyIdOf(a);
+    const queuedA = await submit(a);
+    const bulk = (action: string, key: string, filter: { keyId?: string; id?: string }, dryRun = false) =>
+      t.server.inject({ method: 'POST', url: `/v1/jobs/bulk-${action}`, payload: { filter, dryRun }, headers: t.auth(key) });
+    for (const action of ['cancel', 'retry']) {
+      for (const filter of [{ keyId: aKeyId }, { id: jobA }, { id: queuedA }]) {
+        const res = await bulk(action, b, filter);
+        expect(res.statusCode, `${action} ${JSON.stringify(filter)}`).toBe(200);
+        expect(res.json()).toMatchObject({ matched: 0, touched: 0 });
+      }
+    }
+    expect((await request('GET', `/v1/jobs/${queuedA}`, a)).json().status).toBe('queued');
+    expect((await bulk('cancel', t.adminKey, { keyId: aKeyId }, true)).json()).toMatchObject({ matched: 1, dryRun: true });
+    expect((await bulk('cancel', t.adminKey, { id: queuedA })).json()).toMatchObject({ matched: 1, touched: 1 });
   });
 });
 

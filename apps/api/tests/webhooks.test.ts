@@ -4,6 +4,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '@inferq/core';
+import { createTensorStore } from '@inferq/storage';
 import { waitFor } from '@inferq/test-utils';
 import { createWebhookDispatcher, type WebhookDispatcher, type WebhookSettings } from '../src/webhooks/webhook-dispatcher.ts';
 import { buildTestApp, mlpInput, type TestApp } from './helpers.ts';
@@ -57,7 +58,7 @@ let dispatcher: WebhookDispatcher;
 const startDispatcher = (overrides: Partial<WebhookSettings> = {}) => {
   dispatcher = createWebhookDispatcher({
     pool: t.ctx.pool,
-    storage: t.ctx.storage,
+    tensors: createTensorStore({ storage: t.ctx.storage, inlineMaxBytes: 64 * 1024 }),
     logger: createLogger({ service: 'webhooks-test', level: 'silent', pretty: false }),
     settings: settings(overrides),
   });
@@ -177,7 +178,7 @@ describe('delivery', () => {
   it('delivers each job once when two API replicas dispatch together', async () => {
     const replica = createWebhookDispatcher({
       pool: t.ctx.pool,
-      storage: t.ctx.storage,
+      tensors: createTensorStore({ storage: t.ctx.storage, inlineMaxBytes: 64 * 1024 }),
       logger: createLogger({ service: 'webhooks-test', level: 'silent', pretty: false }),
       settings: settings(),
     });

@@ -1,39 +1,69 @@
 import { Pool as HttpPool } from 'undici';
 import type { Pool } from '@inferq/db';
 import { readFile } from 'node:fs/promises';
-import { ADMIN_KEY, demoModel, mlpRows, waitFor, type Stack } from '@inferq/test-utils';
+import { ADMIN_KEY, demoModel, mlpRows, waitFor, type Stack, type TestProcess } from '@inferq/test-utils';
+import { cpuStopwatch } from './costs/process-cpu.ts';
+import { meterTiers, type TierCosts } from './costs/tier-costs.ts';
 
 export interface SubmitRun {
   ids: string[];
+  /** Request body bytes sent in answered submits. */
+  bodyBytes: number;
   /** Milliseconds per request, in completion order. */
   latenciesMs: number[];
   elapsedS: number;
+  /** Submits refused in a way the caller said to expect (`Refusal`), not sent again. */
+  refused: number;
 }
 
+/** A refusal the caller expects (a deadline that passed before the API read the request): counted, not thrown. */
+export type Refusal = (status: number, code: string | undefined) => boolean;
+
+/** A submit body in its wire form, sent as is with its own headers (a framed binary submit, or JSON serialised once). */
+export class EncodedBody {
+  constructor(
+    readonly bytes: Buffer,
+    readonly headers: Record<string, string>,
+  ) {}
+}
+
+/** `body` in its wire form: as is when already encoded, else as JSON. */
+export const wireBody = (body: unknown): EncodedBody =>
+  body instanceof EncodedBody ? body : new EncodedBody(Buffer.from(JSON.stringify(body)), { 'content-type': 'application/json' });
+
+/** How a submit carries its tensor bytes: JSON with base64 `data`, or the framed binary body (Inference-Header-Content-Length). */
+export type BodyForm = 'json' | 'binary';
+export const BODY_FORMS: readonly BodyForm[] = ['json', 'binary'];
+
 /** One HTTP client submitting jobs; records each 202's id and latency. */
-function createSubmitter(baseUrl: string, count: number, connections: number, body: (i: number) => unknown, apiKey = ADMIN_KEY) {
+function createSubmitter(baseUrl: string, count: number, connections: number, body: (i: number) => unknown, apiKey = ADMIN_KEY, expected?: Refusal) {
   const http = new HttpPool(baseUrl, { connections, pipelining: 1 });
-  const headers = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' };
+  const auth = { authorization: `Bearer ${apiKey}` };
   const ids: string[] = new Array(count);
   const latenciesMs: number[] = [];
+  let bodyBytes = 0;
+  let refused = 0;
   const started = performance.now();
-  // Scenarios mostly send one body object over and over: serialise it once,
+  // Scenarios mostly send one body object over and over: encode it once,
   // so the load generator spends its share of the cores on sending, not on
   // escaping the same 16 KiB of base64 for every request.
   let lastBody: unknown;
-  let lastJson = '';
-  const serialise = (b: unknown): string => (b === lastBody ? lastJson : ((lastBody = b), (lastJson = JSON.stringify(b))));
+  let lastEncoded = wireBody({});
+  const encode = (b: unknown): EncodedBody => (b === lastBody ? lastEncoded : ((lastBody = b), (lastEncoded = wireBody(b))));
   return {
     async send(i: number): Promise<void> {
       const t0 = performance.now();
-      const res = await http.request({ path: '/v1/jobs', method: 'POST', headers, body: serialise(body(i)) });
+      const encoded = encode(body(i));
+      const res = await http.request({ path: '/v1/jobs', method: 'POST', headers: { ...auth, ...encoded.headers }, body: encoded.bytes });
       const json = (await res.body.json()) as { id?: string; code?: string };
+      if (res.statusCode !== 202 && expected?.(res.statusCode, json.code)) return void refused++;
       if (res.statusCode !== 202) throw new Error(`submit answered ${res.statusCode} ${json.code ?? ''}`);
       latenciesMs.push(performance.now() - t0);
+      bodyBytes += encoded.bytes.byteLength;
       ids[i] = json.id!;
     },
     /** What was sent so far, timed from the submitter's start to now. */
-    result: (): SubmitRun => ({ ids, latenciesMs, elapsedS: (performance.now() - started) / 1000 }),
+    result: (): SubmitRun => ({ ids, bodyBytes, latenciesMs, elapsedS: (performance.now() - started) / 1000, refused }),
     close: () => http.close(),
   };
 }
@@ -98,19 +128,48 @@ export const SHIPPED_WORKER_ENV = {
   HEARTBEAT_INTERVAL_MS: '5000',
 };
 
-/** A job body of one FP32 tensor sent as base64 (the fast path); every job carries the same bytes. */
-export function base64Body(model: string, input: string, shape: number[], values: Float32Array): () => unknown {
-  const data = Buffer.from(values.buffer, values.byteOffset, values.byteLength).toString('base64');
-  const body = { model, inputs: [{ name: input, datatype: 'FP32', shape, data }] };
+/**
+ * A job body of one FP32 tensor in `form`: JSON with the bytes as base64 (the
+ * fast JSON path), or framed (the JSON header, then the raw bytes); `fields`
+ * go beside `model` (e.g. priority). Every job carries the same bytes.
+ */
+export function tensorBody(
+  form: BodyForm,
+  model: string,
+  input: string,
+  shape: number[],
+  values: Float32Array,
+  fields: Record<string, unknown> = {},
+): () => unknown {
+  const bytes = Buffer.from(values.buffer, values.byteOffset, values.byteLength);
+  const tensor = { name: input, datatype: 'FP32', shape };
+  if (form === 'json') {
+    const body = { model, ...fields, inputs: [{ ...tensor, data: bytes.toString('base64') }] };
+    return () => body;
+  }
+  const header = Buffer.from(JSON.stringify({ model, ...fields, inputs: [{ ...tensor, parameters: { binary_data_size: bytes.byteLength } }] }));
+  const headers = { 'content-type': 'application/octet-stream', 'inference-header-content-length': String(header.byteLength) };
+  const body = new EncodedBody(Buffer.concat([header, bytes]), headers);
   return () => body;
 }
+
+/** A job body of one FP32 tensor sent as base64 (the fast JSON path); every job carries the same bytes. */
+export const base64Body = (model: string, input: string, shape: number[], values: Float32Array): (() => unknown) =>
+  tensorBody('json', model, input, shape, values);
 
 /**
  * Submits `count` jobs at a steady `ratePerS`, open loop: a slow answer never
  * delays the next send, so queue waits show what a client at that rate sees.
  */
-export async function submitJobsAtRate(baseUrl: string, count: number, ratePerS: number, body: (i: number) => unknown, apiKey?: string): Promise<SubmitRun> {
-  const submitter = createSubmitter(baseUrl, count, 64, body, apiKey);
+export async function submitJobsAtRate(
+  baseUrl: string,
+  count: number,
+  ratePerS: number,
+  body: (i: number) => unknown,
+  apiKey?: string,
+  expected?: Refusal,
+): Promise<SubmitRun> {
+  const submitter = createSubmitter(baseUrl, count, 64, body, apiKey, expected);
   const started = performance.now();
   const sends: Array<Promise<void>> = [];
   try {
@@ -138,16 +197,41 @@ export interface JobsRun {
   /** Per succeeded job: queue wait plus its batch's inference time. */
   latenciesMs: number[];
   submit: SubmitRun;
+  /** CPU seconds the (first) API process used while the jobs were submitted; null off Linux. */
+  apiCpuS: number | null;
+  /** What the run cost per job, tier by tier, from the first submit to the last job seen finished. */
+  costs: TierCosts;
 }
+
+/** The processes a run's tier costs cover beside the stack's API: its workers, and their session's intra-op threads. */
+export interface RunTiers {
+  workers?: TestProcess[];
+  /** @default 1 */
+  sessionCores?: number;
+}
+
+/** The stack's API, `tiers.workers`, its Redis and Postgres, and this process as the load generator. */
+export const meterStack = (stack: Stack, tiers: RunTiers = {}) =>
+  meterTiers({
+    apiPids: [stack.api.child.pid!],
+    workerPids: (tiers.workers ?? []).map((w) => w.child.pid!),
+    redisUrl: stack.ctx.env.REDIS_URL,
+    pool: stack.ctx.pool,
+    sessionCores: tiers.sessionCores,
+  });
 
 /**
  * Runs `submit` (which sends `count` jobs), waits until all are finished and
  * reads their timings, then empties the jobs table so the next run on the
  * same stack starts clean.
  */
-export async function measureJobs(stack: Stack, count: number, submit: () => Promise<SubmitRun>): Promise<JobsRun> {
+export async function measureJobs(stack: Stack, count: number, submit: () => Promise<SubmitRun>, tiers?: RunTiers): Promise<JobsRun> {
+  const meter = await meterStack(stack, tiers);
+  const apiCpu = cpuStopwatch(stack.api.child.pid);
   const sent = await submit();
+  const apiCpuS = apiCpu.stop();
   await waitForFinished(stack.ctx.pool, count);
+  const costs = await meter.stop(count);
   const span = await finishedSpan(stack.ctx.pool);
   await stack.ctx.pool.query('DELETE FROM jobs');
   return {
@@ -159,17 +243,18 @@ export async function measureJobs(stack: Stack, count: number, submit: () => Pro
     failed: span.failed,
     latenciesMs: span.queueMs.map((q, i) => q + span.inferMs[i]!),
     submit: sent,
+    apiCpuS,
+    costs,
   };
 }
 
 /** `count` jobs at saturating load: `concurrency` requests in flight. */
-export const runBurst = (stack: Stack, count: number, concurrency: number, body: (i: number) => unknown): Promise<JobsRun> =>
-  measureJobs(stack, count, () => submitJobs(stack.baseUrl, count, concurrency, body));
+export const runBurst = (stack: Stack, count: number, concurrency: number, body: (i: number) => unknown, tiers?: RunTiers): Promise<JobsRun> =>
+  measureJobs(stack, count, () => submitJobs(stack.baseUrl, count, concurrency, body), tiers);
 
-/** A submit body of one MLP job: one [1, 64] FP32 row as base64, at `priority`. */
-export function mlpJobBody(priority: 'high' | 'normal' | 'low'): object {
-  const data = Buffer.from(mlpRows(1, 1).buffer).toString('base64');
-  return { model: 'mlp', priority, inputs: [{ name: 'features', datatype: 'FP32', shape: [1, 64], data }] };
+/** A submit body of one MLP job: one [1, 64] FP32 row as base64 (or framed, in `form`), at `priority`. */
+export function mlpJobBody(priority: 'high' | 'normal' | 'low', form: BodyForm = 'json'): object {
+  return tensorBody(form, 'mlp', 'features', [1, 64], mlpRows(1, 1), { priority })() as object;
 }
 
 /** Registers demo model `file` under `name` with these upload fields (each batching setting is a model of its own). */

@@ -30,7 +30,7 @@ const ctx: BenchContext = {
   smoke: args.smoke,
   device: args.device,
   size: (full, smoke) => (args.smoke ? smoke : full),
-  startStack: (apiEnv) => startStack({ logLevel: 'warn', apiEnv }),
+  startStack: (apiEnv, services) => startStack({ logLevel: 'warn', apiEnv, services }),
   log,
 };
 const only = args.only?.split(',').map((s) => s.trim());

@@ -1,5 +1,6 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { costTableMarkdown } from './costs/cost-table.ts';
 import type { Machine } from './machine.ts';
 import type { ScenarioResult } from './scenario.ts';
 import { renderLineChart } from './svg-chart.ts';
@@ -21,6 +22,7 @@ function scenarioMarkdown(r: ScenarioResult): string {
     for (const row of r.table.rows) lines.push(`| ${row.map(cell).join(' | ')} |`);
     lines.push('');
   }
+  if (r.costs && r.costs.length > 0) lines.push("Cost per job, tier by tier (×: ÷ the ceiling's figure):", '', ...costTableMarkdown(r.costs));
   for (const c of r.charts ?? []) lines.push(`![${c.title}](${c.file}.svg)`, '');
   for (const n of r.notes ?? []) lines.push(`- ${n}`);
   return lines.join('\n');
@@ -47,6 +49,20 @@ export async function writeReport(
     '',
     'Every scenario measures its own ceiling in the same run on the same machine and reports the ratio to it.',
     '',
+    ...(run.results.some((r) => r.costs)
+      ? [
+          'Cost per job, tier by tier: CPU (user + system) from /proc read before and after each measured span, divided by its ' +
+            'jobs. API and worker: their processes; worker main: the main thread (tid = pid), worker session: the busiest other ' +
+            'thread (the session thread), worker other: the rest. Redis: the server process (INFO process_id). Postgres: every ' +
+            "process of the cluster (the postmaster's, its live children's and its exited children's). Load generator: this " +
+            'process. Redis commands from INFO commandstats deltas (INFO left out; the commands a Lua script runs count beside ' +
+            'its EVALSHA); Postgres statements from pg_stat_statements ' +
+            '(— when the server does not load it), transactions from pg_stat_database, WAL bytes from pg_current_wal_lsn. ' +
+            'Shared servers count all clients. Predicted jobs/s: each API process one core, each worker main thread (with its ' +
+            "other threads) one core and its session thread its intra-op thread count, Redis one, Postgres one; the lowest tier's figure.",
+          '',
+        ]
+      : []),
     ...run.results.map(scenarioMarkdown),
   ].join('\n');
   await writeFile(join(dir, 'README.md'), `${md}\n`);

@@ -1,4 +1,5 @@
 import type { Stack } from '@inferq/test-utils';
+import type { TierCosts } from './costs/tier-costs.ts';
 
 /** A goal from the issue's bar, checked against what the run measured. */
 export interface Goal {
@@ -34,6 +35,18 @@ export interface ScenarioResult {
   table?: { columns: string[]; rows: Array<Array<string | number | null>> };
   charts?: Chart[];
   notes?: string[];
+  /** What a job cost tier by tier in each measured run, the ceiling's run among them (report: one table per scenario). */
+  costs?: CostRun[];
+}
+
+/** One measured run's tier costs, beside the throughput it measured. */
+export interface CostRun {
+  /** e.g. `e2e (JSON body)`, `raw onnxruntime`. */
+  name: string;
+  costs: TierCosts;
+  measuredJobsPerS: number | null;
+  /** The ceiling the other runs of the scenario are divided by. */
+  ceiling?: boolean;
 }
 
 export interface BenchContext {
@@ -43,8 +56,11 @@ export interface BenchContext {
   device: string;
   /** `full` normally, `smoke` in a smoke run. */
   size(full: number, smoke: number): number;
-  /** The real stack (API process, workers on demand) over fresh schema, prefix and bucket; `apiEnv`: extra API settings. */
-  startStack(apiEnv?: Record<string, string>): Promise<Stack>;
+  /**
+   * The real stack (API process, workers on demand) over fresh schema, prefix and bucket; `apiEnv`: extra API
+   * settings; `services`: service URLs of the scenario's own (a Redis Cluster's `REDIS_URL`).
+   */
+  startStack(apiEnv?: Record<string, string>, services?: Record<string, string>): Promise<Stack>;
   log(line: string): void;
 }
 

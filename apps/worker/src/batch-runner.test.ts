@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { encodeTensorBase64 } from '@inferq/contracts';
 import { createLogger } from '@inferq/core';
-import { findJob, insertJobs, type NewJob } from '@inferq/db';
+import { completeJobs, expireRunningJobs, failJobs, findJob, insertJobs, startJobs } from '@inferq/db';
 import type { ModelSession } from '@inferq/inference';
-import { createTestContext, type TestContext } from '@inferq/test-utils';
+import { createTensorStore } from '@inferq/storage';
+import { createTestContext, newTestJob, type TestContext } from '@inferq/test-utils';
 import { createBatchRunner } from './batch-runner.ts';
 import { createInferenceProfiles } from './inference-profiles.ts';
 import type { ModelSessions } from './model-sessions.ts';
@@ -30,26 +31,13 @@ afterAll(() => ctx?.close());
 const input = { name: 'x', datatype: 'FP32' as const, shape: [1, 4], bytes: 16, b64: encodeTensorBase64(new Uint8Array(16)) };
 
 async function queuedJob(): Promise<string> {
-  const job: NewJob = {
-    id: randomUUID(),
-    ownerKeyId,
-    modelName: 'slow',
-    modelVersion: 1,
-    priority: 'normal',
-    idempotencyKey: null,
-    requestHash: null,
-    inputs: [input],
-    metadata: {},
-    deadlineAt: null,
-    webhookUrl: null,
-    inputSha256: null,
-  };
+  const job = newTestJob(ownerKeyId, { modelName: 'slow', inputs: [input] });
   await insertJobs(ctx.pool, [job]);
   return job.id;
 }
 
-/** A session whose every batch "runs" and returns one output per job. */
-function standInSessions(ran: string[][]): ModelSessions {
+/** A session whose every batch "runs" (once `gate` opens) and returns one output per job. */
+function standInSessions(ran: string[][], gate?: Promise<void>): ModelSessions {
   const session = {
     provider: 'cpu',
     failedProviders: [],
@@ -57,6 +45,7 @@ function standInSessions(ran: string[][]): ModelSessions {
     outputNames: ['y'],
     async runBatch(jobs: Array<{ inputs: unknown[] }>) {
       ran.push(jobs.map((_, i) => String(i)));
+      await gate;
       return {
         inferMs: 5,
         mode: 'batched',
@@ -85,19 +74,20 @@ function pending(jobId: string, deadlineAt?: number): PendingJob & { outcome: Pr
   };
 }
 
-function runner(deadlines: boolean, ran: string[][]) {
+function runner(deadlines: boolean, ran: string[][], gate?: Promise<void>) {
   const profiles = createInferenceProfiles();
   // The device takes 10 s per item here: nothing with a deadline a few seconds away can make it.
   for (let i = 0; i < 3; i++) profiles.of('slow').record(1, 10_000);
+  const tensors = createTensorStore({ storage: ctx.storage, inlineMaxBytes: 1024 });
   return createBatchRunner({
     pool: ctx.pool,
-    sessions: standInSessions(ran),
-    storage: ctx.storage,
+    sessions: standInSessions(ran, gate),
+    tensors,
     workerId: 'w-test',
     device: 'cpu',
     profiles,
     deadlines,
-    writer: createResultWriter({ pool: ctx.pool, storage: ctx.storage, inlineTensorMaxBytes: 1024 }),
+    writer: createResultWriter({ pool: ctx.pool, storage: ctx.storage, tensors, workerId: 'w-test' }),
     logger: createLogger({ service: 'test', level: 'silent' }),
   });
 }
@@ -127,5 +117,35 @@ describe('batch runner with deadlines', () => {
     expect(await job.outcome).toBe(true);
     expect(ran).toHaveLength(1);
     expect((await findJob(ctx.pool, id, null))!.status).toBe('succeeded');
+  });
+});
+
+describe('a stale batch (its lock expired while it ran; another worker claimed the jobs again)', () => {
+  it("has its late results refused: the newer attempt's outputs, batch, worker and device time stand", async () => {
+    const id = await queuedJob();
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const stale = pending(id);
+    const running = runner(false, [], gate).runBatch([stale]);
+    await vi.waitFor(async () => expect((await findJob(ctx.pool, id, null))?.status).toBe('running'));
+    const { batch_id: staleBatch } = (await ctx.pool.query('SELECT batch_id FROM jobs WHERE id = $1', [id])).rows[0];
+
+    // Another worker's attempt claims the job and stores its result first.
+    const newer = randomUUID();
+    expect((await startJobs(ctx.pool, { ids: [id], workerId: 'w-other', batchId: newer, batchSize: 1 })).size).toBe(1);
+    const outputs = [{ name: 'y', datatype: 'FP32' as const, shape: [1, 1], bytes: 4, b64: encodeTensorBase64(new Uint8Array([1, 2, 3, 4])) }];
+    expect(await completeJobs(ctx.pool, newer, [{ id, outputs, inferMs: 7, items: 1, deviceMs: 7 }])).toEqual(new Set([id]));
+
+    open();
+    await running;
+    expect(await stale.outcome).toBe(true);
+    const row = (await ctx.pool.query('SELECT status, batch_id, worker_id, device_ms, outputs FROM jobs WHERE id = $1', [id])).rows[0];
+    expect(row).toMatchObject({ status: 'succeeded', batch_id: newer, worker_id: 'w-other', device_ms: 7, outputs });
+    expect(staleBatch).not.toBe(newer);
+
+    // Failures and expiries of the stale batch are fenced the same way.
+    await failJobs(ctx.pool, [{ id, code: 'INFERENCE_FAILED', message: 'late', final: true, batchId: staleBatch }]);
+    await expireRunningJobs(ctx.pool, staleBatch, [{ id, message: 'late' }]);
+    expect((await findJob(ctx.pool, id, null))?.status).toBe('succeeded');
   });
 });

@@ -3,28 +3,31 @@ import type { Span } from '@opentelemetry/api';
 import pRetry from 'p-retry';
 import type { RawTensor, StoredTensor } from '@inferq/contracts';
 import { traceIds, type Logger } from '@inferq/core';
-import { expireRunningJobs, startJobs, type JobFailure, type Pool } from '@inferq/db';
+import { expireRunningJobs, isDatabaseUnavailable, startJobs, type JobFailure, type Pool } from '@inferq/db';
 import { UnrecoverableError } from '@inferq/queue';
-import type { Storage } from '@inferq/storage';
+import type { TensorStore } from '@inferq/storage';
 import type { BatchStats } from './batch-stats.ts';
 import { traceBatch, traceStep } from './batch-tracing.ts';
 import type { InferenceProfiles } from './inference-profiles.ts';
 import { classifyError, isOutage, type ClassifiedError } from './job-errors.ts';
 import { loadJobInputs } from './job-inputs.ts';
+import type { ModelHealth } from './model-health.ts';
 import type { ModelSessions } from './model-sessions.ts';
+import { ownerOfLoadFailure } from './node-faults.ts';
 import { isLastAttempt, type PendingJob } from './pending-job.ts';
 import type { ResultWriter } from './result-writer.ts';
 import type { WorkerMetrics } from './worker-metrics.ts';
 import type { WorkerStatusTracker } from './worker-status.ts';
 
-/** Where a step logs and, inside a batch, the span its own span goes under. */
+/** Where a step logs and, inside a batch, the span its own span goes under and the batch whose claim fences its writes. */
 interface StepScope {
   log: Logger;
   span?: Span;
+  batchId?: string;
 }
 
 type JobAttempt = Pick<PendingJob, 'jobId' | 'attemptsMade' | 'maxAttempts'>;
-type ClaimedJob = PendingJob & { inputs: RawTensor[] };
+type ClaimedJob = PendingJob & { inputs: RawTensor[]; nodeFaults: string[] };
 
 /** Backoff between tries while Postgres or S3 is down: quick at first, then every 2 s. */
 const OUTAGE_BACKOFF = { retries: Number.POSITIVE_INFINITY, minTimeout: 100, maxTimeout: 2_000, factor: 2, randomize: true };
@@ -32,16 +35,17 @@ const OUTAGE_BACKOFF = { retries: Number.POSITIVE_INFINITY, minTimeout: 100, max
 /** Rows a job puts along the batch dimension. */
 const itemsOf = (job: ClaimedJob): number => Math.max(1, job.inputs[0]?.shape[0] ?? 1);
 
-function failureFor(job: JobAttempt, e: ClassifiedError): { failure: JobFailure; error: Error } {
+function failureFor(job: JobAttempt, e: ClassifiedError, batchId: string | undefined): { failure: JobFailure; error: Error } {
   const final = !e.retryable || isLastAttempt(job);
   const error = e.retryable ? new Error(`${e.code}: ${e.message}`) : new UnrecoverableError(`${e.code}: ${e.message}`);
-  return { failure: { id: job.jobId, code: e.code, message: e.message, final }, error };
+  return { failure: { id: job.jobId, code: e.code, message: e.message, final, batchId }, error };
 }
 
 export interface BatchRunnerDeps {
   pool: Pool;
   sessions: ModelSessions;
-  storage: Storage;
+  /** Reads the jobs' inputs (inline or S3). */
+  tensors: TensorStore;
   writer: ResultWriter;
   workerId: string;
   /** What the worker is pinned to (`cpu`, `cuda:N`), recorded on each batch. */
@@ -55,6 +59,8 @@ export interface BatchRunnerDeps {
   metrics?: WorkerMetrics;
   /** Aborted when the worker stops: outage retries end, and the batches waiting on them go back to the queue. */
   signal?: AbortSignal;
+  /** Told of faults of this worker's own: it stops taking the model until the model loads here again. */
+  health?: ModelHealth;
 }
 
 /**
@@ -67,14 +73,17 @@ export interface BatchRunnerDeps {
  * and no job spends an attempt on an outage.
  */
 export function createBatchRunner(deps: BatchRunnerDeps) {
-  /** Runs `step`, again and again while it fails because Postgres or S3 is unreachable, until it succeeds or the worker stops. */
-  function outlastOutage<T>(step: string, scope: StepScope, task: () => Promise<T>): Promise<T> {
+  /**
+   * Runs `step`, again and again while it fails because Postgres or S3 is
+   * unreachable (or whatever `waitOut` says), until it succeeds or the worker stops.
+   */
+  function outlastOutage<T>(step: string, scope: StepScope, task: () => Promise<T>, waitOut: (err: unknown) => boolean = isOutage): Promise<T> {
     return traceStep(scope.span, step, () =>
       pRetry(task, {
         ...OUTAGE_BACKOFF,
-        shouldRetry: ({ error }) => isOutage(error) && !deps.signal?.aborted,
+        shouldRetry: ({ error }) => waitOut(error) && !deps.signal?.aborted,
         onFailedAttempt: ({ error, attemptNumber }) => {
-          if (isOutage(error)) scope.log.warn({ step, attempt: attemptNumber, err: error.message }, 'dependency unavailable; retrying');
+          if (waitOut(error)) scope.log.warn({ step, attempt: attemptNumber, err: error.message }, 'dependency unavailable; retrying');
         },
       }),
     );
@@ -83,7 +92,7 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
   async function settleFailures(failed: Array<{ job: PendingJob; e: ClassifiedError }>, scope: StepScope): Promise<void> {
     // Most batches have none: no statement, no span.
     if (failed.length === 0) return;
-    const outcomes = failed.map(({ job, e }) => ({ job, ...failureFor(job, e) }));
+    const outcomes = failed.map(({ job, e }) => ({ job, ...failureFor(job, e, scope.batchId) }));
     await outlastOutage('store failures', scope, () => deps.writer.writeFailures(outcomes.map((o) => o.failure)));
     deps.metrics?.jobsFinished(
       outcomes.filter((o) => o.failure.final).map((o) => o.job),
@@ -96,9 +105,9 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
    * Reads each claimed job's inputs (inline, or from S3); a job whose inputs
    * cannot be read fails alone, but an unreachable S3 is waited out.
    */
-  async function loadInputs(jobs: Array<{ job: PendingJob; inputs: StoredTensor[] }>, scope: StepScope): Promise<ClaimedJob[]> {
+  async function loadInputs(jobs: Array<{ job: PendingJob; inputs: StoredTensor[]; nodeFaults: string[] }>, scope: StepScope): Promise<ClaimedJob[]> {
     const loaded = await outlastOutage('read inputs', scope, async () => {
-      const settled = await Promise.allSettled(jobs.map(({ inputs }) => loadJobInputs(inputs, deps.storage)));
+      const settled = await Promise.allSettled(jobs.map(({ inputs }) => loadJobInputs(inputs, deps.tensors)));
       const outage = settled.find((r) => r.status === 'rejected' && isOutage(r.reason));
       if (outage) throw (outage as PromiseRejectedResult).reason;
       return settled;
@@ -108,9 +117,9 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
       return r.status === 'rejected' ? [{ job, e: classifyError(r.reason) }] : [];
     });
     await settleFailures(failed, scope);
-    return jobs.flatMap(({ job }, i) => {
+    return jobs.flatMap(({ job, nodeFaults }, i) => {
       const r = loaded[i]!;
-      return r.status === 'fulfilled' ? [{ ...job, inputs: r.value }] : [];
+      return r.status === 'fulfilled' ? [{ ...job, inputs: r.value, nodeFaults }] : [];
     });
   }
 
@@ -129,15 +138,10 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
     let session;
     const loadStartedMs = Date.now();
     try {
-      session = await outlastOutage('load model', scope, () => deps.sessions.getSession(model, modelVersion));
+      // Postgres down stops every worker alike: wait. S3 out of reach may be this worker's alone: give the jobs back (settleLoadFailure).
+      session = await outlastOutage('load model', scope, () => deps.sessions.getSession(model, modelVersion), isDatabaseUnavailable);
     } catch (err) {
-      const e = classifyError(err);
-      const loadError = e.code === 'INTERNAL' ? { ...e, code: 'MODEL_LOAD_FAILED' as const } : e;
-      await settleFailures(
-        jobs.map((job) => ({ job, e: loadError })),
-        scope,
-      );
-      return { ...stats, failed: jobs.length };
+      return { ...stats, failed: await settleLoadFailure(jobs, err, scope) };
     }
     // A cold load is not what the next batch will take: it stays out of the service time.
     const loadMs = Date.now() - loadStartedMs;
@@ -157,6 +161,7 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
     // Device time is split by items, the rows each job put along the batch dimension.
     const results = ok.map(({ job, outputs }) => ({
       id: job.jobId,
+      createdAtMs: job.createdAtMs,
       outputs: outputs.outputs,
       inferMs: run.inferMs,
       items: itemsOf(job),
@@ -174,16 +179,60 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
       startedAt,
       inferMs: run.inferMs,
     };
-    await outlastOutage('store results', scope, () => deps.writer.writeSuccesses(batch, results));
+    const written = await outlastOutage('store results', scope, () => deps.writer.writeSuccesses(batch, results));
     deps.profiles.of(model).record(items, run.inferMs, Date.now() - startedAt.getTime() - loadMs);
     deps.metrics?.batchRan(model, jobs.length, run.inferMs);
     deps.metrics?.jobsFinished(
-      ok.map(({ job }) => job),
+      ok.filter(({ job }) => written.has(job.jobId)).map(({ job }) => job),
       'succeeded',
     );
+    const refused = ok.filter(({ job }) => !written.has(job.jobId)).map(({ job }) => job.jobId);
+    // Canceled meanwhile, or claimed again by another batch after this worker's lock expired: that attempt's result stands.
+    if (refused.length > 0)
+      scope.log.warn({ jobIds: refused.slice(0, 20), refused: refused.length }, 'results not stored: the jobs are no longer running in this batch');
     for (const { job } of ok) job.settle({ ok: true });
     await settleFailures(bad, scope);
     return { ...stats, succeeded: ok.length, failed: bad.length };
+  }
+
+  /**
+   * A model that would not load: the model's fault fails the jobs (not
+   * registered, a bad artifact, or a load failure that followed the job here
+   * from another worker); a fault of this worker's gives them back to the
+   * queue without spending an attempt and stops this worker taking the model
+   * until it loads here again. Returns how many failed.
+   */
+  async function settleLoadFailure(jobs: ClaimedJob[], err: unknown, scope: StepScope): Promise<number> {
+    const e = classifyError(err);
+    const loadError = e.code === 'INTERNAL' ? { ...e, code: 'MODEL_LOAD_FAILED' as const } : e;
+    const owner = ownerOfLoadFailure(err);
+    const followed = (job: ClaimedJob) => owner === 'model' || (owner === 'suspect' && job.nodeFaults.some((w) => w !== deps.workerId));
+    const modelFault = jobs.filter(followed);
+    const nodeFault = jobs.filter((job) => !followed(job));
+    await settleFailures(
+      modelFault.map((job) => ({ job, e: { ...loadError, retryable: false } })),
+      scope,
+    );
+    if (nodeFault.length > 0) {
+      const { model, modelVersion } = jobs[0]!;
+      const message = `worker ${deps.workerId} could not load ${model}:${modelVersion} (${loadError.code}: ${e.message}); the job went back to the queue`;
+      await giveBack(nodeFault, message, scope);
+      await deps.health?.fault(model, modelVersion, loadError.code, e.message);
+    }
+    return modelFault.length;
+  }
+
+  /** Gives jobs back to the queue, unspent, for another worker: their claim is undone in Postgres first. */
+  async function giveBack(jobs: PendingJob[], message: string, scope: StepScope): Promise<void> {
+    await outlastOutage('give back jobs', scope, () =>
+      deps.writer.releaseJobs(
+        scope.batchId!,
+        jobs.map((j) => ({ id: j.jobId, code: 'WORKER_FAULT', message })),
+      ),
+    );
+    deps.metrics?.jobsReleased(jobs);
+    scope.log.warn({ jobs: jobs.length }, 'jobs given back to the queue: a fault of this worker, not of the jobs');
+    for (const job of jobs) job.settle({ ok: false, error: new Error(message), release: true });
   }
 
   /**
@@ -202,6 +251,7 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
     await outlastOutage('expire late jobs', scope, () =>
       expireRunningJobs(
         deps.pool,
+        scope.batchId!,
         late.map((j) => ({ id: j.jobId, message })),
       ),
     );
@@ -214,7 +264,13 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
   /** Claims, reads, runs and stores one batch; settles every job, never rejects. */
   async function runSteps(batchId: string, batch: PendingJob[], span: Span): Promise<void> {
     const log = deps.logger.child({ model: batch[0]!.model, modelVersion: batch[0]!.modelVersion, batchId, ...traceIds(span) });
-    const scope = { log, span };
+    const scope = { log, span, batchId };
+    if (deps.health?.isFaulted(batch[0]!.model)) {
+      // Jobs this worker held when it stopped taking the model: back to the queue unclaimed, for another worker.
+      for (const job of batch) job.settle({ ok: false, error: new Error('this worker cannot load the model now'), release: true });
+      deps.metrics?.jobsReleased(batch);
+      return;
+    }
     try {
       // A claim that fails on an outage changed nothing: retried, it spends no attempt.
       const startedAt = new Date();
@@ -227,7 +283,7 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
         await loadInputs(
           batch.flatMap((job) => {
             const row = live.get(job.jobId);
-            return row ? [{ job, inputs: row.inputs }] : [];
+            return row ? [{ job, inputs: row.inputs, nodeFaults: row.nodeFaults }] : [];
           }),
           scope,
         ),
@@ -256,7 +312,7 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
      * payload) and returns the error to fail its queue job with.
      */
     async failIntake(job: JobAttempt, err: unknown): Promise<Error> {
-      const { failure, error } = failureFor(job, classifyError(err));
+      const { failure, error } = failureFor(job, classifyError(err), undefined);
       await outlastOutage('store failures', { log: deps.logger.child({ jobId: job.jobId }) }, () => deps.writer.writeFailures([failure]));
       return error;
     },

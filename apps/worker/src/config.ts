@@ -53,6 +53,12 @@ export const workerConfig = {
   HEARTBEAT_INTERVAL_MS: Type.Integer({ default: 5_000, minimum: 100 }),
   /** Outputs up to this size are stored inline in Postgres; larger ones go to S3. */
   INLINE_TENSOR_MAX_BYTES: Type.Integer({ default: 64 * 1024, minimum: 0 }),
+  /**
+   * How an inline tensor is written: `bytes` (raw, in the row's bytea) or `base64` (text in its jsonb, as releases before
+   * migration 0022 wrote and read it). Both are always read; set `base64` on every API and worker only while a fleet rolls
+   * from such a release, then unset it (docs/deploy.md).
+   */
+  INLINE_TENSOR_FORM: Type.Union([Type.Literal('bytes'), Type.Literal('base64')], { default: 'bytes' }),
   JOB_ATTEMPTS: Type.Integer({ default: 3, minimum: 1, maximum: 100 }),
   RETRY_BACKOFF_MS: Type.Integer({ default: 500, minimum: 0 }),
   /** Where GET /metrics (Prometheus) is served; port 0 takes any free one. */

@@ -3,16 +3,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Priority } from '@inferq/contracts';
 import { createLogger } from '@inferq/core';
 import { insertJobs } from '@inferq/db';
-import { classRange, countWaitingPerClass, createJobProducer, createRedisConnection, type JobProducer, type Redis } from '@inferq/queue';
-import { createTestContext, type TestContext } from '@inferq/test-utils';
-import { agedClass, createPriorityAger } from './priority-aging.ts';
+import { classRange, countWaitingPerClass, createJobProducer, createRedisConnection, releaseLease, type JobProducer, type RedisClient } from '@inferq/queue';
+import { createTestContext, newTestJob, type TestContext } from '@inferq/test-utils';
+import { AGING_PASS, agedClass, createPriorityAger } from './priority-aging.ts';
 
 // Fair ordering within a priority class and aging across classes, on real
 // Redis (BullMQ's own ordering decides) and Postgres, with no worker: the
 // order the queue would serve is read straight from the prioritized set.
 
 let ctx: TestContext;
-let redis: Redis;
+let redis: RedisClient;
 let producer: JobProducer;
 const keys = { a: randomUUID(), b: randomUUID(), c: randomUUID() };
 beforeAll(async () => {
@@ -32,20 +32,7 @@ afterAll(async () => {
 let model = 0;
 /** Records and queues jobs of one model (a fresh one per test); returns their ids in submit order. */
 async function submit(modelName: string, jobs: Array<{ tenant: string; priority?: Priority; weight?: number }>): Promise<string[]> {
-  const rows = jobs.map((j) => ({
-    id: randomUUID(),
-    ownerKeyId: j.tenant,
-    modelName,
-    modelVersion: 1,
-    priority: j.priority ?? 'normal',
-    idempotencyKey: null,
-    requestHash: null,
-    inputs: [],
-    metadata: {},
-    deadlineAt: null,
-    webhookUrl: null,
-    inputSha256: null,
-  }));
+  const rows = jobs.map((j) => newTestJob(j.tenant, { modelName, priority: j.priority ?? 'normal' }));
   await insertJobs(ctx.pool, rows);
   await producer.enqueueJobs(
     rows.map((r, i) => ({
@@ -160,7 +147,7 @@ describe('priority aging', () => {
     expect(await worker().run()).toBe(2);
     await submit(m, [{ tenant: keys.c, priority: 'low' }]);
     expect(await worker().run()).toBe(0);
-    await redis.del(`${producer.prefix}:priority-aging-lease`);
+    await releaseLease(redis, producer.prefix, AGING_PASS);
     expect(await worker().run()).toBe(1);
   });
 

@@ -238,6 +238,19 @@ describe('model sessions: preload and discard', () => {
     expect(t.sessions.loaded()).toEqual([]);
   });
 
+  it('refuses to preload a retired version, yet loads it for the jobs already queued, and unloads it when told, never under a batch', async () => {
+    const t = setup({}, [record('a', 1), { ...record('a', 2), retiredAt: new Date(0).toISOString() }]);
+    await expect(t.sessions.preload('a', 2)).rejects.toMatchObject({ code: 'MODEL_VERSION_RETIRED' });
+    await t.sessions.ensureLoaded('a', 2);
+    const held = await t.sessions.getSession('a', 2);
+    await t.sessions.unloadVersions([{ model: 'a', version: 2 }], 'retired');
+    expect(t.sessions.loaded().map((m) => `${m.model}:${m.version}`)).toEqual(['a:2']);
+    await held.runBatch(job);
+    await t.sessions.unloadVersions([{ model: 'a', version: 2 }], 'retired');
+    expect(t.sessions.loaded()).toEqual([]);
+    expect(t.summary()).toEqual(['a:2 loaded', 'a:2 warmed', 'a:2 unloaded retired']);
+  });
+
   it('discards a session whose thread died, once, and loads afresh next time', async () => {
     const t = setup();
     const s = await t.sessions.getSession('a', 1);

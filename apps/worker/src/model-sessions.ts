@@ -226,12 +226,24 @@ export function createModelSessions(deps: ModelSessionsDeps) {
         return lease(e, session);
       }
     },
-    /** Loads (and warms) a model before any job asks for it; no version: the latest. Resolves with the version loaded. */
+    /**
+     * Loads (and warms) a model before any job asks for it; no version: the latest that is not retired. A retired
+     * version is refused: no new job will ask for it. Resolves with the version loaded.
+     */
     async preload(model: string, version?: number): Promise<number> {
-      const resolved = version ?? (await lookup(model))?.version;
-      if (resolved === undefined) throw new AppError('MODEL_NOT_FOUND', `model ${model} is not registered`);
-      await entryFor(model, resolved).ready;
-      return resolved;
+      const record = await lookup(model, version);
+      if (!record) throw new AppError('MODEL_NOT_FOUND', `model ${version === undefined ? model : `${model}:${version}`} is not registered`);
+      if (record.retiredAt) throw new AppError('MODEL_VERSION_RETIRED', `model ${model}:${record.version} is retired`);
+      await entryFor(model, record.version).ready;
+      return record.version;
+    },
+    /** Loads a version now, retired or not: the fault probe's load, for jobs that are already queued. */
+    async ensureLoaded(model: string, version: number): Promise<void> {
+      await entryFor(model, version).ready;
+    },
+    /** Unloads the given versions where no batch holds them (retired versions with no job left). */
+    async unloadVersions(versions: ReadonlyArray<{ model: string; version: number }>, reason: UnloadReason): Promise<void> {
+      await Promise.all(versions.map((v) => unload(keyOf(v.model, v.version), reason)));
     },
     /**
      * Forgets a session whose thread died (runBatch rejected), so the next

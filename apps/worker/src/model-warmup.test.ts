@@ -17,10 +17,14 @@ describe('model warm-up', () => {
     });
   });
 
-  it('cannot zero-fill strings, and a model without inputs has nothing to run', () => {
-    expect(buildWarmupInputs({ inputs: [spec('x', 'FP32', [1]), spec('text', 'BYTES', [-1])] })).toEqual({
+  it('fills strings with empty elements (zero lengths); an unknown datatype or a model without inputs has nothing to run', () => {
+    expect(buildWarmupInputs({ inputs: [spec('text', 'BYTES', [-1, 2])] })).toEqual({
+      ok: true,
+      inputs: [{ name: 'text', datatype: 'BYTES', shape: [1, 2], data: new Uint8Array(8) }],
+    });
+    expect(buildWarmupInputs({ inputs: [spec('x', 'FP32', [1]), spec('c', 'COMPLEX64', [-1])] })).toEqual({
       ok: false,
-      reason: 'input "text" is BYTES, which cannot be zero-filled',
+      reason: 'input "c" is COMPLEX64, which cannot be zero-filled',
     });
     expect(buildWarmupInputs({ inputs: [] })).toMatchObject({ ok: false });
   });
@@ -32,7 +36,7 @@ describe('model warm-up', () => {
     };
     expect(await warmUpSession(failedRun, signature)).toMatchObject({ status: 'run-failed', reason: 'INFERENCE_FAILED: bad' });
     expect(await warmUpSession({ runBatch: () => Promise.reject(new Error('gone')) }, signature)).toEqual({ status: 'session-failed', reason: 'gone' });
-    expect(await warmUpSession({ runBatch: () => Promise.reject(new Error('never called')) }, { inputs: [spec('t', 'BYTES', [1])] })).toMatchObject({
+    expect(await warmUpSession({ runBatch: () => Promise.reject(new Error('never called')) }, { inputs: [spec('t', 'COMPLEX64', [1])] })).toMatchObject({
       status: 'skipped',
     });
   });

@@ -1,19 +1,19 @@
-import { byteLengthOf, isDataType, type ModelSignature, type RawTensor } from '@inferq/contracts';
+import { isDataType, minByteLengthOf, type ModelSignature, type RawTensor } from '@inferq/contracts';
 import type { ModelSession } from '@inferq/inference';
 
 /**
  * Zero-filled inputs for one run from the model's signature, dynamic dims
- * set to 1; or why none can be built (a datatype with no zero, such as
- * strings, or no inputs at all).
+ * set to 1 (BYTES: zero lengths, every element empty); or why none can be
+ * built (a datatype inferq does not know, or no inputs at all).
  */
 export function buildWarmupInputs(signature: Pick<ModelSignature, 'inputs'>): { ok: true; inputs: RawTensor[] } | { ok: false; reason: string } {
   if (signature.inputs.length === 0) return { ok: false, reason: 'the model has no inputs' };
   const inputs: RawTensor[] = [];
   for (const spec of signature.inputs) {
-    // The signature schema only admits numeric and bool types today; an older or foreign row may not.
+    // The signature schema admits inferq's datatypes only; an older or foreign row may not.
     if (!isDataType(spec.datatype)) return { ok: false, reason: `input "${spec.name}" is ${String(spec.datatype)}, which cannot be zero-filled` };
     const shape = spec.shape.map((d) => (d < 0 ? 1 : d));
-    const bytes = byteLengthOf(spec.datatype, shape);
+    const bytes = minByteLengthOf(spec.datatype, shape);
     if (bytes === undefined) return { ok: false, reason: `input "${spec.name}" has no concrete shape` };
     inputs.push({ name: spec.name, datatype: spec.datatype, shape, data: new Uint8Array(bytes) });
   }

@@ -1,14 +1,14 @@
 import type { Logger } from '@inferq/core';
 import type { AdaptiveBatching } from '@inferq/contracts';
 import { Batcher, chooseBatching, type InferenceProfile } from '@inferq/inference';
-import { QueueWorker, priorityOfBull, queueNameFor, type QueueJob, type Redis } from '@inferq/queue';
+import { createQueueConsumer, priorityOfBull, returnToQueue, type QueueJob, type RedisClient } from '@inferq/queue';
 import type { BatchRunner } from './batch-runner.ts';
 import { parseJobPayload } from './job-inputs.ts';
-import type { PendingJob } from './pending-job.ts';
+import type { JobOutcome, PendingJob } from './pending-job.ts';
 
 export interface ModelWorkerOptions {
   model: string;
-  connection: Redis;
+  connection: RedisClient;
   prefix: string;
   maxBatchSize: number;
   maxBatchDelayMs: number;
@@ -85,7 +85,7 @@ export function createModelWorker(o: ModelWorkerOptions) {
     await Promise.all(running);
   })();
 
-  async function processJob(job: QueueJob): Promise<void> {
+  async function processJob(job: QueueJob, token?: string): Promise<void> {
     const attempt = { jobId: job.id!, attemptsMade: job.attemptsMade, maxAttempts: job.opts.attempts ?? 1 };
     let payload;
     try {
@@ -104,7 +104,7 @@ export function createModelWorker(o: ModelWorkerOptions) {
     };
     // The batcher runs on the monotonic clock; the deadline is wall-clock time.
     const deadlineMs = o.deadlines && payload.deadlineAt !== undefined ? performance.now() + (payload.deadlineAt - Date.now()) : undefined;
-    await new Promise<void>((resolve, reject) => {
+    const outcome = await new Promise<JobOutcome>((resolve) => {
       let settled = false;
       batcher.add({
         key: `${payload.modelVersion}|${payload.batchKey}`,
@@ -112,26 +112,31 @@ export function createModelWorker(o: ModelWorkerOptions) {
         deadlineMs,
         value: {
           ...pending,
-          settle(outcome) {
+          settle(result) {
             if (settled) return;
             settled = true;
-            if (outcome.ok) resolve();
-            else reject(outcome.error);
+            resolve(result);
           },
         },
       });
     });
+    if (outcome.ok) return;
+    if (outcome.release) await returnToQueue(job, token);
+    throw outcome.error;
   }
 
-  const worker = new QueueWorker(queueNameFor(o.model), processJob, {
-    connection: o.connection,
-    prefix: o.prefix,
-    concurrency: Math.min(o.maxBatchSize * (BATCHES_IN_FLIGHT + 1), 1024),
-    lockDuration: o.lockDurationMs,
-    stalledInterval: o.stalledIntervalMs,
-    maxStalledCount: 3,
-    skipVersionCheck: true,
-  });
+  const worker = createQueueConsumer(
+    {
+      connection: o.connection,
+      prefix: o.prefix,
+      model: o.model,
+      concurrency: Math.min(o.maxBatchSize * (BATCHES_IN_FLIGHT + 1), 1024),
+      lockDurationMs: o.lockDurationMs,
+      stalledIntervalMs: o.stalledIntervalMs,
+      maxStalledCount: 3,
+    },
+    processJob,
+  );
   worker.on('error', (err) => o.logger.warn({ err: err.message, model: o.model }, 'queue worker error'));
   worker.on('failed', (job, err) =>
     o.logger.warn({ jobId: job?.id, model: o.model, attemptsMade: job?.attemptsMade, err: err.message }, 'queue job attempt failed'),
@@ -139,6 +144,9 @@ export function createModelWorker(o: ModelWorkerOptions) {
 
   return {
     model: o.model,
+    /** Stops taking new jobs of the model (a fault of this worker's); the ones held finish or go back. */
+    pause: (): Promise<void> => worker.pause(true),
+    resume: (): Promise<void> => worker.resume(),
     /** Stops taking jobs, finishes what it holds (results stored, jobs acknowledged), then stops the loop. */
     async close(): Promise<void> {
       await worker.close();

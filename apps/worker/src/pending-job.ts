@@ -15,8 +15,14 @@ export interface PendingJob {
   traceContext?: Record<string, string>;
   /** The job's deadline, epoch ms. */
   deadlineAt?: number;
-  /** Acknowledges (ok) or fails the queue job; called only after Postgres has the outcome. */
-  settle(outcome: { ok: true } | { ok: false; error: Error }): void;
+  /**
+   * Acknowledges (ok) or fails the queue job, or with `release` gives it back
+   * to the queue without spending an attempt (a fault of this worker's);
+   * called only after Postgres has the outcome.
+   */
+  settle(outcome: JobOutcome): void;
 }
+
+export type JobOutcome = { ok: true } | { ok: false; error: Error; release?: boolean };
 
 export const isLastAttempt = (job: Pick<PendingJob, 'attemptsMade' | 'maxAttempts'>): boolean => job.attemptsMade + 1 >= job.maxAttempts;

@@ -1,7 +1,7 @@
 import type { Priority } from '@inferq/contracts';
 import type { Logger } from '@inferq/core';
 import { findAgedQueuedJobs, type Pool } from '@inferq/db';
-import { promoteJobs, type JobProducer, type Redis } from '@inferq/queue';
+import { promoteJobs, takeLease, type JobProducer, type RedisClient } from '@inferq/queue';
 
 /** Each key's oldest jobs looked at per pass and model; one of them moves. */
 const PER_KEY = 20;
@@ -26,10 +26,13 @@ export function agedClass(submitted: Priority, ageMs: number, agingMs: number): 
  * Postgres (queued, each key's oldest first) and moved in Redis, one script
  * call per model; the row keeps the priority the job was submitted with.
  */
+/** The name of the aging pass's lease. */
+export const AGING_PASS = 'priority-aging';
+
 export function createPriorityAger(deps: {
   pool: Pool;
   producer: JobProducer;
-  connection: Redis;
+  connection: RedisClient;
   agingMs: number;
   logger: Logger;
   now?: () => number;
@@ -37,11 +40,10 @@ export function createPriorityAger(deps: {
   passLeaseMs: number;
 }) {
   const now = deps.now ?? Date.now;
-  const leaseKey = `${deps.producer.prefix}:priority-aging-lease`;
   return {
     /** One pass; returns how many jobs moved up (0 when another worker holds this pass). */
     async run(): Promise<number> {
-      if (deps.passLeaseMs > 0 && (await deps.connection.set(leaseKey, '1', 'PX', deps.passLeaseMs, 'NX')) !== 'OK') return 0;
+      if (deps.passLeaseMs > 0 && !(await takeLease(deps.connection, deps.producer.prefix, AGING_PASS, deps.passLeaseMs))) return 0;
       const candidates = await findAgedQueuedJobs(deps.pool, { olderThan: new Date(now() - deps.agingMs), perKey: PER_KEY });
       const byModel = new Map<string, Array<{ id: string; tenant: string; target: Priority }>>();
       for (const job of candidates) {

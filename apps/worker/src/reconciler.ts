@@ -1,7 +1,7 @@
 import type { Logger } from '@inferq/core';
 import { batchShapeKey } from '@inferq/contracts';
 import { findUnfinishedJobs, readJobInputs, type Pool, type UnfinishedJob } from '@inferq/db';
-import { claimQueueEpoch, type JobProducer, type Redis } from '@inferq/queue';
+import { claimQueueEpoch, type JobProducer, type RedisClient } from '@inferq/queue';
 
 const PAGE_SIZE = 1_000;
 /** The incremental window reaches this far behind the last pass, for clock skew between worker and database. */
@@ -18,7 +18,7 @@ const SKEW_MARGIN_MS = 5_000;
  * Queue job ids are the job ids, so a job already queued is never added twice,
  * and workers skip rows that finished meanwhile.
  */
-export function createReconciler(deps: { pool: Pool; producer: JobProducer; redis: Redis; minAgeMs: number; logger: Logger }) {
+export function createReconciler(deps: { pool: Pool; producer: JobProducer; redis: RedisClient; minAgeMs: number; logger: Logger }) {
   let checkedUpTo: Date | undefined;
 
   async function requeueMissing(rows: UnfinishedJob[]): Promise<number> {

@@ -1,9 +1,11 @@
-import { encodeBase64, type RawTensor, type StoredTensor } from '@inferq/contracts';
-import { completeJobs, failJobs, recordBatch, type JobFailure, type NewBatch, type Pool } from '@inferq/db';
-import { jobOutputKey, type Storage } from '@inferq/storage';
+import type { RawTensor } from '@inferq/contracts';
+import { completeJobs, failJobs, findUnnamedJobObjects, recordBatch, releaseJobs, type JobFailure, type NewBatch, type Pool } from '@inferq/db';
+import type { Storage, TensorStore } from '@inferq/storage';
 
 export interface JobOutputs {
   id: string;
+  /** When the job was submitted: its objects are filed under that day. */
+  createdAtMs: number;
   outputs: RawTensor[];
   inferMs: number;
   items: number;
@@ -11,31 +13,37 @@ export interface JobOutputs {
 }
 
 /**
- * Stores a batch's results: large outputs to S3 first, then every row in one
+ * Stores a batch's results: large outputs to S3 first (the tensor store decides), then every row in one
  * statement. Called before the queue jobs are acknowledged (invariant 2);
  * writing the same results twice leaves the rows as they were.
  */
-export function createResultWriter(deps: { pool: Pool; storage: Storage; inlineTensorMaxBytes: number }) {
-  async function storeOutputs(jobId: string, outputs: RawTensor[]): Promise<StoredTensor[]> {
-    return Promise.all(
-      outputs.map(async (t, i) => {
-        const head = { name: t.name, datatype: t.datatype, shape: t.shape, bytes: t.data.byteLength };
-        if (t.data.byteLength <= deps.inlineTensorMaxBytes) return { ...head, b64: encodeBase64(t.data) };
-        const key = jobOutputKey(jobId, i);
-        await deps.storage.putObject(key, t.data);
-        return { ...head, key };
-      }),
-    );
-  }
+export function createResultWriter(deps: { pool: Pool; storage: Storage; tensors: TensorStore; workerId: string }) {
+  const storeOutputs = (job: JobOutputs, batchId: string) =>
+    deps.tensors.putTensors({ jobId: job.id, createdAt: new Date(job.createdAtMs), kind: 'outputs', batchId }, job.outputs);
 
   return {
-    /** Records the batch, then its results; returns the ids whose rows were written (jobs canceled meanwhile are not). */
+    /**
+     * Records the batch, then its results; returns the ids whose rows were
+     * written: not jobs canceled meanwhile, nor jobs another batch claimed
+     * since (this worker's lock had expired), whose result stands.
+     */
     async writeSuccesses(batch: NewBatch, results: JobOutputs[]): Promise<Set<string>> {
-      const stored = await Promise.all(results.map(async (r) => ({ ...r, outputs: await storeOutputs(r.id, r.outputs) })));
+      const stored = await Promise.all(results.map(async (r) => ({ ...r, outputs: await storeOutputs(r, batch.id) })));
       await recordBatch(deps.pool, batch);
-      return completeJobs(deps.pool, stored);
+      const written = await completeJobs(deps.pool, batch.id, stored);
+      // Refused outputs no row names (a retry of this very write finds its rows already written and keeps them) go now;
+      // a failed delete is left to the API's orphan sweep, never failing the batch.
+      const refused = stored.filter((r) => !written.has(r.id)).flatMap((r) => deps.tensors.objectKeys(r.outputs).map((key) => ({ key, jobId: r.id })));
+      if (refused.length > 0) {
+        await findUnnamedJobObjects(deps.pool, refused, { keepUnfinished: false })
+          .then((keys) => deps.storage.deleteObjects(keys))
+          .catch(() => {});
+      }
+      return written;
     },
     writeFailures: (failures: JobFailure[]) => failJobs(deps.pool, failures),
+    /** Undoes a batch's claim on jobs this worker gives back (a fault of its own), recording the fault on each. */
+    releaseJobs: (batchId: string, jobs: Array<{ id: string; code: string; message: string }>) => releaseJobs(deps.pool, batchId, deps.workerId, jobs),
   };
 }
 export type ResultWriter = ReturnType<typeof createResultWriter>;

@@ -60,6 +60,18 @@ export function createWorkerMetrics(o: { device: string; readGpu: () => Promise<
     buckets: SECONDS,
     registers,
   });
+  const released = new Counter({
+    name: 'inferq_jobs_released_total',
+    help: 'Jobs this worker gave back to the queue, unspent, for a fault of its own (download, credentials, disk, a model that would not load here)',
+    labelNames: ['model'],
+    registers,
+  });
+  const faulted = new Gauge({
+    name: 'inferq_worker_model_faulted',
+    help: '1 while this worker does not take the model after a fault of its own (it retries the load with backoff); the worker reports not ready',
+    labelNames: ['model'],
+    registers,
+  });
   const gpuGauge = (name: string, help: string, pick: (g: GpuStatus) => number) =>
     new Gauge({
       name,
@@ -91,17 +103,32 @@ export function createWorkerMetrics(o: { device: string; readGpu: () => Promise<
         endToEnd.observe({ model: j.model, priority: j.priority }, (now - j.createdAtMs) / 1000);
       }
     },
+    jobsReleased(jobs: readonly PendingJob[]): void {
+      for (const j of jobs) released.inc({ model: j.model });
+    },
+    modelFaulted(model: string, isFaulted: boolean): void {
+      faulted.set({ model }, isFaulted ? 1 : 0);
+    },
     modelLoaded(model: string, seconds: number): void {
       modelLoad.observe({ model }, seconds);
     },
     modelWarmed(model: string, seconds: number): void {
       modelWarmup.observe({ model }, seconds);
     },
-    /** Serves GET /metrics, and GET /healthz for liveness probes, on host:port (port 0: any free one); resolves with the port. */
-    async serve(host: string, port: number, logger: Logger): Promise<{ port: number; close(): Promise<void> }> {
+    /**
+     * Serves GET /metrics, GET /healthz for liveness probes and GET /readyz
+     * (503 with the faults while the worker does not take some model after a
+     * fault of its own) on host:port (port 0: any free one); resolves with the port.
+     */
+    async serve(host: string, port: number, logger: Logger, faults: () => unknown[] = () => []): Promise<{ port: number; close(): Promise<void> }> {
       const server = createServer((req, res) => {
+        const json = (status: number, body: unknown) => void res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
         // Answering at all shows the main thread's event loop turns (sessions run in worker threads).
-        if (req.method === 'GET' && req.url === '/healthz') return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok"}');
+        if (req.method === 'GET' && req.url === '/healthz') return json(200, { status: 'ok' });
+        if (req.method === 'GET' && req.url === '/readyz') {
+          const now = faults();
+          return now.length === 0 ? json(200, { status: 'ok' }) : json(503, { status: 'not ready', faults: now });
+        }
         if (req.method !== 'GET' || req.url !== '/metrics') return void res.writeHead(404).end();
         registry.metrics().then(
           (text) => res.writeHead(200, { 'content-type': registry.contentType }).end(text),

@@ -2,14 +2,15 @@ import { hostname } from 'node:os';
 import type { Static, TObject } from '@sinclair/typebox';
 import { DEFAULT_LATENCY_TARGET_MS, type AdaptiveBatching } from '@inferq/contracts';
 import type { Logger } from '@inferq/core';
-import { createPool, listLatestModels } from '@inferq/db';
+import { createPool, findIdleRetiredVersions, listLatestModels } from '@inferq/db';
 import { createJobProducer, createRedisConnection, publishWorkerStatus, readMaxmemoryPolicy, removeWorkerStatus } from '@inferq/queue';
-import { createStorage } from '@inferq/storage';
+import { createStorage, createTensorStore } from '@inferq/storage';
 import { createBatchRunner } from './batch-runner.ts';
 import type { workerConfig } from './config.ts';
 import { createGpuProbe } from './gpu-probe.ts';
 import { createInferenceProfiles } from './inference-profiles.ts';
 import { createModelCache } from './model-cache.ts';
+import { createModelHealth } from './model-health.ts';
 import { parsePreloadList, preloadModels } from './model-preload.ts';
 import { createModelSessions } from './model-sessions.ts';
 import { createModelWorker, type ModelWorker } from './model-worker.ts';
@@ -60,12 +61,24 @@ export async function startWorkerProcess(config: WorkerConfig, baseLogger: Logge
     onEvent: (event) => status.modelEvent(event),
   });
   const profiles = createInferenceProfiles();
+  const workers = new Map<string, ModelWorker>();
+  const health = createModelHealth({
+    logger,
+    pause: async (model) => workers.get(model)?.pause(),
+    resume: async (model) => workers.get(model)?.resume(),
+    probe: (model, version) => sessions.ensureLoaded(model, version),
+    onChange: (model, faulted) => {
+      metrics.modelFaulted(model, faulted);
+      void beat();
+    },
+  });
   // Ends the batches' waits on a Postgres or S3 outage when the worker stops: their jobs go back to the queue.
   const stopping = new AbortController();
+  const tensors = createTensorStore({ storage, inlineMaxBytes: config.INLINE_TENSOR_MAX_BYTES, inlineForm: config.INLINE_TENSOR_FORM });
   const runner = createBatchRunner({
     pool,
     sessions,
-    storage,
+    tensors,
     workerId,
     device: config.WORKER_DEVICE,
     profiles,
@@ -74,7 +87,8 @@ export async function startWorkerProcess(config: WorkerConfig, baseLogger: Logge
     status,
     metrics,
     signal: stopping.signal,
-    writer: createResultWriter({ pool, storage, inlineTensorMaxBytes: config.INLINE_TENSOR_MAX_BYTES }),
+    health,
+    writer: createResultWriter({ pool, storage, tensors, workerId }),
   });
   const reconciler = createReconciler({ pool, producer, redis: producerRedis, minAgeMs: config.RECONCILE_MIN_AGE_MS, logger });
   // A pass every quarter step, by one worker of all (the lease): a job moves up at most a quarter step late.
@@ -85,7 +99,6 @@ export async function startWorkerProcess(config: WorkerConfig, baseLogger: Logge
   if (policy !== undefined && policy !== 'noeviction') logger.warn({ policy }, 'redis maxmemory-policy is not noeviction; queue data may be evicted');
 
   const served = config.WORKER_MODELS === '*' ? undefined : new Set(config.WORKER_MODELS.split(',').map((m) => m.trim()));
-  const workers = new Map<string, ModelWorker>();
   async function refreshModels(): Promise<void> {
     for (const m of await listLatestModels(pool)) {
       if (workers.has(m.name) || (served && !served.has(m.name))) continue;
@@ -116,14 +129,21 @@ export async function startWorkerProcess(config: WorkerConfig, baseLogger: Logge
       status.setModelsServed([...workers.keys()]);
       logger.info({ model: m.name, ...m.batching }, 'serving model');
     }
+    // A retired version runs only the jobs queued before its retirement: once none is left, its session goes.
+    await sessions.unloadVersions(await findIdleRetiredVersions(pool, sessions.loaded()), 'retired');
   }
   const every = (ms: number, task: () => Promise<unknown>, what: string) =>
     setInterval(() => task().catch((err) => logger.warn({ err: (err as Error).message }, `${what} failed`)), ms);
 
   const heartbeat = async () =>
-    publishWorkerStatus(producerRedis, config.QUEUE_PREFIX, status.snapshot(sessions.loaded(), await readGpu()), config.HEARTBEAT_INTERVAL_MS * 3);
+    publishWorkerStatus(
+      producerRedis,
+      config.QUEUE_PREFIX,
+      status.snapshot(sessions.loaded(), await readGpu(), health.faults()),
+      config.HEARTBEAT_INTERVAL_MS * 3,
+    );
 
-  const metricsServer = await metrics.serve(config.METRICS_HOST, config.METRICS_PORT, logger);
+  const metricsServer = await metrics.serve(config.METRICS_HOST, config.METRICS_PORT, logger, health.faults);
   const beat = () => heartbeat().catch((err) => logger.warn({ err: (err as Error).message }, 'heartbeat failed'));
   const preload = parsePreloadList(config.WORKER_PRELOAD_MODELS);
   const timers: NodeJS.Timeout[] = [];
@@ -152,6 +172,7 @@ export async function startWorkerProcess(config: WorkerConfig, baseLogger: Logge
     /** Graceful: stop taking jobs, finish and store the batches in hand, then close connections. */
     async close(): Promise<void> {
       stopping.abort();
+      health.close();
       for (const t of timers) clearInterval(t);
       await Promise.all([...workers.values()].map((w) => w.close()));
       await sessions.closeAll();

@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import type { AdaptiveBatching, ModelEvent, WorkerStatus } from '@inferq/contracts';
+import type { AdaptiveBatching, ModelEvent, WorkerFault, WorkerStatus } from '@inferq/contracts';
 import type { BatchStats } from './batch-stats.ts';
 
 type LoadedModel = WorkerStatus['modelsLoaded'][number];
@@ -43,7 +43,7 @@ export function createWorkerStatus(init: { workerId: string; device: string }) {
       modelEvents.push(event);
       if (modelEvents.length > MODEL_EVENTS_KEPT) modelEvents.splice(0, modelEvents.length - MODEL_EVENTS_KEPT);
     },
-    snapshot(modelsLoaded: LoadedModel[], gpu: WorkerStatus['gpu']): WorkerStatus {
+    snapshot(modelsLoaded: LoadedModel[], gpu: WorkerStatus['gpu'], faults: WorkerFault[] = []): WorkerStatus {
       return {
         workerId: init.workerId,
         hostname: hostname(),
@@ -57,6 +57,8 @@ export function createWorkerStatus(init: { workerId: string; device: string }) {
         currentBatch: running.values().next().value ?? null,
         ...counters,
         gpu,
+        ready: faults.length === 0,
+        faults,
         ...(adaptive.size > 0 ? { adaptiveBatching: [...adaptive.values()] } : {}),
       };
     },

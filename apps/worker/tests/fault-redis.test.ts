@@ -15,7 +15,7 @@ import {
   type SteadyLoad,
   type TestProcess,
 } from '@inferq/test-utils';
-import { createJobProducer, createRedisConnection, type JobProducer, type Redis } from '@inferq/queue';
+import { createJobProducer, createRedisConnection, type JobProducer, type RedisClient } from '@inferq/queue';
 
 // Redis of this file's own, restarted (no persistence: every key gone) and
 // flushed while a steady load submits. The worker is paused (SIGSTOP) for the
@@ -27,7 +27,7 @@ import { createJobProducer, createRedisConnection, type JobProducer, type Redis 
 let redis: PrivateRedis;
 let stack: Stack;
 let worker: TestProcess;
-let connection: Redis;
+let connection: RedisClient;
 let producer: JobProducer;
 beforeAll(async () => {
   redis = await startPrivateRedis();

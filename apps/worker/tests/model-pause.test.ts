@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRedisConnection, listWorkerStatuses, type Redis } from '@inferq/queue';
+import { createRedisConnection, listWorkerStatuses, type RedisClient } from '@inferq/queue';
 import { mlpJob, type Stack, startStack, waitFor } from '@inferq/test-utils';
 
 // A paused model queue with a real worker running: jobs submitted meanwhile
@@ -7,7 +7,7 @@ import { mlpJob, type Stack, startStack, waitFor } from '@inferq/test-utils';
 // worker's other queue (an unpaused copy of the model) shows it is fetching.
 
 let stack: Stack;
-let redis: Redis;
+let redis: RedisClient;
 beforeAll(async () => {
   stack = await startStack();
   redis = createRedisConnection(stack.ctx.env.REDIS_URL!, 'producer');

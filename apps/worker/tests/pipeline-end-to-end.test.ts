@@ -1,6 +1,6 @@
 import * as ort from 'onnxruntime-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { demoModel, mlpRows, runLimited, type Stack, startStack, waitFor } from '@inferq/test-utils';
+import { demoModel, mlpRows, runLimited, type Stack, startStack, testJobId, waitFor } from '@inferq/test-utils';
 
 const JOBS = 1_000;
 const PRIORITIES = ['high', 'normal', 'low'] as const;
@@ -101,8 +101,8 @@ describe('the job pipeline over HTTP', () => {
     } = await stack.ctx.pool.query('SELECT id FROM api_keys LIMIT 1');
     const head = { name: 'features', datatype: 'FP32', shape: [1, 64], bytes: 256 };
     const jobs = [
-      { id: crypto.randomUUID(), inputs: [{ ...head, key: 'jobs/gone/inputs/0' }] },
-      { id: crypto.randomUUID(), inputs: [{ ...head, b64: Buffer.from(mlpRows(1, 3).buffer).toString('base64') }] },
+      { id: testJobId(), inputs: [{ ...head, key: 'jobs/gone/inputs/0' }] },
+      { id: testJobId(), inputs: [{ ...head, b64: Buffer.from(mlpRows(1, 3).buffer).toString('base64') }] },
     ];
     // Rows only, as after a crash before the enqueue: the reconciler queues both, with one batch key.
     for (const j of jobs) {

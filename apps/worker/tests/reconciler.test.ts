@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mlpRows, type Stack, startStack, waitFor } from '@inferq/test-utils';
+import { createRedisConnection, deleteKeysWithPrefix } from '@inferq/queue';
+import { mlpRows, type Stack, startStack, testJobId, waitFor } from '@inferq/test-utils';
 
 let stack: Stack;
 beforeAll(async () => {
@@ -9,12 +10,12 @@ beforeAll(async () => {
 afterAll(() => stack?.close());
 
 async function deleteQueueKeys(): Promise<number> {
-  const { Redis } = await import('ioredis');
-  const redis = new Redis(stack.ctx.env.REDIS_URL!);
-  const keys = await redis.keys(`${stack.ctx.prefix}:*`);
-  if (keys.length > 0) await redis.del(...keys);
-  await redis.quit();
-  return keys.length;
+  const redis = createRedisConnection(stack.ctx.env.REDIS_URL!, 'consumer');
+  try {
+    return await deleteKeysWithPrefix(redis, stack.ctx.prefix);
+  } finally {
+    redis.disconnect();
+  }
 }
 
 describe('the reconciler (invariant 1: Postgres is the record)', () => {
@@ -41,7 +42,7 @@ describe('the reconciler (invariant 1: Postgres is the record)', () => {
     const {
       rows: [owner],
     } = await stack.ctx.pool.query('SELECT id FROM api_keys LIMIT 1');
-    const id = crypto.randomUUID();
+    const id = testJobId();
     const x = mlpRows(1, 7);
     await stack.ctx.pool.query(
       `INSERT INTO jobs (id, owner_key_id, model_name, model_version, priority, status, inputs) VALUES ($1, $2, 'mlp', 1, 'normal', 'queued', $3)`,
@@ -58,7 +59,7 @@ describe('the reconciler (invariant 1: Postgres is the record)', () => {
       rows: [owner],
     } = await stack.ctx.pool.query('SELECT id FROM api_keys LIMIT 1');
     // Old enough to be outside the incremental window: only a full pass finds it.
-    const id = crypto.randomUUID();
+    const id = testJobId();
     await stack.ctx.pool.query(
       `INSERT INTO jobs (id, owner_key_id, model_name, model_version, priority, status, inputs, created_at) ` +
         `VALUES ($1, $2, 'mlp', 1, 'low', 'queued', $3, now() - interval '1 hour')`,

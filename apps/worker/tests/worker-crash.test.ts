@@ -1,4 +1,4 @@
-import { Queue } from 'bullmq';
+import { createJobProducer, createRedisConnection } from '@inferq/queue';
 import * as ort from 'onnxruntime-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -80,9 +80,11 @@ describe('a worker killed with SIGKILL mid-batch', () => {
     }
     await session.release();
     // The queue is empty: nothing is left to run a second time.
-    const queue = new Queue('infer.cnn', { connection: { url: stack.ctx.env.REDIS_URL }, prefix: stack.ctx.prefix });
-    const counts = await queue.getJobCounts('waiting', 'active', 'prioritized', 'delayed');
-    await queue.close();
+    const connection = createRedisConnection(stack.ctx.env.REDIS_URL!, 'producer');
+    const producer = createJobProducer({ connection, prefix: stack.ctx.prefix });
+    const counts = await producer.queueFor('cnn').getJobCounts('waiting', 'active', 'prioritized', 'delayed');
+    await producer.close();
+    connection.disconnect();
     expect(Object.values(counts).reduce((a, b) => a + b, 0)).toBe(0);
   });
 });

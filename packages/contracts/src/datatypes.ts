@@ -1,6 +1,9 @@
 /**
  * Tensor datatypes in the KServe v2 / Open Inference Protocol naming, with the
- * matching ONNX TensorProto type and onnxruntime tensor type.
+ * matching ONNX TensorProto type and onnxruntime tensor type. `bytes` is the
+ * element size; BYTES (ONNX STRING, onnxruntime 'string') has none: its raw
+ * form is the binary extension's framing, a 4-byte little-endian length then
+ * the element's bytes, element after element (`encodeBytesElements`).
  */
 export const DataTypes = {
   BOOL: { bytes: 1, onnx: 9, ort: 'bool' },
@@ -15,10 +18,15 @@ export const DataTypes = {
   FP16: { bytes: 2, onnx: 10, ort: 'float16' },
   FP32: { bytes: 4, onnx: 1, ort: 'float32' },
   FP64: { bytes: 8, onnx: 11, ort: 'float64' },
+  BYTES: { bytes: undefined, onnx: 8, ort: 'string' },
 } as const;
 
 export type DataType = keyof typeof DataTypes;
 export const DATATYPES = Object.keys(DataTypes) as DataType[];
+
+/** A datatype whose elements all have one size: every one but BYTES. */
+export type FixedSizeDataType = Exclude<DataType, 'BYTES'>;
+export const isFixedSizeDataType = (datatype: DataType): datatype is FixedSizeDataType => datatype !== 'BYTES';
 
 export const isDataType = (value: unknown): value is DataType => typeof value === 'string' && Object.hasOwn(DataTypes, value);
 

@@ -15,3 +15,8 @@ export const isTerminalStatus = (status: JobStatus): boolean => TERMINAL.has(sta
 export const Priority = { High: 'high', Normal: 'normal', Low: 'low' } as const;
 export type Priority = (typeof Priority)[keyof typeof Priority];
 export const PRIORITIES = Object.values(Priority);
+
+/** Why a job was purged to a tombstone: its retention ran out, or its owner (or an admin) deleted it. */
+export const PurgeReason = { Retention: 'retention', Deleted: 'deleted' } as const;
+export type PurgeReason = (typeof PurgeReason)[keyof typeof PurgeReason];
+export const PURGE_REASONS = Object.values(PurgeReason);

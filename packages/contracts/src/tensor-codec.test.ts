@@ -1,6 +1,17 @@
 import { describe, expect, it } from 'vitest';
-import type { DataType } from './datatypes.ts';
-import { decodeTensorData, elementPath, encodeTensorJson } from './tensor-codec.ts';
+import { encodeBytesElements } from './binary-framing/bytes-elements.ts';
+import { dataTypeFromOnnx, dataTypeFromOrt, DataTypes, type DataType } from './datatypes.ts';
+import {
+  bytesTensorProblem,
+  checkTensorBytes,
+  declaredByteLength,
+  decodeBytesStrings,
+  decodeTensorData,
+  elementPath,
+  encodeBase64,
+  encodeTensorJson,
+  minByteLengthOf,
+} from './tensor-codec.ts';
 
 /** Decodes `[0, value]` as a tensor of shape [2]; the failure, or the decoded JSON values. */
 const decodePair = (datatype: DataType, value: unknown) => {
@@ -98,5 +109,80 @@ describe('elementPath', () => {
     expect(elementPath([[0, [1, 2]], [], [3]], 2)).toEqual([0, 1, 1]);
     expect(elementPath([[0, [1, 2]], [], [3]], 3)).toEqual([2, 0]);
     expect(elementPath([0, 1, 2], 1)).toEqual([1]);
+  });
+});
+
+describe('BYTES tensors', () => {
+  const framed = (...elements: (string | Uint8Array)[]) => encodeBytesElements(elements);
+
+  it('has no element size: the fewest bytes are one 4-byte length per element', () => {
+    expect(DataTypes.BYTES).toEqual({ bytes: undefined, onnx: 8, ort: 'string' });
+    expect(dataTypeFromOnnx(8)).toBe('BYTES');
+    expect(dataTypeFromOrt('string')).toBe('BYTES');
+    expect(minByteLengthOf('BYTES', [2, 3])).toBe(24);
+    expect(minByteLengthOf('FP32', [2, 3])).toBe(24);
+    expect(minByteLengthOf('BYTES', [0])).toBe(0);
+    expect(declaredByteLength('BYTES', ['ab', 'é'])).toBe(4 + 2 + 4 + 2);
+  });
+
+  it('takes JSON strings, flat or nested, as UTF-8 elements in the extension framing, and gives them back', () => {
+    const decoded = decodeTensorData(
+      'BYTES',
+      [2, 2],
+      [
+        ['a', ''],
+        ['héllo', '日本'],
+      ],
+    );
+    expect(decoded).toEqual({ ok: true, value: framed('a', '', 'héllo', '日本') });
+    expect(encodeTensorJson('BYTES', framed('a', '', 'héllo', '日本'))).toEqual(['a', '', 'héllo', '日本']);
+  });
+
+  it('takes base64 of the framed elements', () => {
+    const bytes = framed('x', 'yz');
+    expect(decodeTensorData('BYTES', [2], encodeBase64(bytes))).toEqual({ ok: true, value: bytes });
+  });
+
+  it('refuses elements that are not strings, naming the element', () => {
+    expect(decodeTensorData('BYTES', [1, 2], [['a', 3]])).toEqual({
+      ok: false,
+      code: 'INPUT_DATA_INVALID',
+      detail: 'element 1 (value 3) is not a valid BYTES element (a string)',
+      element: [0, 1],
+    });
+  });
+
+  it('refuses an element count other than the shape', () => {
+    expect(decodeTensorData('BYTES', [3], ['a', 'b'])).toMatchObject({ ok: false, code: 'INPUT_DATA_INVALID', detail: expect.stringContaining('exactly 3') });
+    expect(decodeTensorData('BYTES', [3], encodeBase64(framed('a', 'b')))).toMatchObject({ ok: false, code: 'INPUT_DATA_INVALID' });
+    expect(decodeTensorData('BYTES', [1], encodeBase64(framed('a', 'b')))).toMatchObject({
+      ok: false,
+      detail: expect.stringContaining('left after the 1 BYTES elements'),
+    });
+  });
+
+  it('refuses framing whose length runs past the data', () => {
+    const bytes = framed('abc').subarray(0, 6);
+    expect(checkTensorBytes('BYTES', [1], bytes)).toMatch(/claims 3 bytes/);
+    expect(decodeTensorData('BYTES', [1], encodeBase64(bytes))).toMatchObject({ ok: false, code: 'INPUT_DATA_INVALID' });
+  });
+
+  it('refuses bytes that are not UTF-8, naming the element (onnxruntime string tensors hold text)', () => {
+    const bytes = framed('ok', new Uint8Array([0xff, 0xfe]));
+    expect(bytesTensorProblem(bytes, 2)).toEqual({ detail: 'BYTES element 1 is not valid UTF-8 (string tensors carry text only)', element: 1 });
+    expect(decodeTensorData('BYTES', [2], encodeBase64(bytes))).toMatchObject({ ok: false, code: 'INPUT_DATA_INVALID', element: [1] });
+    expect(checkTensorBytes('BYTES', [2], bytes)).toMatch(/element 1 is not valid UTF-8/);
+  });
+
+  it('checks fixed-size tensors by byte length', () => {
+    expect(checkTensorBytes('FP32', [2], new Uint8Array(8))).toBeUndefined();
+    expect(checkTensorBytes('FP32', [2], new Uint8Array(7))).toBe('holds 7 bytes; FP32 of shape [2] needs 8');
+    expect(checkTensorBytes('BYTES', [2], framed('', ''))).toBeUndefined();
+  });
+
+  it('reads every element of framed data, and throws on broken framing', () => {
+    expect(decodeBytesStrings(new Uint8Array(0))).toEqual([]);
+    expect(decodeBytesStrings(framed('a', 'b'))).toEqual(['a', 'b']);
+    expect(() => decodeBytesStrings(framed('a').subarray(0, 3))).toThrow(RangeError);
   });
 });

@@ -1,5 +1,6 @@
 import { base64DecodedLength, decodeBase64, encodeBase64 } from './base64.ts';
-import { DataTypes, type DataType } from './datatypes.ts';
+import { decodeBytesElements, encodeBytesElements, LENGTH_PREFIX_BYTES } from './binary-framing/bytes-elements.ts';
+import { DataTypes, type DataType, type FixedSizeDataType } from './datatypes.ts';
 import type { ErrorCode } from './errors.ts';
 import { fromFloat16Bits, toFloat16Bits } from './float16.ts';
 
@@ -30,15 +31,64 @@ export function elementCount(shape: readonly number[]): number | undefined {
   return n;
 }
 
-export const byteLengthOf = (datatype: DataType, shape: readonly number[]): number | undefined => {
+/** Byte length of a tensor of a fixed-size datatype (BYTES has none: see `minByteLengthOf`, `checkTensorBytes`). */
+export const byteLengthOf = (datatype: FixedSizeDataType, shape: readonly number[]): number | undefined => {
   const n = elementCount(shape);
   return n === undefined ? undefined : n * DataTypes[datatype].bytes;
 };
 
-/** Byte size the data of a wire tensor decodes to, computed without decoding it. */
+/** The fewest bytes a tensor of the shape can take: its byte length, or for BYTES one length prefix per element (all empty). */
+export function minByteLengthOf(datatype: DataType, shape: readonly number[]): number | undefined {
+  if (datatype !== 'BYTES') return byteLengthOf(datatype, shape);
+  const n = elementCount(shape);
+  return n === undefined ? undefined : n * LENGTH_PREFIX_BYTES;
+}
+
+const utf8 = new TextEncoder();
+const utf8Strict = new TextDecoder('utf-8', { fatal: true });
+const utf8Lenient = new TextDecoder('utf-8');
+
+/** Byte size the data of a wire tensor decodes to, computed without decoding it (BYTES strings: their UTF-8 length plus prefix). */
 export function declaredByteLength(datatype: DataType, data: unknown): number {
   if (typeof data === 'string') return base64DecodedLength(data);
-  return Array.isArray(data) ? data.length * DataTypes[datatype].bytes : 0;
+  if (!Array.isArray(data)) return 0;
+  if (datatype !== 'BYTES') return data.length * DataTypes[datatype].bytes;
+  return data.reduce<number>((n, e) => n + LENGTH_PREFIX_BYTES + (typeof e === 'string' ? utf8.encode(e).byteLength : 0), 0);
+}
+
+/**
+ * Why framed BYTES data does not hold exactly `count` elements of UTF-8 text,
+ * or undefined when it does. onnxruntime-node carries string tensors as
+ * JavaScript strings, so bytes that are not UTF-8 could not reach the model
+ * unchanged: they are refused, not replaced.
+ */
+export function bytesTensorProblem(data: Uint8Array, count: number): { detail: string; element?: number } | undefined {
+  const elements = decodeBytesElements(data, count);
+  if (!elements.ok) return { detail: elements.detail };
+  for (let i = 0; i < elements.value.length; i++) {
+    try {
+      utf8Strict.decode(elements.value[i]);
+    } catch {
+      return { detail: `BYTES element ${i} is not valid UTF-8 (string tensors carry text only)`, element: i };
+    }
+  }
+  return undefined;
+}
+
+/** Why bytes are not a tensor of the datatype and shape (a byte length, or BYTES framing and UTF-8), or undefined when they are. */
+export function checkTensorBytes(datatype: DataType, shape: readonly number[], data: Uint8Array): string | undefined {
+  const count = elementCount(shape);
+  if (count === undefined) return `shape [${shape.join(',')}] is not a list of non-negative integers with a safe product`;
+  if (datatype === 'BYTES') return bytesTensorProblem(data, count)?.detail;
+  const bytes = count * DataTypes[datatype].bytes;
+  return bytes === data.byteLength ? undefined : `holds ${data.byteLength} bytes; ${datatype} of shape [${shape.join(',')}] needs ${bytes}`;
+}
+
+/** The elements of a framed BYTES tensor as strings (UTF-8; a byte that is not becomes U+FFFD). Throws when the framing is broken. */
+export function decodeBytesStrings(data: Uint8Array, count = Infinity): string[] {
+  const elements = decodeBytesElements(data, count);
+  if (!elements.ok) throw new RangeError(elements.detail);
+  return elements.value.map((e) => utf8Lenient.decode(e));
 }
 
 function flatten(data: unknown[], expected: number): unknown[] | undefined {
@@ -110,7 +160,7 @@ function toBigInt(v: unknown, datatype: 'INT64' | 'UINT64'): bigint | string {
 }
 
 /** Writes JSON values into a typed array of the datatype; returns the first value that does not fit, if any. */
-function fillFromJson(datatype: DataType, values: unknown[], bytes: Uint8Array): BadElement | undefined {
+function fillFromJson(datatype: FixedSizeDataType, values: unknown[], bytes: Uint8Array): BadElement | undefined {
   const buf = bytes.buffer;
   const off = bytes.byteOffset;
   const n = values.length;
@@ -190,6 +240,7 @@ export function elementPath(data: unknown[], index: number): number[] {
 export function decodeTensorData(datatype: DataType, shape: readonly number[], data: unknown): CodecResult<Uint8Array> {
   const count = elementCount(shape);
   if (count === undefined) return fail('INPUT_SHAPE_MISMATCH', `shape [${shape.join(',')}] is not a list of non-negative integers with a safe product`);
+  if (datatype === 'BYTES') return decodeBytesData(shape, count, data);
   const byteLength = count * DataTypes[datatype].bytes;
   if (typeof data === 'string') {
     const bytes = decodeBase64(data);
@@ -197,25 +248,54 @@ export function decodeTensorData(datatype: DataType, shape: readonly number[], d
     if (bytes.byteLength !== byteLength)
       return fail('INPUT_DATA_INVALID', `base64 data has ${bytes.byteLength} bytes; ${datatype} of shape [${shape.join(',')}] needs ${byteLength}`);
     // Copy into an aligned buffer of its own so typed-array views over it are valid.
-    return { ok: true, value: bytes.byteOffset % 8 === 0 ? bytes : bytes.slice() };
+    return { ok: true, value: bytes.byteOffset % 8 === 0 ? bytes : new Uint8Array(bytes) };
   }
   if (!Array.isArray(data)) return fail('INPUT_DATA_INVALID', 'data must be an array or a base64 string');
   const values = flatten(data, count);
   if (!values || values.length !== count) return fail('INPUT_DATA_INVALID', `data does not hold exactly ${count} elements for shape [${shape.join(',')}]`);
   const bytes = new Uint8Array(byteLength);
   const bad = fillFromJson(datatype, values, bytes);
-  if (bad) {
-    const v = values[bad.index];
-    // JSON.stringify writes Infinity as null: numbers are shown as JavaScript reads them.
-    const shown = (typeof v === 'number' ? String(v) : (JSON.stringify(v) ?? String(v))).slice(0, 40);
-    return fail('INPUT_DATA_INVALID', `element ${bad.index} (value ${shown}) ${bad.reason}`, elementPath(data, bad.index));
-  }
+  if (bad) return badElement(data, values, bad);
   return { ok: true, value: bytes };
 }
 
-/** Turns little-endian tensor bytes back into JSON values (INT64 beyond 2^53 become strings). */
+function badElement(data: unknown[], values: unknown[], bad: BadElement): CodecFailure {
+  const v = values[bad.index];
+  // JSON.stringify writes Infinity as null: numbers are shown as JavaScript reads them.
+  const shown = (typeof v === 'number' ? String(v) : (JSON.stringify(v) ?? String(v))).slice(0, 40);
+  return fail('INPUT_DATA_INVALID', `element ${bad.index} (value ${shown}) ${bad.reason}`, elementPath(data, bad.index));
+}
+
+/**
+ * BYTES data: JSON strings (as Triton and KServe take them; written as UTF-8),
+ * or base64 of the framed form (4-byte little-endian length, then the bytes,
+ * per element), which must hold exactly the shape's elements, each UTF-8.
+ */
+function decodeBytesData(shape: readonly number[], count: number, data: unknown): CodecResult<Uint8Array> {
+  if (typeof data === 'string') {
+    const bytes = decodeBase64(data);
+    if (!bytes) return fail('INPUT_DATA_INVALID', 'data is a string but not valid base64');
+    const problem = bytesTensorProblem(bytes, count);
+    if (problem)
+      return fail(
+        'INPUT_DATA_INVALID',
+        `base64 BYTES data of shape [${shape.join(',')}]: ${problem.detail}`,
+        problem.element === undefined ? undefined : [problem.element],
+      );
+    return { ok: true, value: bytes };
+  }
+  if (!Array.isArray(data)) return fail('INPUT_DATA_INVALID', 'data must be an array of strings or a base64 string');
+  const values = flatten(data, count);
+  if (!values || values.length !== count) return fail('INPUT_DATA_INVALID', `data does not hold exactly ${count} elements for shape [${shape.join(',')}]`);
+  const index = values.findIndex((v) => typeof v !== 'string');
+  if (index >= 0) return badElement(data, values, { index, reason: 'is not a valid BYTES element (a string)' });
+  return { ok: true, value: encodeBytesElements(values as string[]) };
+}
+
+/** Turns little-endian tensor bytes back into JSON values (INT64 beyond 2^53 become strings; BYTES elements, strings). */
 export function encodeTensorJson(datatype: DataType, bytes: Uint8Array): JsonScalar[] {
-  const aligned = bytes.byteOffset % 8 === 0 ? bytes : bytes.slice();
+  if (datatype === 'BYTES') return decodeBytesStrings(bytes);
+  const aligned = bytes.byteOffset % 8 === 0 ? bytes : new Uint8Array(bytes);
   const { buffer: buf, byteOffset: off } = aligned;
   const n = bytes.byteLength / DataTypes[datatype].bytes;
   switch (datatype) {

@@ -13,8 +13,14 @@ export class AppError extends Error {
   readonly retryable: boolean;
   readonly errors: ProblemItem[] | undefined;
   readonly headers: Record<string, string> | undefined;
+  /** RFC 9457 extension members of the problem body (their names must be in ProblemSchema, which serialises it). */
+  readonly extensions: Record<string, unknown> | undefined;
 
-  constructor(code: ErrorCode, detail?: string, options: { cause?: unknown; errors?: ProblemItem[]; headers?: Record<string, string> } = {}) {
+  constructor(
+    code: ErrorCode,
+    detail?: string,
+    options: { cause?: unknown; errors?: ProblemItem[]; headers?: Record<string, string>; extensions?: Record<string, unknown> } = {},
+  ) {
     super(detail ?? ErrorCatalogue[code].title, { cause: options.cause });
     this.name = 'AppError';
     this.code = code;
@@ -22,6 +28,7 @@ export class AppError extends Error {
     this.retryable = ErrorCatalogue[code].retryable;
     this.errors = options.errors;
     this.headers = options.headers;
+    this.extensions = options.extensions;
   }
 }
 

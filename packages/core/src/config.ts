@@ -9,9 +9,14 @@ export const dbConfig = {
 };
 
 export const redisConfig = {
-  REDIS_URL: Type.String({ minLength: 1, description: 'redis:// URL' }),
-  /** BullMQ key prefix; the braces are a Redis Cluster hash tag. */
-  QUEUE_PREFIX: Type.String({ default: '{inferq}', minLength: 1 }),
+  REDIS_URL: Type.String({
+    pattern: '^rediss?(\\+(sentinel|cluster))?://',
+    description:
+      'One node: redis://[user:pw@]host:6379[/db] (rediss:// for TLS); a Sentinel group: redis+sentinel://h1:26379,h2:26379/<group>; ' +
+      'a Redis Cluster: redis+cluster://h1:6379,h2:6379 (any of its nodes)',
+  }),
+  /** The first part of every Redis key; queues are hash-tagged per model (Cluster slots), so the prefix has no braces or colons. */
+  QUEUE_PREFIX: Type.String({ default: 'inferq', pattern: '^[^:{}]+$' }),
 };
 
 export const s3Config = {

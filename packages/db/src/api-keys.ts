@@ -13,6 +13,7 @@ interface ApiKeyRow {
   scopes: Scope[];
   rate_limit_per_min: number | null;
   weight: number;
+  retention_s: number | null;
   created_at: Date;
   revoked_at: Date | null;
 }
@@ -25,6 +26,7 @@ const toRecord = (r: ApiKeyRow): ApiKeyRecord => ({
   scopes: r.scopes,
   rateLimitPerMin: r.rate_limit_per_min,
   weight: r.weight,
+  retentionS: r.retention_s,
   createdAt: r.created_at.toISOString(),
   revokedAt: r.revoked_at?.toISOString() ?? null,
 });
@@ -79,4 +81,20 @@ export async function listApiKeys(pool: Pool): Promise<ApiKeyRecord[]> {
 export async function revokeApiKeys(pool: Pool | PoolClient, ids: string[]): Promise<ApiKeyRecord[]> {
   const { rows } = await pool.query<ApiKeyRow>('UPDATE api_keys SET revoked_at = now() WHERE id = ANY($1::uuid[]) AND revoked_at IS NULL RETURNING *', [ids]);
   return rows.map(toRecord);
+}
+
+/** A key's settings to change; a field left out stays as it is. */
+export interface ApiKeyChanges {
+  /** Seconds a finished job of the key is kept; null: the server's default. */
+  retentionS?: number | null;
+}
+
+/** Changes one key's settings; undefined when there is no such key. */
+export async function updateApiKey(pool: Pool | PoolClient, id: string, changes: ApiKeyChanges): Promise<ApiKeyRecord | undefined> {
+  const { rows } = await pool.query<ApiKeyRow>(`UPDATE api_keys SET retention_s = CASE WHEN $2 THEN $3::int ELSE retention_s END WHERE id = $1 RETURNING *`, [
+    id,
+    changes.retentionS !== undefined,
+    changes.retentionS ?? null,
+  ]);
+  return rows[0] ? toRecord(rows[0]) : undefined;
 }

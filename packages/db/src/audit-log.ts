@@ -1,4 +1,5 @@
 import type { AuditAction, AuditEntry } from '@inferq/contracts';
+import { deleteCreatedBefore, type ChunkedDeleteOptions } from './chunked-delete.ts';
 import type { Pool, PoolClient } from './pool.ts';
 
 interface AuditRow {
@@ -39,3 +40,7 @@ export async function listAuditEntries(pool: Pool, f: { beforeId?: number; limit
   ]);
   return rows.map(toEntry);
 }
+
+/** Deletes the audit entries written before `before` (AUDIT_RETENTION_S), in bounded chunks (deleteCreatedBefore); returns how many. */
+export const deleteAuditEntriesBefore = (pool: Pool, before: Date, options?: ChunkedDeleteOptions): Promise<number> =>
+  deleteCreatedBefore(pool, 'audit_log', before, options);

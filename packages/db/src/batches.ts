@@ -1,4 +1,5 @@
 import type { Batch, JobStatus, Usage } from '@inferq/contracts';
+import { deleteCreatedBefore, type ChunkedDeleteOptions } from './chunked-delete.ts';
 import type { Pool } from './pool.ts';
 
 // Batch provenance and device-time accounting (migration 0010).
@@ -94,3 +95,12 @@ export async function readUsage(
   });
   return { items, total };
 }
+
+/**
+ * Deletes the batches recorded before `before`, in bounded chunks
+ * (deleteCreatedBefore); returns how many. A job's tombstone keeps its
+ * batch_id, so the caller passes a bound no tombstone still stored can name:
+ * every job of a batch was created before the batch was recorded.
+ */
+export const deleteBatchesCreatedBefore = (pool: Pool, before: Date, options?: ChunkedDeleteOptions): Promise<number> =>
+  deleteCreatedBefore(pool, 'batches', before, options);

@@ -1,4 +1,5 @@
 import type { Priority, StoredTensor } from '@inferq/contracts';
+import { packTensorRows, rowDataSql, unpackTensors } from './inline-tensors.ts';
 import type { Pool } from './pool.ts';
 
 // The worker side of the jobs table: claiming, settling, reconciling.
@@ -18,18 +19,49 @@ const EXPIRE = `status = 'expired', finished_at = now(), error_code = 'DEADLINE_
  * crash) are left out, so a result is never computed twice into a finished
  * job; queued jobs past their deadline end `expired` here instead of running.
  */
-export async function startJobs(pool: Pool, b: StartBatch): Promise<Map<string, { attempts: number; inputs: StoredTensor[] }>> {
+export async function startJobs(pool: Pool, b: StartBatch): Promise<Map<string, ClaimedJobRow>> {
   // The two updates touch disjoint rows (now() is one instant per statement).
-  const { rows } = await pool.query<{ id: string; attempts: number; inputs: StoredTensor[] }>(
+  const { rows } = await pool.query<{ id: string; attempts: number; inputs: StoredTensor[]; input_data: Buffer | null; node_faults: string[] }>(
     `WITH expired AS (
        UPDATE jobs SET ${EXPIRE} WHERE id = ANY($1::uuid[]) AND status = 'queued' AND deadline_at <= now())
      UPDATE jobs SET status = 'running', started_at = now(), attempts = attempts + 1, worker_id = $2, batch_id = $3, batch_size = $4,
             queue_ms = GREATEST(0, (EXTRACT(EPOCH FROM (now() - created_at)) * 1000)::int)
       WHERE id = ANY($1::uuid[]) AND status IN ('queued', 'running') AND NOT (status = 'queued' AND deadline_at IS NOT NULL AND deadline_at <= now())
-      RETURNING id, attempts, inputs`,
+      RETURNING id, attempts, inputs, input_data, node_faults`,
     [b.ids, b.workerId, b.batchId, b.batchSize],
   );
-  return new Map(rows.map((r) => [r.id, { attempts: r.attempts, inputs: r.inputs }]));
+  return new Map(rows.map((r) => [r.id, { attempts: r.attempts, inputs: unpackTensors(r.inputs, r.input_data), nodeFaults: r.node_faults }]));
+}
+
+export interface ClaimedJobRow {
+  attempts: number;
+  inputs: StoredTensor[];
+  /** Workers that gave the job back for a fault of their own. */
+  nodeFaults: string[];
+}
+
+/**
+ * Gives claimed jobs back after a fault of the worker's own: queued again as
+ * if this claim never happened (its attempt not counted), the worker added to
+ * the job's node faults and the fault kept as its last error. Fenced by the
+ * claim like completeJobs; returns the ids given back.
+ */
+export async function releaseJobs(
+  pool: Pool,
+  batchId: string,
+  workerId: string,
+  jobs: Array<{ id: string; code: string; message: string }>,
+): Promise<Set<string>> {
+  if (jobs.length === 0) return new Set();
+  const { rows } = await pool.query<{ id: string }>(
+    `UPDATE jobs SET status = 'queued', attempts = GREATEST(0, attempts - 1), started_at = NULL, error_code = r.code, error_message = r.message,
+            node_faults = node_faults || $3::text
+       FROM jsonb_to_recordset($1::jsonb) AS r(id uuid, code text, message text)
+      WHERE jobs.id = r.id AND jobs.status = 'running' AND jobs.batch_id = $2::uuid
+      RETURNING jobs.id`,
+    [JSON.stringify(jobs.map((j) => ({ ...j, message: j.message.slice(0, 2000) }))), batchId, workerId],
+  );
+  return new Set(rows.map((r) => r.id));
 }
 
 /** Ends queued jobs whose deadline has passed, at most `limit` per call; returns them for their queue jobs to be removed. */
@@ -53,16 +85,32 @@ export interface JobSuccess {
   deviceMs: number;
 }
 
-/** Writes a batch's results in one statement; only running jobs change, so a replay is a no-op. */
-export async function completeJobs(pool: Pool, results: JobSuccess[]): Promise<Set<string>> {
+/**
+ * Writes a batch's results in one statement (the inline output bytes of all
+ * the jobs as one binary parameter, each row taking its slice). Fenced by the claim: only jobs
+ * still running in this batch change, so a replay is a no-op, and a worker
+ * whose jobs were claimed again elsewhere (its lock expired while it was cut
+ * off) cannot write over the newer attempt. Returns the ids written.
+ */
+export async function completeJobs(pool: Pool, batchId: string, results: JobSuccess[]): Promise<Set<string>> {
   if (results.length === 0) return new Set();
+  const packed = packTensorRows(results.map((r) => r.outputs));
   const { rows } = await pool.query<{ id: string }>(
-    `UPDATE jobs SET status = 'succeeded', outputs = r.outputs, infer_ms = r.infer_ms, items = r.items, device_ms = r.device_ms,
-            finished_at = now(), error_code = NULL, error_message = NULL
-       FROM jsonb_to_recordset($1::jsonb) AS r(id uuid, outputs jsonb, infer_ms float8, items int, device_ms float8)
-      WHERE jobs.id = r.id AND jobs.status = 'running'
+    `UPDATE jobs SET status = 'succeeded', outputs = r.outputs, output_data = ${rowDataSql('$3', 'r')}, infer_ms = r.infer_ms, items = r.items,
+            device_ms = r.device_ms, finished_at = now(), error_code = NULL, error_message = NULL
+       FROM jsonb_to_recordset($1::jsonb) AS r(id uuid, outputs jsonb, infer_ms float8, items int, device_ms float8, data_at int, data_len int)
+      WHERE jobs.id = r.id AND jobs.status = 'running' AND jobs.batch_id = $2::uuid
       RETURNING jobs.id`,
-    [JSON.stringify(results.map((r) => ({ id: r.id, outputs: r.outputs, infer_ms: r.inferMs, items: r.items, device_ms: r.deviceMs })))],
+    [
+      JSON.stringify(
+        results.map((r, i) => {
+          const { tensors, dataAt, dataLen } = packed.rows[i]!;
+          return { id: r.id, outputs: tensors, infer_ms: r.inferMs, items: r.items, device_ms: r.deviceMs, data_at: dataAt, data_len: dataLen };
+        }),
+      ),
+      batchId,
+      packed.data,
+    ],
   );
   return new Set(rows.map((r) => r.id));
 }
@@ -71,13 +119,13 @@ export async function completeJobs(pool: Pool, results: JobSuccess[]): Promise<S
  * Ends claimed jobs that cannot finish by their deadline, before they run:
  * `expired` with DEADLINE_EXCEEDED, like a job still queued at its deadline.
  */
-export async function expireRunningJobs(pool: Pool, jobs: Array<{ id: string; message: string }>): Promise<void> {
+export async function expireRunningJobs(pool: Pool, batchId: string, jobs: Array<{ id: string; message: string }>): Promise<void> {
   if (jobs.length === 0) return;
   await pool.query(
     `UPDATE jobs SET status = 'expired', finished_at = now(), error_code = 'DEADLINE_EXCEEDED', error_message = e.message
        FROM jsonb_to_recordset($1::jsonb) AS e(id uuid, message text)
-      WHERE jobs.id = e.id AND jobs.status = 'running'`,
-    [JSON.stringify(jobs)],
+      WHERE jobs.id = e.id AND jobs.status = 'running' AND jobs.batch_id = $2::uuid`,
+    [JSON.stringify(jobs), batchId],
   );
 }
 
@@ -87,17 +135,21 @@ export interface JobFailure {
   message: string;
   /** false: record the error but leave the job queued for its next attempt. */
   final: boolean;
+  /** The batch that claimed the job: the failure is written only while the job is still running in it (fenced like completeJobs). */
+  batchId?: string;
 }
 
 export async function failJobs(pool: Pool, failures: JobFailure[]): Promise<void> {
   if (failures.length === 0) return;
+  const rows = failures.map((f) => ({ id: f.id, code: f.code, message: f.message.slice(0, 2000), final: f.final, batch_id: f.batchId ?? null }));
   await pool.query(
     `UPDATE jobs SET status = CASE WHEN f.final THEN 'failed' ELSE 'queued' END,
             finished_at = CASE WHEN f.final THEN now() ELSE NULL END,
             error_code = f.code, error_message = f.message
-       FROM jsonb_to_recordset($1::jsonb) AS f(id uuid, code text, message text, final boolean)
-      WHERE jobs.id = f.id AND jobs.status IN ('queued', 'running')`,
-    [JSON.stringify(failures.map((f) => ({ id: f.id, code: f.code, message: f.message.slice(0, 2000), final: f.final })))],
+       FROM jsonb_to_recordset($1::jsonb) AS f(id uuid, code text, message text, final boolean, batch_id uuid)
+      WHERE jobs.id = f.id
+        AND CASE WHEN f.batch_id IS NULL THEN jobs.status IN ('queued', 'running') ELSE jobs.status = 'running' AND jobs.batch_id = f.batch_id END`,
+    [JSON.stringify(rows)],
   );
 }
 
@@ -163,8 +215,8 @@ export async function findAgedQueuedJobs(
   return rows.map((r) => ({ id: r.id, modelName: r.model_name, priority: r.priority, ownerKeyId: r.owner_key_id, createdAt: r.created_at }));
 }
 
-/** The input headers of the given jobs, by id: what a re-enqueued job's batch key is made of. */
+/** The input headers of the given jobs, by id (name, datatype, shape, bytes; not where the bytes are): what a re-enqueued job's batch key is made of. */
 export async function readJobInputs(pool: Pool, ids: string[]): Promise<Map<string, StoredTensor[]>> {
   const { rows } = await pool.query<{ id: string; inputs: StoredTensor[] }>('SELECT id, inputs FROM jobs WHERE id = ANY($1::uuid[])', [ids]);
-  return new Map(rows.map((r) => [r.id, r.inputs]));
+  return new Map(rows.map((r) => [r.id, r.inputs.map(({ name, datatype, shape, bytes }) => ({ name, datatype, shape, bytes }))]));
 }

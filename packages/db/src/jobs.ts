@@ -1,5 +1,7 @@
-import type { JobStatus, Priority, StoredTensor } from '@inferq/contracts';
+import type { JobStatus, Priority, PurgeReason, StoredTensor } from '@inferq/contracts';
 import { jobFilterConditions, type JobFilter } from './job-filter.ts';
+import { CLAIM_IDEMPOTENCY_KEYS } from './job-idempotency.ts';
+import { packTensorRows, rowDataSql, unpackTensors } from './inline-tensors.ts';
 import type { Pool } from './pool.ts';
 
 export interface JobRecord {
@@ -35,16 +37,26 @@ export interface JobRecord {
   items: number | null;
   /** Its share of the batch's device time. */
   deviceMs: number | null;
+  /** Keep the inputs as long as the job (asked at submit); otherwise they go after JOB_INPUT_RETENTION_S. */
+  keepInputs: boolean;
+  /** When the job was purged to a tombstone, and why. */
+  purgedAt: Date | null;
+  purgeReason: PurgeReason | null;
+  /** When its input tensors were dropped (inputs is then []). */
+  inputsDroppedAt: Date | null;
   /** From the job's batch row (findJob only): where it ran. */
   batch?: { device: string; provider: string; modelSha256: string };
 }
 
-const COLUMNS = `id, owner_key_id, model_name, model_version, priority, status, idempotency_key, request_hash, inputs, outputs,
+const COLUMNS = `id, owner_key_id, model_name, model_version, priority, status, idempotency_key, request_hash, inputs, outputs, input_data, output_data,
   error_code, error_message, attempts, worker_id, batch_id, batch_size, created_at, started_at, finished_at, queue_ms, infer_ms,
   deadline_at, webhook_url, metadata,
-  input_sha256, cached_from, items, device_ms`;
+  input_sha256, cached_from, items, device_ms, keep_inputs, purged_at, purge_reason, inputs_dropped_at`;
 /** Columns for lists: everything but the tensors. */
-const SUMMARY_COLUMNS = COLUMNS.replace('inputs, outputs,', "'[]'::jsonb AS inputs, NULL::jsonb AS outputs,");
+const SUMMARY_COLUMNS = COLUMNS.replace(
+  'inputs, outputs, input_data, output_data,',
+  "'[]'::jsonb AS inputs, NULL::jsonb AS outputs, NULL::bytea AS input_data, NULL::bytea AS output_data,",
+);
 
 type JobRow = Record<string, unknown>;
 const toRecord = (r: JobRow): JobRecord => ({
@@ -56,8 +68,8 @@ const toRecord = (r: JobRow): JobRecord => ({
   status: r.status as JobStatus,
   idempotencyKey: r.idempotency_key as string | null,
   requestHash: r.request_hash as string | null,
-  inputs: r.inputs as StoredTensor[],
-  outputs: r.outputs as StoredTensor[] | null,
+  inputs: unpackTensors(r.inputs as StoredTensor[], r.input_data as Buffer | null),
+  outputs: r.outputs ? unpackTensors(r.outputs as StoredTensor[], r.output_data as Buffer | null) : null,
   errorCode: r.error_code as string | null,
   errorMessage: r.error_message as string | null,
   attempts: r.attempts as number,
@@ -76,6 +88,10 @@ const toRecord = (r: JobRow): JobRecord => ({
   cachedFrom: r.cached_from as string | null,
   items: r.items as number | null,
   deviceMs: r.device_ms as number | null,
+  keepInputs: r.keep_inputs as boolean,
+  purgedAt: r.purged_at as Date | null,
+  purgeReason: r.purge_reason as PurgeReason | null,
+  inputsDroppedAt: r.inputs_dropped_at as Date | null,
   ...(typeof r.device === 'string' ? { batch: { device: r.device, provider: r.provider as string, modelSha256: r.model_sha256 as string } } : {}),
 });
 
@@ -92,25 +108,37 @@ export interface NewJob {
   deadlineAt: Date | null;
   webhookUrl: string | null;
   inputSha256: string | null;
+  /** Keep the inputs as long as the job, past JOB_INPUT_RETENTION_S. @default false */
+  keepInputs?: boolean;
 }
 
 /**
  * Inserts queued jobs in one statement. A job whose (owner, idempotency key)
- * already exists is skipped; the ids actually inserted are returned.
+ * was already taken is skipped; the ids actually inserted are returned. The
+ * inline input bytes of all the jobs travel as one binary parameter, each
+ * row taking its slice into input_data (inline-tensors.ts).
  */
 export async function insertJobs(pool: Pool, jobs: NewJob[]): Promise<Set<string>> {
+  const packed = packTensorRows(jobs.map((j) => j.inputs));
+  // input_data is named only when the group has inline bytes: a group without sends no bytes parameter, and runs on a schema
+  // before 0022 too (the upgrade test of 0016–0019 inserts through this release's code).
+  const data = packed.data;
   const { rows } = await pool.query<{ id: string }>(
-    `INSERT INTO jobs (id, owner_key_id, model_name, model_version, priority, status, idempotency_key, request_hash, inputs, metadata,
-                       deadline_at, webhook_url, input_sha256)
+    `WITH input AS (
+       SELECT * FROM jsonb_to_recordset($1::jsonb) AS j(id uuid, owner_key_id uuid, model_name text, model_version int, priority text,
+            idempotency_key text, request_hash text, inputs jsonb, metadata jsonb, deadline_at timestamptz, webhook_url text, input_sha256 text,
+            keep_inputs boolean, data_at int, data_len int)),
+     ${CLAIM_IDEMPOTENCY_KEYS}
+     INSERT INTO jobs (id, owner_key_id, model_name, model_version, priority, status, idempotency_key, request_hash, inputs,${data ? ' input_data,' : ''}
+                       metadata, deadline_at, webhook_url, input_sha256, keep_inputs)
      SELECT j.id, j.owner_key_id, j.model_name, j.model_version, j.priority, 'queued', j.idempotency_key, j.request_hash, j.inputs,
-            j.metadata, j.deadline_at, j.webhook_url, j.input_sha256
-       FROM jsonb_to_recordset($1::jsonb) AS j(id uuid, owner_key_id uuid, model_name text, model_version int, priority text,
-            idempotency_key text, request_hash text, inputs jsonb, metadata jsonb, deadline_at timestamptz, webhook_url text, input_sha256 text)
-     ON CONFLICT (owner_key_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+            ${data ? `${rowDataSql('$2', 'j')},` : ''} j.metadata, j.deadline_at, j.webhook_url, j.input_sha256, COALESCE(j.keep_inputs, false)
+       FROM input j
+      WHERE j.idempotency_key IS NULL OR j.id IN (SELECT job_id FROM claimed)
      RETURNING id`,
     [
       JSON.stringify(
-        jobs.map((j) => ({
+        jobs.map((j, i) => ({
           id: j.id,
           owner_key_id: j.ownerKeyId,
           model_name: j.modelName,
@@ -118,20 +146,29 @@ export async function insertJobs(pool: Pool, jobs: NewJob[]): Promise<Set<string
           priority: j.priority,
           idempotency_key: j.idempotencyKey,
           request_hash: j.requestHash,
-          inputs: j.inputs,
+          inputs: packed.rows[i]!.tensors,
+          data_at: packed.rows[i]!.dataAt,
+          data_len: packed.rows[i]!.dataLen,
           metadata: j.metadata,
           deadline_at: j.deadlineAt,
           webhook_url: j.webhookUrl,
           input_sha256: j.inputSha256,
+          keep_inputs: j.keepInputs ?? false,
         })),
       ),
+      ...(data ? [data] : []),
     ],
   );
   return new Set(rows.map((r) => r.id));
 }
 
 export async function findJobByIdempotencyKey(pool: Pool, ownerKeyId: string, idempotencyKey: string): Promise<JobRecord | undefined> {
-  const { rows } = await pool.query(`SELECT ${COLUMNS} FROM jobs WHERE owner_key_id = $1 AND idempotency_key = $2`, [ownerKeyId, idempotencyKey]);
+  // Through the key's row to the job by id: one partition.
+  const { rows } = await pool.query(
+    `SELECT ${COLUMNS} FROM jobs
+      WHERE id = (SELECT job_id FROM job_idempotency WHERE owner_key_id = $1 AND idempotency_key = $2) AND owner_key_id = $1`,
+    [ownerKeyId, idempotencyKey],
+  );
   return rows[0] ? toRecord(rows[0]) : undefined;
 }
 
@@ -146,8 +183,13 @@ export async function findJob(pool: Pool, id: string, ownerKeyId: string | null)
   return rows[0] ? toRecord(rows[0]) : undefined;
 }
 
+/** Removes queued jobs that were never accepted (the queue refused them), with their Idempotency-Keys, so a retry may use the key again. */
 export async function deleteJobs(pool: Pool, ids: string[]): Promise<void> {
-  await pool.query(`DELETE FROM jobs WHERE id = ANY($1::uuid[]) AND status = 'queued'`, [ids]);
+  await pool.query(
+    `WITH deleted AS (DELETE FROM jobs WHERE id = ANY($1::uuid[]) AND status = 'queued' RETURNING id)
+     DELETE FROM job_idempotency WHERE job_id IN (SELECT id FROM deleted)`,
+    [ids],
+  );
 }
 
 export interface JobListQuery extends JobFilter {

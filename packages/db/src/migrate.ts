@@ -19,12 +19,18 @@ const HISTORY_DDL = `CREATE TABLE IF NOT EXISTS "_prisma_migrations" (
 
 const LOCK_ID = 72_707_301;
 
-/** Applies pending SQL migrations in name order, each in its own transaction, under an advisory lock. */
-export async function runMigrations(pool: Pool, dir: string = MIGRATIONS_DIR): Promise<string[]> {
-  const names = (await readdir(dir, { withFileTypes: true }))
+/**
+ * Applies pending SQL migrations in name order, each in its own transaction, under an advisory lock;
+ * with `upTo`, only those up to that one (its folder name) included: an upgrade done in two steps.
+ */
+export async function runMigrations(pool: Pool, dir: string = MIGRATIONS_DIR, options: { upTo?: string } = {}): Promise<string[]> {
+  const all = (await readdir(dir, { withFileTypes: true }))
     .filter((d) => d.isDirectory())
     .map((d) => d.name)
     .sort();
+  const { upTo } = options;
+  if (upTo !== undefined && !all.includes(upTo)) throw new Error(`there is no migration ${upTo} in ${dir}`);
+  const names = upTo === undefined ? all : all.filter((name) => name <= upTo);
   const client = await pool.connect();
   const applied: string[] = [];
   try {

@@ -1,5 +1,5 @@
 import type { BatchingMode, EmbeddingSettings, Model, TensorSpec } from '@inferq/contracts';
-import type { Pool } from './pool.ts';
+import type { Pool, PoolClient } from './pool.ts';
 
 export interface ModelRecord extends Model {
   id: string;
@@ -26,6 +26,7 @@ interface ModelRow {
   tokenizer_key: string | null;
   embedding: EmbeddingSettings | null;
   created_at: Date;
+  retired_at: Date | null;
 }
 
 const toRecord = (r: ModelRow): ModelRecord => ({
@@ -41,16 +42,23 @@ const toRecord = (r: ModelRow): ModelRecord => ({
   responseCache: r.response_cache,
   embedding: r.embedding ?? undefined,
   createdAt: r.created_at.toISOString(),
+  ...(r.retired_at ? { retiredAt: r.retired_at.toISOString() } : {}),
 });
 
-export type NewModel = Omit<ModelRecord, 'version' | 'createdAt'> & { createdBy: string | null };
+export type NewModel = Omit<ModelRecord, 'version' | 'createdAt' | 'retiredAt'> & { createdBy: string | null };
+
+/**
+ * What a name alone means: the newest version that is not retired, or, once
+ * every version is, the newest one (whose `retiredAt` then says so).
+ */
+const LATEST_ORDER = '(retired_at IS NULL) DESC, version DESC';
 
 /**
  * Inserts the next version of a model. The version is computed in the same
  * statement; the unique (name, version) index makes a concurrent upload of
  * the same name fail rather than share a number, so callers retry once.
  */
-export async function insertModelVersion(pool: Pool, m: NewModel): Promise<ModelRecord> {
+export async function insertModelVersion(pool: Pool | PoolClient, m: NewModel): Promise<ModelRecord> {
   for (let attempt = 0; ; attempt++) {
     const {
       rows: [next],
@@ -88,22 +96,52 @@ export async function insertModelVersion(pool: Pool, m: NewModel): Promise<Model
   }
 }
 
-/** The given version, or the latest one when version is undefined. */
+/** The given version (retired or not), or the latest one (see LATEST_ORDER) when version is undefined. */
 export async function findModel(pool: Pool, name: string, version?: number): Promise<ModelRecord | undefined> {
   const { rows } =
     version === undefined
-      ? await pool.query<ModelRow>('SELECT * FROM models WHERE name = $1 ORDER BY version DESC LIMIT 1', [name])
+      ? await pool.query<ModelRow>(`SELECT * FROM models WHERE name = $1 ORDER BY ${LATEST_ORDER} LIMIT 1`, [name])
       : await pool.query<ModelRow>('SELECT * FROM models WHERE name = $1 AND version = $2', [name, version]);
   return rows[0] ? toRecord(rows[0]) : undefined;
 }
 
-/** The latest version of every model. */
+/** The latest version of every model (see LATEST_ORDER): a model whose versions are all retired is listed too. */
 export async function listLatestModels(pool: Pool): Promise<ModelRecord[]> {
-  const { rows } = await pool.query<ModelRow>('SELECT DISTINCT ON (name) * FROM models ORDER BY name, version DESC');
+  const { rows } = await pool.query<ModelRow>(`SELECT DISTINCT ON (name) * FROM models ORDER BY name, ${LATEST_ORDER}`);
   return rows.map(toRecord);
 }
 
-export async function listModelVersions(pool: Pool, name: string): Promise<ModelRecord[]> {
+export async function listModelVersions(pool: Pool | PoolClient, name: string): Promise<ModelRecord[]> {
   const { rows } = await pool.query<ModelRow>('SELECT * FROM models WHERE name = $1 ORDER BY version DESC', [name]);
   return rows.map(toRecord);
+}
+
+/**
+ * Retires the given versions of a model (all of them when `versions` is
+ * undefined); versions already retired keep their first retirement. Returns
+ * the rows it retired now.
+ */
+export async function retireModelVersions(
+  client: Pool | PoolClient,
+  name: string,
+  versions: number[] | undefined,
+  retiredBy: string | null,
+): Promise<ModelRecord[]> {
+  const { rows } = await client.query<ModelRow>(
+    `UPDATE models SET retired_at = now(), retired_by = $3
+      WHERE name = $1 AND ($2::int[] IS NULL OR version = ANY($2::int[])) AND retired_at IS NULL
+      RETURNING *`,
+    [name, versions ?? null, retiredBy],
+  );
+  return rows.map(toRecord).sort((a, b) => b.version - a.version);
+}
+
+/**
+ * Serialises the writers of one model name until the transaction ends:
+ * registration (its artifact upload and row) against the sweep of retired
+ * artifacts, which share S3 keys when the same bytes are uploaded again, and
+ * retirement against routing changes.
+ */
+export async function lockModelName(client: PoolClient, name: string): Promise<void> {
+  await client.query("SELECT pg_advisory_xact_lock(hashtext('inferq:model:' || $1))", [name]);
 }

@@ -46,6 +46,14 @@ export const REDIS_SERVER: DebianBinary = {
     'or set REDIS_URL to an existing server (e.g. REDIS_URL=redis://127.0.0.1:6379).',
 };
 
+export const NFT: DebianBinary = {
+  names: ['nft'],
+  aptPackage: 'nftables',
+  missingMessage:
+    'nft was not found on PATH, /usr/sbin or /usr/bin. The hosts-apart tests cut and slow links between network namespaces with it: ' +
+    'install nftables (Debian/Ubuntu: `sudo apt-get install nftables`).',
+};
+
 export const PROMTOOL: DebianBinary = {
   names: ['promtool'],
   aptPackage: 'prometheus',

@@ -79,20 +79,23 @@ export async function initialiseCluster(placement: PostgresPlacement, superuser:
   }
 }
 
-/** Starts postgres on 127.0.0.1:`port` (no unix socket) and resolves once it accepts connections. */
-export async function startPostmaster(placement: PostgresPlacement, port: number): Promise<Postmaster> {
+/** Starts postgres on `host`:`port` (no unix socket) and resolves once it accepts connections. */
+export async function startPostmaster(placement: PostgresPlacement, port: number, host = '127.0.0.1'): Promise<Postmaster> {
   const child = spawnAs(placement, 'postgres', [
     '-D',
     placement.dataDir,
     '-p',
     String(port),
     '-c',
-    'listen_addresses=127.0.0.1',
+    `listen_addresses=${host}`,
     // A socket could collide with a system Postgres's socket directory.
     '-c',
     'unix_socket_directories=',
     '-c',
     'lc_messages=C',
+    // Statement counts for the benchmarks' cost per job (apps/bench); the npm binaries ship the module.
+    '-c',
+    'shared_preload_libraries=pg_stat_statements',
   ]);
   const output = collectOutput(child);
   let exited = false;

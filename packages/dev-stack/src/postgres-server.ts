@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { appendFile, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createPool } from '@inferq/db';
 import { findFreePort } from './free-port.ts';
@@ -14,6 +15,8 @@ export interface PostgresServerOptions {
   dataDir: string;
   /** @default a free port */
   port?: number;
+  /** The address to listen on; clients on its subnet may connect too (pg_hba `samenet`). @default 127.0.0.1 */
+  listenAddress?: string;
   /** @default the binaries npm installed for this platform */
   binaries?: PostgresBinaries;
   /** As root, where binaries and clusters go when the `postgres` user cannot reach them. @default /var/lib/inferq */
@@ -30,7 +33,7 @@ export interface RunningPostgres extends RunningService {
 }
 
 // Fixed, so a cluster initialised by an earlier run still accepts us. The
-// server only listens on 127.0.0.1; this is a development credential.
+// server listens on 127.0.0.1 (or a test's private network); this is a development credential.
 const USER = 'inferq';
 const PASSWORD = 'inferq';
 const DATABASE = 'inferq';
@@ -61,12 +64,14 @@ export async function startPostgresServer(options: PostgresServerOptions): Promi
     });
   }
   await stopOrphanedPostmaster(dataDir);
+  const host = options.listenAddress ?? '127.0.0.1';
+  if (host !== '127.0.0.1') await allowSameNet(dataDir);
 
   for (let attempt = 1; ; attempt++) {
     const port = options.port ?? (await findFreePort());
     let postmaster;
     try {
-      postmaster = await startPostmaster(placement, port);
+      postmaster = await startPostmaster(placement, port, host);
     } catch (err) {
       const inUse = err instanceof PostgresProcessError && /address already in use/i.test(err.output);
       if (options.port === undefined && attempt < PORT_ATTEMPTS && inUse) continue;
@@ -77,7 +82,7 @@ export async function startPostgresServer(options: PostgresServerOptions): Promi
           `'${dataDir}'\`, its data is lost) and run again; ${FALLBACK_FIX}`,
       );
     }
-    const url = `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}`;
+    const url = `postgres://${USER}:${PASSWORD}@${host}:${port}`;
     try {
       await createDatabaseIfMissing(url);
     } catch (err) {
@@ -86,6 +91,13 @@ export async function startPostgresServer(options: PostgresServerOptions): Promi
     }
     return { url: `${url}/${DATABASE}`, dataDir, binDir: placement.binaries.dir, stop: postmaster.stop };
   }
+}
+
+/** initdb's pg_hba.conf admits loopback only; a server on another address admits its own subnet too. */
+async function allowSameNet(dataDir: string): Promise<void> {
+  const hba = join(dataDir, 'pg_hba.conf');
+  const line = 'host all all samenet scram-sha-256';
+  if (!(await readFile(hba, 'utf8')).includes(line)) await appendFile(hba, `${line}\n`);
 }
 
 async function createDatabaseIfMissing(serverUrl: string): Promise<void> {

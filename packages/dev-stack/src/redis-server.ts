@@ -12,10 +12,16 @@ export interface RedisServerOptions {
   dataDir: string;
   /** @default a free port */
   port?: number;
+  /** The address to listen on (a network namespace's own, in the hosts-apart tests). @default 127.0.0.1 */
+  bind?: string;
   /** @default search the standard system directories (/usr/bin, /usr/sbin, …) */
   findExecutable?: FindExecutable;
   /** Told when redis-server has to be installed first (slow). */
   log?: (line: string) => void;
+  /** A config file to start from (a Sentinel's, which it rewrites): the first argument. */
+  configFile?: string;
+  /** More arguments after ours (`--cluster-enabled yes`, `--sentinel`, …). */
+  args?: string[];
 }
 
 const READY_TIMEOUT_MS = 10_000;
@@ -30,7 +36,15 @@ export async function startRedisServer(options: RedisServerOptions): Promise<Run
   for (let attempt = 1; ; attempt++) {
     const port = options.port ?? (await findFreePort());
     try {
-      return await launchRedis({ binary, setpriv, port, dataDir: options.dataDir });
+      return await launchRedis({
+        binary,
+        setpriv,
+        port,
+        bind: options.bind ?? '127.0.0.1',
+        dataDir: options.dataDir,
+        configFile: options.configFile,
+        extraArgs: options.args ?? [],
+      });
     } catch (err) {
       // Another process took the probed port before redis bound it: probe again.
       if (options.port !== undefined || attempt >= PORT_ATTEMPTS || !isAddressInUse(err)) throw err;
@@ -38,14 +52,27 @@ export async function startRedisServer(options: RedisServerOptions): Promise<Run
   }
 }
 
-async function launchRedis(o: { binary: string; setpriv: string | undefined; port: number; dataDir: string }): Promise<RunningService> {
+interface LaunchOptions {
+  binary: string;
+  setpriv: string | undefined;
+  port: number;
+  bind: string;
+  dataDir: string;
+  configFile: string | undefined;
+  extraArgs: string[];
+}
+
+async function launchRedis(o: LaunchOptions): Promise<RunningService> {
   // No persistence and noeviction: the queue must never silently lose a job
   // (BullMQ requires noeviction), and test data is worthless after the run.
   const args = [
+    ...(o.configFile === undefined ? [] : [o.configFile]),
     '--port',
     String(o.port),
     '--bind',
-    '127.0.0.1',
+    o.bind,
+    // Without a password Redis answers only loopback clients, unless told the network is a private one.
+    ...(o.bind === '127.0.0.1' ? [] : ['--protected-mode', 'no']),
     '--dir',
     o.dataDir,
     '--save',
@@ -56,6 +83,7 @@ async function launchRedis(o: { binary: string; setpriv: string | undefined; por
     'noeviction',
     '--daemonize',
     'no',
+    ...o.extraArgs,
   ];
   // The 'exit' hook below misses SIGKILL and crashes; setpriv asks the kernel
   // to SIGTERM redis when our thread dies, so no orphan keeps the port.
@@ -91,6 +119,7 @@ async function launchRedis(o: { binary: string; setpriv: string | undefined; por
 
   try {
     await waitForPong(
+      o.bind,
       o.port,
       () => hasExited,
       () => output,
@@ -102,7 +131,7 @@ async function launchRedis(o: { binary: string; setpriv: string | undefined; por
   }
 
   return {
-    url: `redis://127.0.0.1:${o.port}`,
+    url: `redis://${o.bind}:${o.port}`,
     async stop() {
       if (hasExited) return;
       child.kill('SIGTERM');
@@ -113,20 +142,20 @@ async function launchRedis(o: { binary: string; setpriv: string | undefined; por
   };
 }
 
-async function waitForPong(port: number, hasExited: () => boolean, output: () => string): Promise<void> {
+async function waitForPong(host: string, port: number, hasExited: () => boolean, output: () => string): Promise<void> {
   const deadline = Date.now() + READY_TIMEOUT_MS;
   while (Date.now() < deadline) {
     if (hasExited()) throw new Error(`redis-server exited before it was ready:\n${output()}`);
-    if (await ping(port)) return;
+    if (await ping(host, port)) return;
     await delay(25);
   }
-  throw new Error(`redis-server did not answer PING on 127.0.0.1:${port} within ${READY_TIMEOUT_MS} ms:\n${output()}`);
+  throw new Error(`redis-server did not answer PING on ${host}:${port} within ${READY_TIMEOUT_MS} ms:\n${output()}`);
 }
 
 /** One inline PING over a raw socket: no client library for a readiness probe. */
-function ping(port: number): Promise<boolean> {
+function ping(host: string, port: number): Promise<boolean> {
   return new Promise((resolve) => {
-    const socket = connect({ host: '127.0.0.1', port });
+    const socket = connect({ host, port });
     const finish = (ok: boolean) => {
       socket.destroy();
       resolve(ok);

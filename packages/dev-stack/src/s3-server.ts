@@ -6,6 +6,8 @@ export interface S3ServerOptions {
   dir: string;
   /** @default a free port, picked by the kernel */
   port?: number;
+  /** The address to listen on. @default 127.0.0.1 */
+  address?: string;
 }
 
 export interface RunningS3Server {
@@ -22,10 +24,11 @@ const SECRET_ACCESS_KEY = 'S3RVER';
 
 export async function startS3Server(options: S3ServerOptions): Promise<RunningS3Server> {
   await mkdir(options.dir, { recursive: true });
-  const server = new S3rver({ address: '127.0.0.1', port: options.port ?? 0, directory: options.dir, silent: true });
+  const address = options.address ?? '127.0.0.1';
+  const server = new S3rver({ address, port: options.port ?? 0, directory: options.dir, silent: true });
   const { port } = await server.run();
   return {
-    endpoint: `http://127.0.0.1:${port}`,
+    endpoint: `http://${address}:${port}`,
     accessKeyId: ACCESS_KEY_ID,
     secretAccessKey: SECRET_ACCESS_KEY,
     region: 'us-east-1',

@@ -1,4 +1,4 @@
-import type { RawTensor } from '@inferq/contracts';
+import { decodeBytesStrings, encodeBytesElements, type RawTensor } from '@inferq/contracts';
 import { describe, expect, it } from 'vitest';
 import { concatBatch, splitBatch } from './batch-tensors.ts';
 
@@ -69,5 +69,38 @@ describe('splitBatch', () => {
   it("throws when an output's dim 0 is not the jobs' total item count", () => {
     expect(() => splitBatch([f32('y', [1, 2], [1, 2])], [1, 1])).toThrow(/expected dim 0 = 2/);
     expect(() => splitBatch([f32('y', [], [1])], [1])).toThrow(/dim 0/);
+  });
+});
+
+describe('BYTES tensors', () => {
+  const text = (name: string, shape: number[], values: string[]): RawTensor => ({ name, datatype: 'BYTES', shape, data: encodeBytesElements(values) });
+  const strings = (t: RawTensor): string[] => decodeBytesStrings(t.data);
+
+  it('stacks the element lists of every job along dim 0 and cuts them back by rows of elements', () => {
+    const jobs = [[text('s', [1, 2], ['a', ''])], [text('s', [2, 2], ['héllo', 'b', '日本', 'cc'])], [text('s', [1, 2], ['', 'z'])]];
+    const stacked = concatBatch(jobs, ['s']);
+    expect(stacked[0]!.shape).toEqual([4, 2]);
+    expect(strings(stacked[0]!)).toEqual(['a', '', 'héllo', 'b', '日本', 'cc', '', 'z']);
+    const back = splitBatch(stacked, [1, 2, 1]);
+    expect(back.map((job) => job[0]!.shape)).toEqual([
+      [1, 2],
+      [2, 2],
+      [1, 2],
+    ]);
+    expect(back.map((job) => strings(job[0]!))).toEqual(jobs.map((job) => strings(job[0]!)));
+    expect(back[1]![0]!.data.buffer).toBe(stacked[0]!.data.buffer);
+  });
+
+  it('cuts a job with no rows, and rows with no elements', () => {
+    const out = text('s', [2], ['x', 'y']);
+    expect(splitBatch([out], [0, 2]).map((job) => strings(job[0]!))).toEqual([[], ['x', 'y']]);
+    expect(splitBatch([text('e', [2, 0], [])], [1, 1]).map((job) => job[0]!.data.byteLength)).toEqual([0, 0]);
+  });
+
+  it('refuses a job whose framing does not hold its shape, or is not UTF-8', () => {
+    const good = text('s', [1, 1], ['a']);
+    expect(() => concatBatch([[good], [text('s', [2, 1], ['a'])]], ['s'])).toThrow(/job 1 .*BYTES/);
+    const binary: RawTensor = { name: 's', datatype: 'BYTES', shape: [1, 1], data: encodeBytesElements([new Uint8Array([0xc3])]) };
+    expect(() => concatBatch([[good], [binary]], ['s'])).toThrow(/job 1 BYTES element 0 is not valid UTF-8/);
   });
 });

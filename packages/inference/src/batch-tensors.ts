@@ -1,4 +1,4 @@
-import { byteLengthOf, type RawTensor } from '@inferq/contracts';
+import { checkTensorBytes, decodeBytesElements, elementCount, LENGTH_PREFIX_BYTES, type RawTensor } from '@inferq/contracts';
 
 const shapeText = (shape: readonly number[]): string => `[${shape.join(',')}]`;
 
@@ -8,7 +8,7 @@ function findInput(job: RawTensor[], name: string, jobIndex: number): RawTensor 
   return tensor;
 }
 
-/** Validates one input of one job against the batch's first and returns its byte length. */
+/** Validates one input of one job against the batch's first (BYTES: its framing and UTF-8) and returns its byte length. */
 function checkPart(part: RawTensor, first: RawTensor, jobIndex: number): number {
   if (part.datatype !== first.datatype) {
     throw new Error(`input "${part.name}": job ${jobIndex} is ${part.datatype}, job 0 is ${first.datatype}`);
@@ -18,13 +18,30 @@ function checkPart(part: RawTensor, first: RawTensor, jobIndex: number): number 
       `input "${part.name}": job ${jobIndex} has shape ${shapeText(part.shape)}, which cannot be stacked on ${shapeText(first.shape)} along dim 0`,
     );
   }
-  const bytes = byteLengthOf(part.datatype, part.shape);
-  if (bytes !== part.data.byteLength) {
-    throw new Error(
-      `input "${part.name}": job ${jobIndex} has ${part.data.byteLength} bytes, ${part.datatype} ${shapeText(part.shape)} needs ${bytes ?? 'a valid shape'}`,
-    );
+  const problem = checkTensorBytes(part.datatype, part.shape, part.data);
+  if (problem) throw new Error(`input "${part.name}": job ${jobIndex} ${problem}`);
+  return part.data.byteLength;
+}
+
+/**
+ * Where each row of a tensor starts in its bytes, plus its end: rows of a
+ * fixed-size datatype are all one size; BYTES rows are found by walking the
+ * elements (a row is every element past dim 0).
+ */
+function rowOffsets(output: RawTensor): number[] {
+  const rows = output.shape[0]!;
+  if (output.datatype !== 'BYTES') {
+    const rowBytes = rows === 0 ? 0 : output.data.byteLength / rows;
+    if (!Number.isInteger(rowBytes)) throw new Error(`output "${output.name}": ${output.data.byteLength} bytes do not divide into ${rows} rows`);
+    return Array.from({ length: rows + 1 }, (_, r) => r * rowBytes);
   }
-  return bytes;
+  const perRow = elementCount(output.shape.slice(1)) ?? 0;
+  const elements = decodeBytesElements(output.data, elementCount(output.shape) ?? -1);
+  if (!elements.ok) throw new Error(`output "${output.name}": ${elements.detail}`);
+  // An element's view starts after its length prefix; a row starts at its first element's prefix.
+  const startOf = (e: number) =>
+    e === elements.value.length ? output.data.byteLength : elements.value[e]!.byteOffset - output.data.byteOffset - LENGTH_PREFIX_BYTES;
+  return Array.from({ length: rows + 1 }, (_, r) => startOf(r * perRow));
 }
 
 /**
@@ -64,11 +81,10 @@ export function splitBatch(outputs: RawTensor[], itemCounts: number[]): RawTenso
     if (rows !== totalRows) {
       throw new Error(`output "${output.name}" has shape ${shapeText(output.shape)}; expected dim 0 = ${totalRows}, the jobs' item count`);
     }
-    const rowBytes = rows === 0 ? 0 : output.data.byteLength / rows;
-    if (!Number.isInteger(rowBytes)) throw new Error(`output "${output.name}": ${output.data.byteLength} bytes do not divide into ${rows} rows`);
+    const offsets = rowOffsets(output);
     let row = 0;
     itemCounts.forEach((count, j) => {
-      const data = output.data.subarray(row * rowBytes, (row + count) * rowBytes);
+      const data = output.data.subarray(offsets[row], offsets[row + count]);
       perJob[j]!.push({ name: output.name, datatype: output.datatype, shape: [count, ...output.shape.slice(1)], data });
       row += count;
     });

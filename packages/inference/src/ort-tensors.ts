@@ -1,4 +1,4 @@
-import { DataTypes, dataTypeFromOrt, type RawTensor } from '@inferq/contracts';
+import { DataTypes, dataTypeFromOrt, decodeBytesStrings, elementCount, encodeBytesElements, type RawTensor } from '@inferq/contracts';
 import { Tensor } from 'onnxruntime-node';
 
 type OrtTypedArray =
@@ -25,6 +25,8 @@ const ARRAY_FOR_ORT_TYPE: Record<string, TypedArrayCtor> = {
 
 /** An onnxruntime tensor over the tensor's bytes: no copy unless they are misaligned for the element type. */
 export function toOrtTensor(raw: RawTensor): Tensor {
+  // BYTES: onnxruntime-node takes string tensors as JavaScript strings (the API admits UTF-8 elements only).
+  if (raw.datatype === 'BYTES') return new Tensor('string', decodeBytesStrings(raw.data, elementCount(raw.shape)), raw.shape);
   const { bytes, ort: type } = DataTypes[raw.datatype];
   const Ctor = ARRAY_FOR_ORT_TYPE[type]!;
   const data = raw.data.byteOffset % bytes === 0 ? raw.data : raw.data.slice();
@@ -32,11 +34,15 @@ export function toOrtTensor(raw: RawTensor): Tensor {
   return new Tensor(type as 'float32', view as Float32Array, raw.shape);
 }
 
-/** The bytes of an onnxruntime output tensor as a RawTensor (a view, no copy). */
+/** The bytes of an onnxruntime output tensor as a RawTensor (a view, no copy; string tensors framed as BYTES). */
 export function fromOrtTensor(name: string, tensor: Tensor): RawTensor {
   const datatype = dataTypeFromOrt(tensor.type);
   if (!datatype) throw new Error(`output "${name}" has type ${tensor.type}, which inferq cannot serve`);
   const data = tensor.data;
+  if (datatype === 'BYTES') {
+    if (!Array.isArray(data)) throw new Error(`output "${name}" is a string tensor without strings`);
+    return { name, datatype, shape: [...tensor.dims], data: encodeBytesElements(data as string[]) };
+  }
   if (!ArrayBuffer.isView(data)) throw new Error(`output "${name}" has no tensor data on the CPU`);
   return { name, datatype, shape: [...tensor.dims], data: new Uint8Array(data.buffer, data.byteOffset, data.byteLength) };
 }

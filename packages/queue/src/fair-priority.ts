@@ -1,6 +1,6 @@
 import type { Queue } from 'bullmq';
 import type { Priority } from '@inferq/contracts';
-import type { Redis } from './connection.ts';
+import type { RedisClient } from './connection.ts';
 
 // Fair ordering inside each priority class of a model queue. BullMQ serves
 // the lowest priority number first, FIFO within a number. The number space
@@ -119,14 +119,18 @@ export interface FairJob {
 }
 
 /** BullMQ priorities for jobs about to be added to `queue`, in order, fair between tenants within each class. */
-export async function assignFairPriorities(connection: Redis, queue: Queue, jobs: readonly FairJob[]): Promise<number[]> {
+export async function assignFairPriorities(connection: RedisClient, queue: Queue, jobs: readonly FairJob[]): Promise<number[]> {
   if (jobs.length === 0) return [];
   const args = jobs.flatMap((j) => [j.tenant, String(PRIORITY_CLASSES.indexOf(j.priority)), String(1 / (j.weight ?? 1))]);
   return (await connection.eval(ASSIGN_LUA, 2, queue.toKey('prioritized'), queue.toKey('fair'), String(CLASS_RANGE), ...args)) as number[];
 }
 
 /** Moves waiting jobs up to their target class (aging), at most one per key, each to its key's fair number there, in one round trip; returns how many moved. */
-export async function promoteJobs(connection: Redis, queue: Queue, jobs: ReadonlyArray<{ id: string; tenant: string; target: Priority }>): Promise<number> {
+export async function promoteJobs(
+  connection: RedisClient,
+  queue: Queue,
+  jobs: ReadonlyArray<{ id: string; tenant: string; target: Priority }>,
+): Promise<number> {
   if (jobs.length === 0) return 0;
   const args = jobs.flatMap((j) => [j.id, j.tenant, String(PRIORITY_CLASSES.indexOf(j.target))]);
   return (await connection.eval(
@@ -144,7 +148,7 @@ export async function promoteJobs(connection: Redis, queue: Queue, jobs: Readonl
 }
 
 /** Waiting jobs per class: one ZCOUNT per class range on the prioritized set. */
-export async function countWaitingPerClass(connection: Redis, queue: Queue): Promise<Record<Priority, number>> {
+export async function countWaitingPerClass(connection: RedisClient, queue: Queue): Promise<Record<Priority, number>> {
   const shift = 2 ** 32;
   const key = queue.toKey('prioritized');
   const counts = await Promise.all(

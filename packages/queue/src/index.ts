@@ -1,9 +1,12 @@
+export * from './redis-topology.ts';
 export * from './connection.ts';
 export * from './names.ts';
+export * from './lease.ts';
 export * from './fair-priority.ts';
 export * from './job-options.ts';
 export * from './job-producer.ts';
-export { Worker as QueueWorker, UnrecoverableError, type Job as QueueJob } from 'bullmq';
+export * from './queue-consumer.ts';
+export { UnrecoverableError } from 'bullmq';
 export * from './worker-registry.ts';
 export * from './queue-depth.ts';
 export * from './queue-epoch.ts';

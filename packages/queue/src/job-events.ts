@@ -1,5 +1,5 @@
 import { QueueEvents } from 'bullmq';
-import type { Redis } from './connection.ts';
+import { duplicateForBlocking, type RedisClient } from './connection.ts';
 import { queueNameFor } from './names.ts';
 
 /**
@@ -47,8 +47,8 @@ type Notify = (event: QueueJobEvent) => void;
  * blocking connection per model queue, made only when somebody watches that
  * model.
  */
-export function createJobEvents(options: { connection: Redis; prefix: string }): JobEvents {
-  const listeners = new Map<string, { events: QueueEvents; connection: Redis; ready: Promise<unknown> }>();
+export function createJobEvents(options: { connection: RedisClient; prefix: string }): JobEvents {
+  const listeners = new Map<string, { events: QueueEvents; connection: RedisClient; ready: Promise<unknown> }>();
   const watches = new Map<string, Set<{ events: readonly QueueJobEvent[]; notify: Notify }>>();
   const wakerFor =
     (event: QueueJobEvent) =>
@@ -60,7 +60,7 @@ export function createJobEvents(options: { connection: Redis; prefix: string }):
     let listener = listeners.get(model);
     if (!listener) {
       // QueueEvents blocks on its connection: it needs one of its own that waits for Redis.
-      const connection = options.connection.duplicate({ maxRetriesPerRequest: null, enableOfflineQueue: true });
+      const connection = duplicateForBlocking(options.connection);
       const events = new QueueEvents(queueNameFor(model), { connection, prefix: options.prefix, skipVersionCheck: true });
       for (const event of QUEUE_JOB_EVENTS) events.on(event, wakerFor(event) as never);
       events.on('error', () => {}); // reconnects by itself; waiters fall back to their timeout

@@ -1,6 +1,6 @@
 import { Queue } from 'bullmq';
 import type { InferJobPayload, Priority } from '@inferq/contracts';
-import type { Redis } from './connection.ts';
+import { QueueNotReadyError, type RedisClient } from './connection.ts';
 import { jobOptions, type RetryOptions, DEFAULT_RETRY } from './job-options.ts';
 import { assignFairPriorities, BULL_PRIORITY } from './fair-priority.ts';
 import { JOB_NAME, queueNameFor } from './names.ts';
@@ -18,7 +18,11 @@ export interface EnqueueRequest {
 }
 
 export interface JobProducer {
-  /** Adds jobs to their model queues, one round trip per model; a job id already queued is not added twice. */
+  /**
+   * Adds jobs to their model queues, one round trip per model; a job id already
+   * queued is not added twice. A failure may have added them anyway when
+   * `writeOutcomeUnknown(err)` (sent, no answer).
+   */
   enqueueJobs(requests: EnqueueRequest[]): Promise<void>;
   /** Ids among `ids` that have a queue job in the model's queue. */
   findQueuedIds(model: string, ids: string[]): Promise<Set<string>>;
@@ -39,7 +43,7 @@ export interface JobProducer {
 }
 
 export interface JobProducerOptions {
-  connection: Redis;
+  connection: RedisClient;
   prefix: string;
   retry?: RetryOptions;
   /** Fair ordering between keys within each priority (FAIR_SCHEDULING); false: plain BullMQ priorities, FIFO within each. @default true */
@@ -63,7 +67,7 @@ export function createJobProducer(options: JobProducerOptions): JobProducer {
   // BullMQ waits for a connection that is not ready; a producer must fail at
   // once instead, so a submit answers 503 while Redis is down, never hangs.
   const ensureReady = () => {
-    if (options.connection.status !== 'ready') throw new Error(`redis connection is ${options.connection.status}`);
+    if (options.connection.status !== 'ready') throw new QueueNotReadyError(options.connection.status);
   };
   return {
     queueFor,

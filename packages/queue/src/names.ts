@@ -1,3 +1,20 @@
+// Every Redis key inferq writes starts with the deployment's prefix (QUEUE_PREFIX).
+// A model's queue name is a Redis Cluster hash tag, so each queue's keys (and
+// the fair-ordering state beside them) share one slot — what BullMQ's and our
+// Lua scripts need — while different models spread over the cluster's shards.
+// Every other key is a single-key record.
+
 /** One queue per model; BullMQ rejects `:` in queue names, model names never contain one. */
-export const queueNameFor = (model: string): string => `infer.${model}`;
+export const queueNameFor = (model: string): string => `{infer.${model}}`;
 export const JOB_NAME = 'infer.run';
+
+/** The hash of live workers' heartbeats. */
+export const workerRegistryKey = (prefix: string): string => `${prefix}:workers`;
+/** Present while Redis still holds the queue data it was given (queue-epoch.ts). */
+export const queueEpochKey = (prefix: string): string => `${prefix}:epoch`;
+/** A lease on a periodic pass that one worker of the fleet runs at a time. */
+export const leaseKey = (prefix: string, pass: string): string => `${prefix}:lease:${pass}`;
+/** The namespace of the API's per-key rate limit counters. */
+/** Where a periodic pass that walks a long listing (the orphaned-object sweep) keeps its place between passes. */
+export const passCursorKey = (prefix: string, pass: string): string => `${prefix}:cursor:${pass}`;
+export const rateLimitNamespace = (prefix: string): string => `${prefix}:rate-limit:`;

@@ -1,4 +1,5 @@
-import type { Redis } from './connection.ts';
+import type { RedisClient } from './connection.ts';
+import { queueEpochKey } from './names.ts';
 
 /**
  * A key that lives as long as the queue data does. Claiming it answers "has
@@ -6,6 +7,6 @@ import type { Redis } from './connection.ts';
  * when the key is missing — a fresh Redis, a flush, a restart without
  * persistence — and then every unfinished job must be checked against the queue.
  */
-export async function claimQueueEpoch(redis: Redis, prefix: string): Promise<boolean> {
-  return (await redis.set(`${prefix}:epoch`, new Date().toISOString(), 'NX')) === 'OK';
+export async function claimQueueEpoch(redis: RedisClient, prefix: string): Promise<boolean> {
+  return (await redis.set(queueEpochKey(prefix), new Date().toISOString(), 'NX')) === 'OK';
 }

@@ -1,11 +1,10 @@
 import type { WorkerStatus } from '@inferq/contracts';
-import type { Redis } from './connection.ts';
+import type { RedisClient } from './connection.ts';
+import { workerRegistryKey as registryKey } from './names.ts';
 
 // Worker heartbeats live in one Redis hash per deployment, a field per worker,
 // so listing them is one HGETALL however many queue keys Redis holds. An entry
 // carries its own expiry; readers skip and prune the stale ones.
-
-const registryKey = (prefix: string): string => `${prefix}:workers`;
 
 interface Entry {
   status: WorkerStatus;
@@ -13,17 +12,17 @@ interface Entry {
 }
 
 /** Writes (or refreshes) a worker's status; it counts as live for `ttlMs`. */
-export async function publishWorkerStatus(redis: Redis, prefix: string, status: WorkerStatus, ttlMs: number): Promise<void> {
+export async function publishWorkerStatus(redis: RedisClient, prefix: string, status: WorkerStatus, ttlMs: number): Promise<void> {
   const entry: Entry = { status, expiresAtMs: Date.now() + ttlMs };
   await redis.hset(registryKey(prefix), status.workerId, JSON.stringify(entry));
 }
 
-export async function removeWorkerStatus(redis: Redis, prefix: string, workerId: string): Promise<void> {
+export async function removeWorkerStatus(redis: RedisClient, prefix: string, workerId: string): Promise<void> {
   await redis.hdel(registryKey(prefix), workerId);
 }
 
 /** Live workers, by worker id; entries of workers that stopped beating are removed. */
-export async function listWorkerStatuses(redis: Redis, prefix: string): Promise<WorkerStatus[]> {
+export async function listWorkerStatuses(redis: RedisClient, prefix: string): Promise<WorkerStatus[]> {
   const fields = await redis.hgetall(registryKey(prefix));
   const now = Date.now();
   const live: WorkerStatus[] = [];
@@ -38,7 +37,7 @@ export async function listWorkerStatuses(redis: Redis, prefix: string): Promise<
 }
 
 /** Models at least one live worker consumes. */
-export async function listServedModels(redis: Redis, prefix: string): Promise<Set<string>> {
+export async function listServedModels(redis: RedisClient, prefix: string): Promise<Set<string>> {
   return new Set((await listWorkerStatuses(redis, prefix)).flatMap((w) => w.modelsServed));
 }
 

@@ -1,8 +1,10 @@
-import type { ApiKey, CreateKeyBody, CreatedKeySchema, Principal, Stats, StatsQuery, Usage, UsageQuery, WorkerStatus } from '@inferq/contracts';
+import type { ApiKey, CreateKeyBody, CreatedKeySchema, Principal, Stats, StatsQuery, UpdateKeyBody, Usage, UsageQuery, WorkerStatus } from '@inferq/contracts';
 import { createBatchesApi, type BatchesApi } from './batches.ts';
 import { createHttpClient, type FetchLike } from './http.ts';
 import { createJobsApi, type JobsApi } from './jobs.ts';
 import { createModelsApi, type ModelsApi } from './models.ts';
+import { DEFAULT_THRESHOLDS } from './submit-body.ts';
+import { createUploadsApi, type UploadsApi } from './uploads.ts';
 
 /** A new key with its secret, which the server shows only this once. */
 export type CreatedKey = (typeof CreatedKeySchema)['static'];
@@ -13,6 +15,10 @@ export interface ClientOptions {
   apiKey: string;
   /** Another fetch (a proxy, a test double); the global one by default. */
   fetch?: FetchLike;
+  /** A submit whose input reaches this many bytes goes framed, its inputs binary (0: always; Infinity: never). @default 4096 */
+  binaryThresholdBytes?: number;
+  /** An input of this many bytes or more is uploaded first (POST /v1/uploads + PUT) and named by id (Infinity: never). @default 32 MiB */
+  uploadThresholdBytes?: number;
 }
 
 export interface KeysApi {
@@ -20,6 +26,8 @@ export interface KeysApi {
   create(body: CreateKeyBody): Promise<CreatedKey>;
   list(): Promise<ApiKey[]>;
   revoke(id: string): Promise<ApiKey>;
+  /** Admin only. `retentionS`: seconds a finished job of the key is kept (at least 60); null: the server's default. */
+  update(id: string, changes: UpdateKeyBody): Promise<ApiKey>;
 }
 
 export interface InferqClient {
@@ -27,6 +35,8 @@ export interface InferqClient {
   models: ModelsApi;
   keys: KeysApi;
   batches: BatchesApi;
+  /** Tensor uploads for inputs too large for a request body (the submit does this itself past `uploadThresholdBytes`). */
+  uploads: UploadsApi;
   /** Throughput, latency, queue depth and workers (the console's overview). */
   stats(query?: StatsQuery): Promise<Stats>;
   /**
@@ -42,13 +52,20 @@ export interface InferqClient {
 
 export function createClient(options: ClientOptions): InferqClient {
   const http = createHttpClient(options);
+  const uploads = createUploadsApi(http);
+  const thresholds = {
+    binaryThresholdBytes: options.binaryThresholdBytes ?? DEFAULT_THRESHOLDS.binaryThresholdBytes,
+    uploadThresholdBytes: options.uploadThresholdBytes ?? DEFAULT_THRESHOLDS.uploadThresholdBytes,
+  };
   return {
-    jobs: createJobsApi(http),
+    jobs: createJobsApi(http, uploads, thresholds),
+    uploads,
     models: createModelsApi(http),
     keys: {
       create: async (body) => (await http.json<CreatedKey>('/v1/keys', { method: 'POST', body })).body,
       list: async () => (await http.json<{ items: ApiKey[] }>('/v1/keys')).body.items,
       revoke: async (id) => (await http.json<ApiKey>(`/v1/keys/${encodeURIComponent(id)}/revoke`, { method: 'POST' })).body,
+      update: async (id, changes) => (await http.json<ApiKey>(`/v1/keys/${encodeURIComponent(id)}`, { method: 'PATCH', body: changes })).body,
     },
     batches: createBatchesApi(http),
     stats: async (query = {}) => (await http.json<Stats>('/v1/stats', { query })).body,

@@ -17,6 +17,8 @@ export class InferqError extends Error {
   readonly retryAfter: number | undefined;
   /** The request id, for the server's logs. */
   readonly instance: string | undefined;
+  /** The whole problem body, extension members included (410 `JOB_PURGED`: `purgedAt`, `purgeReason`, `job`). */
+  readonly problem: Problem;
 
   constructor(problem: Problem, options: { retryAfter?: number; cause?: unknown } = {}) {
     super(problem.detail ?? problem.title, { cause: options.cause });
@@ -28,6 +30,7 @@ export class InferqError extends Error {
     this.errors = problem.errors ?? [];
     this.retryAfter = options.retryAfter;
     this.instance = problem.instance;
+    this.problem = problem;
   }
 
   /** Worth sending again as is: throttled, briefly unavailable, or not reached. */

@@ -5,9 +5,9 @@ export type FetchLike = (input: string, init?: RequestInit) => Promise<Response>
 export type QueryValue = string | number | boolean | undefined;
 
 export interface HttpRequest {
-  method?: 'GET' | 'POST' | 'PUT';
+  method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   query?: Readonly<Record<string, QueryValue>>;
-  /** Sent as JSON, or as multipart when it is FormData. */
+  /** Sent as JSON; FormData as multipart; a Blob or Uint8Array as is (give its content-type in `headers`). */
   body?: unknown;
   headers?: Readonly<Record<string, string>>;
   signal?: AbortSignal;
@@ -17,6 +17,11 @@ export interface HttpClient {
   /** The raw response of a 2xx answer; anything else throws InferqError. */
   send(path: string, request?: HttpRequest): Promise<Response>;
   json<T>(path: string, request?: HttpRequest): Promise<{ status: number; body: T }>;
+  /** A request to another origin (a presigned upload URL): no API key; anything but 2xx throws InferqError. */
+  external(
+    url: string,
+    init: { method: string; headers?: Readonly<Record<string, string>>; body?: Blob | Uint8Array; signal?: AbortSignal },
+  ): Promise<Response>;
 }
 
 const isProblem = (value: unknown): value is Problem =>
@@ -53,17 +58,21 @@ export function createHttpClient(options: { baseUrl: string; apiKey: string; fet
   async function send(path: string, request: HttpRequest = {}): Promise<Response> {
     const headers = new Headers({ accept: 'application/json, application/problem+json', authorization: `Bearer ${options.apiKey}`, ...request.headers });
     let body: BodyInit | undefined;
-    if (request.body instanceof FormData) body = request.body;
+    if (request.body instanceof FormData || request.body instanceof Blob || request.body instanceof Uint8Array) body = request.body as BodyInit;
     else if (request.body !== undefined) {
       headers.set('content-type', 'application/json');
       body = JSON.stringify(request.body);
     }
+    return fetchOk(withQuery(`${baseUrl}${path}`, request.query), { method: request.method ?? 'GET', headers, body, signal: request.signal }, baseUrl);
+  }
+
+  async function fetchOk(url: string, init: RequestInit, origin: string): Promise<Response> {
     let response: Response;
     try {
-      response = await fetchImpl(withQuery(`${baseUrl}${path}`, request.query), { method: request.method ?? 'GET', headers, body, signal: request.signal });
+      response = await fetchImpl(url, init);
     } catch (err) {
-      if (request.signal?.aborted) throw err;
-      const detail = `cannot reach ${baseUrl}: ${err instanceof Error ? err.message : String(err)}`;
+      if (init.signal?.aborted) throw err;
+      const detail = `cannot reach ${origin}: ${err instanceof Error ? err.message : String(err)}`;
       throw new InferqError({ type: 'about:blank', title: 'Cannot reach the API', status: 0, code: 'NETWORK_ERROR', detail }, { cause: err });
     }
     if (!response.ok) throw await toInferqError(response);
@@ -72,6 +81,7 @@ export function createHttpClient(options: { baseUrl: string; apiKey: string; fet
 
   return {
     send,
+    external: (url, init) => fetchOk(url, { ...init, body: init.body as BodyInit | undefined }, new URL(url).origin),
     async json<T>(path: string, request?: HttpRequest) {
       const response = await send(path, request);
       return { status: response.status, body: (await response.json()) as T };

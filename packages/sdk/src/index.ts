@@ -3,23 +3,44 @@ export type { BatchesApi } from './batches.ts';
 export { createClient, type ClientOptions, type CreatedKey, type InferqClient, type KeysApi } from './client.ts';
 export { InferqError, JobWaitTimeoutError, isInferqError, type InferqErrorCode, type ProblemFieldError } from './errors.ts';
 export type { FetchLike } from './http.ts';
-export { isFinishedJob, type JobSummary, type JobsApi, type JobsQuery, type OutputEncoding, type SubmitOptions, type SubmitResult } from './jobs.ts';
+export { decodeJsonJob, type DecodedJob, type DecodedOutput } from './job-response.ts';
+export { NpyFormatError, readNpy, writeNpy, type NpyTensor } from './npy.ts';
+export { DEFAULT_THRESHOLDS, type ArrayInput, type SubmitInput, type SubmitRequest, type TransferThresholds, type UploadInput } from './submit-body.ts';
+export type { UploadTicket, UploadsApi } from './uploads.ts';
+export {
+  isFinishedJob,
+  type BulkActionOptions,
+  type GetOptions,
+  type JobSummary,
+  type JobsApi,
+  type JobsQuery,
+  type OutputEncoding,
+  type SubmitOptions,
+  type SubmitResult,
+} from './jobs.ts';
 export type { ModelUpload, ModelsApi } from './models.ts';
-export { dataTypeOfArray, outputArray, tensor, typedArrayFromBytes, type TensorArray, type TensorOptions, type TypedArrayOf } from './tensors.ts';
+export { formatRetention, parseRetention } from './retention.ts';
+export { bytesOfArray, dataTypeOfArray, outputArray, tensor, typedArrayFromBytes, type TensorArray, type TensorOptions, type TypedArrayOf } from './tensors.ts';
 export type { WaitOptions } from './wait-for-job.ts';
 export type {
   ApiKey,
   Batch,
+  BulkJobActionResult,
   CreateKeyBody,
   DataType,
   InputTensor,
   Job,
   JobAccepted,
+  JobFilterQuery,
   JobStatus,
+  ListJobsQuery,
   Model,
   ModelQueue,
+  ModelRetention,
+  ModelRetirement,
   ModelRoute,
   ModelRouting,
+  ModelSettings,
   OutputTensor,
   Stats,
   SubmitJobBody,

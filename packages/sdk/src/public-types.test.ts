@@ -1,8 +1,22 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, expectTypeOf, it } from 'vitest';
-import type { Batch, ErrorCode, Job, JobAccepted, Model, Principal, SubmitJobBody, Usage, UsageQuery } from '@inferq/contracts';
-import { createClient, InferqError, outputArray, tensor, type CreatedKey, type InferqErrorCode, type JobSummary, type SubmitResult } from './index.ts';
+import type { Batch, BulkJobActionResult, ErrorCode, Job, JobAccepted, Model, Principal, SubmitJobBody, Usage, UsageQuery } from '@inferq/contracts';
+import {
+  createClient,
+  InferqError,
+  outputArray,
+  tensor,
+  type CreatedKey,
+  type DecodedJob,
+  type SubmitRequest,
+  type InferqErrorCode,
+  type JobFilterQuery,
+  type JobSummary,
+  type ListJobsQuery,
+  type ModelRetirement,
+  type SubmitResult,
+} from './index.ts';
 
 // tsc checks these (the root typecheck covers packages/*/src); the calls sit in
 // functions that never run, so nothing reaches the network.
@@ -11,14 +25,20 @@ const typesOnly = (_check: () => void): void => {};
 describe('public types', () => {
   const client = createClient({ baseUrl: 'http://127.0.0.1:1', apiKey: 'k' });
 
-  it('submit takes the contract body and answers the accepted job, or with wait either form', () => {
-    expectTypeOf(client.jobs.submit).parameter(0).toEqualTypeOf<SubmitJobBody>();
+  it('submit takes the contract body (or typed-array and upload inputs) and answers the accepted job, or with wait either form', () => {
+    expectTypeOf<SubmitJobBody>().toMatchTypeOf<SubmitRequest>();
+    typesOnly(() => {
+      void client.jobs.submit({ model: 'mlp', inputs: [{ name: 'x', shape: [1, 64], data: new Float32Array(64) }] });
+      void client.jobs.submit({ model: 'mlp', inputs: [{ name: 'x', datatype: 'FP32', shape: [1, 64], upload: 'u' }] });
+      expectTypeOf(client.jobs.get('id', { binary: true })).resolves.toEqualTypeOf<DecodedJob>();
+      expectTypeOf(client.jobs.wait('id', { timeoutMs: 1, binary: true })).resolves.toEqualTypeOf<DecodedJob>();
+    });
     typesOnly(() => {
       expectTypeOf(client.jobs.submit({ model: 'mlp', inputs: [] })).resolves.toEqualTypeOf<JobAccepted>();
       expectTypeOf(client.jobs.submit({ model: 'mlp', inputs: [] }, { wait: 5 })).resolves.toEqualTypeOf<SubmitResult>();
     });
     expectTypeOf<SubmitResult>().toEqualTypeOf<JobAccepted | Job>();
-    expectTypeOf(client.jobs.wait).returns.resolves.toEqualTypeOf<Job>();
+    typesOnly(() => expectTypeOf(client.jobs.wait('id', { timeoutMs: 1 })).resolves.toEqualTypeOf<Job>());
   });
 
   it('list yields job summaries, without outputs', () => {
@@ -29,11 +49,34 @@ describe('public types', () => {
     typesOnly(() => void client.jobs.list({ status: 'exploded' }));
   });
 
+  it('exports the job filter and list query the console and CLI build, searches included', () => {
+    const filter: JobFilterQuery = { id: '0190a1b2', keyId: '5f0e8c2a-1b3d-4e5f-8a9b-0c1d2e3f4a5b', errorCode: 'MODEL_LOAD_FAILED', errorText: 'memory' };
+    typesOnly(() => void client.jobs.list(filter));
+    expectTypeOf<ListJobsQuery>().toMatchTypeOf<JobFilterQuery>();
+    expectTypeOf(client.jobs.page).parameter(0).toEqualTypeOf<ListJobsQuery | undefined>();
+  });
+
+  it('bulk cancel and retry take the list filter and answer the counts', () => {
+    expectTypeOf(client.jobs.bulkCancel).parameter(0).toEqualTypeOf<JobFilterQuery>();
+    expectTypeOf(client.jobs.bulkRetry).returns.resolves.toEqualTypeOf<BulkJobActionResult>();
+    // @ts-expect-error the bound is a number
+    typesOnly(() => void client.jobs.bulkCancel({ model: 'mlp' }, { limit: '10' }));
+  });
+
   it('models and tensors are typed by the contracts and the datatype', () => {
     expectTypeOf(client.models.get).returns.resolves.toEqualTypeOf<Model>();
-    expectTypeOf(tensor).returns.toEqualTypeOf<SubmitJobBody['inputs'][number]>();
+    expectTypeOf(tensor).returns.toMatchTypeOf<SubmitJobBody['inputs'][number]>();
     expectTypeOf(outputArray<'FP32'>).returns.toEqualTypeOf<Float32Array>();
     expectTypeOf(outputArray<'INT64'>).returns.toEqualTypeOf<BigInt64Array>();
+  });
+
+  it('retire takes a name, an optional version and reroute, and answers the retirement', () => {
+    expectTypeOf(client.models.retire).returns.resolves.toEqualTypeOf<ModelRetirement>();
+    expectTypeOf<ModelRetirement['versions'][number]['unfinishedJobs']>().toEqualTypeOf<number>();
+    expectTypeOf<Model['retiredAt']>().toEqualTypeOf<string | undefined>();
+    typesOnly(() => void client.models.retire('mlp', 2, { reroute: true }));
+    // @ts-expect-error the version is a number
+    typesOnly(() => void client.models.retire('mlp', '2'));
   });
 
   it('usage and batches are typed by the contracts, and group by key or model only', () => {

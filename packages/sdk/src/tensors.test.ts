@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decodeTensorData } from '@inferq/contracts';
+import { decodeTensorData, encodeBytesElements } from '@inferq/contracts';
 import { outputArray, tensor, typedArrayFromBytes } from './tensors.ts';
 
 describe('tensor', () => {
@@ -76,5 +76,15 @@ describe('outputArray', () => {
     const raw = new Uint8Array(13);
     raw.set(new Uint8Array(new Float32Array([7, 8, 9]).buffer), 1);
     expect(typedArrayFromBytes('FP32', raw.subarray(1))).toEqual(new Float32Array([7, 8, 9]));
+  });
+});
+
+describe('BYTES (strings)', () => {
+  it('sends strings as JSON strings and reads BYTES outputs back as strings, inline or raw', () => {
+    const t = tensor('words', ['cat', 'héllo'], [1, 2]);
+    expect(t).toEqual({ name: 'words', datatype: 'BYTES', shape: [1, 2], data: ['cat', 'héllo'] });
+    expect(outputArray({ name: 'w', datatype: 'BYTES', shape: [1, 2], data: ['cat', 'héllo'], bytes: 15 }, 'BYTES')).toEqual(['cat', 'héllo']);
+    expect(typedArrayFromBytes('BYTES', encodeBytesElements(['a', '', '日本']))).toEqual(['a', '', '日本']);
+    expect(() => tensor('words', ['a'], [2])).toThrow(/INPUT_DATA_INVALID/);
   });
 });

@@ -1,15 +1,18 @@
 import {
   DataTypes,
+  decodeBytesStrings,
   decodeTensorData,
   elementCount,
   encodeTensorBase64,
   encodeTensorJson,
+  toFloat16Bits,
   type DataType,
+  type FixedSizeDataType,
   type InputTensor,
   type OutputTensor,
 } from '@inferq/contracts';
 
-/** The typed array each datatype reads back into. FP16 is widened to Float32Array; BOOL is 0/1 bytes. */
+/** The typed array each datatype reads back into. FP16 is widened to Float32Array; BOOL is 0/1 bytes; BYTES, strings. */
 export interface TypedArrayOf {
   BOOL: Uint8Array;
   UINT8: Uint8Array;
@@ -23,8 +26,9 @@ export interface TypedArrayOf {
   FP16: Float32Array;
   FP32: Float32Array;
   FP64: Float64Array;
+  BYTES: string[];
 }
-export type TensorArray = TypedArrayOf[DataType];
+export type TensorArray = TypedArrayOf[FixedSizeDataType];
 
 export interface TensorOptions {
   /** Another datatype than the array's own, e.g. `FP16` from a Float32Array or `BOOL` from a Uint8Array; the values are converted. */
@@ -40,7 +44,7 @@ const BASE64_FROM_BYTES = 256;
 // Typed arrays use the platform's byte order; the wire is little-endian.
 const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
-const ARRAY_TYPES: ReadonlyArray<[new (length: number) => TensorArray, DataType]> = [
+const ARRAY_TYPES: ReadonlyArray<[new (length: number) => TensorArray, FixedSizeDataType]> = [
   [Float32Array, 'FP32'],
   [Float64Array, 'FP64'],
   [Int8Array, 'INT8'],
@@ -54,7 +58,7 @@ const ARRAY_TYPES: ReadonlyArray<[new (length: number) => TensorArray, DataType]
 ];
 
 /** The datatype a typed array holds natively. */
-export function dataTypeOfArray(values: TensorArray): DataType {
+export function dataTypeOfArray(values: TensorArray): FixedSizeDataType {
   for (const [Ctor, datatype] of ARRAY_TYPES) if (values instanceof Ctor) return datatype;
   throw new TypeError('not a typed array inferq can send');
 }
@@ -62,14 +66,16 @@ export function dataTypeOfArray(values: TensorArray): DataType {
 const bytesOf = (values: TensorArray): Uint8Array => new Uint8Array(values.buffer, values.byteOffset, values.byteLength);
 
 /** A KServe v2 input tensor from a typed array, e.g. `tensor('features', new Float32Array(64), [1, 64])`. */
-export function tensor(name: string, values: TensorArray, shape: readonly number[], options: TensorOptions = {}): InputTensor {
+export function tensor(name: string, values: TensorArray | readonly string[], shape: readonly number[], options: TensorOptions = {}): InputTensor {
+  // Strings are BYTES and go as JSON strings, as Triton's and KServe's clients send them.
+  if (!ArrayBuffer.isView(values)) return bytesTensor(name, values, shape);
   const own = dataTypeOfArray(values);
   const datatype = options.datatype ?? own;
   const count = elementCount(shape);
   if (count !== values.length)
     throw new RangeError(`shape [${shape.join(',')}] holds ${count ?? 'no valid number of'} elements; the array has ${values.length}`);
   const wide = datatype === 'INT64' || datatype === 'UINT64';
-  const byteLength = count * DataTypes[datatype].bytes;
+  const byteLength = count * (DataTypes[datatype].bytes ?? 0);
   const encoding = options.encoding ?? 'auto';
   const base64 = LITTLE_ENDIAN && (encoding === 'base64' || (encoding === 'auto' && (wide || byteLength >= BASE64_FROM_BYTES)));
   if (base64 && datatype === own) return { name, datatype, shape: [...shape], data: encodeTensorBase64(bytesOf(values)) };
@@ -81,7 +87,14 @@ export function tensor(name: string, values: TensorArray, shape: readonly number
   return { name, datatype, shape: [...shape], data: base64 ? encodeTensorBase64(converted.value) : json };
 }
 
-function viewAs(datatype: DataType, bytes: Uint8Array): TensorArray {
+function bytesTensor(name: string, values: readonly string[], shape: readonly number[]): InputTensor {
+  const converted = decodeTensorData('BYTES', shape, values);
+  if (!converted.ok) throw new RangeError(`${converted.code}: tensor "${name}": ${converted.detail}`);
+  return { name, datatype: 'BYTES', shape: [...shape], data: [...values] };
+}
+
+function viewAs(datatype: DataType, bytes: Uint8Array): TensorArray | string[] {
+  if (datatype === 'BYTES') return decodeBytesStrings(bytes);
   const aligned = bytes.byteOffset % 8 === 0 ? bytes : bytes.slice();
   const { buffer, byteOffset } = aligned;
   const n = bytes.byteLength / DataTypes[datatype].bytes;
@@ -114,8 +127,16 @@ function viewAs(datatype: DataType, bytes: Uint8Array): TensorArray {
 
 /** Little-endian tensor bytes (a raw download) as a typed array of the datatype. */
 export function typedArrayFromBytes<D extends DataType>(datatype: D, bytes: Uint8Array): TypedArrayOf[D] {
-  if (bytes.byteLength % DataTypes[datatype].bytes !== 0) throw new RangeError(`${bytes.byteLength} bytes are not a whole number of ${datatype} elements`);
+  const size = DataTypes[datatype].bytes;
+  if (size !== undefined && bytes.byteLength % size !== 0) throw new RangeError(`${bytes.byteLength} bytes are not a whole number of ${datatype} elements`);
   return viewAs(datatype, bytes) as TypedArrayOf[D];
+}
+
+/** A typed array's values as little-endian bytes of `datatype` (FP16 from its widened Float32Array), e.g. to write a file. */
+export function bytesOfArray(datatype: DataType, values: TensorArray): Uint8Array {
+  if (datatype === 'FP16') return new Uint8Array(Uint16Array.from(values as Float32Array, toFloat16Bits).buffer);
+  if (!LITTLE_ENDIAN) throw new RangeError('this platform is big-endian; inferq tensors are little-endian');
+  return bytesOf(values);
 }
 
 function checkDatatype<D extends DataType>(actual: DataType, expected: D | undefined, name: string): asserts actual is D {

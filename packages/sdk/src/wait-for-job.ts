@@ -12,6 +12,8 @@ export interface WaitOptions {
   /** @default 2000 */
   maxIntervalMs?: number;
   encoding?: 'json' | 'base64';
+  /** Read the job framed: the finished job's outputs come back as typed arrays (`values`). */
+  binary?: boolean;
 }
 
 function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {

@@ -1,36 +1,18 @@
-import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN_KEY, demoModel, mlpJob, startStack, type Stack } from '@inferq/test-utils';
+import { ADMIN_KEY, demoModel, mlpJob, mlpRows, startStack, type Stack } from '@inferq/test-utils';
+import { readNpy, writeNpy } from '../src/index.ts';
+import { runCli, type CliRun } from './run-cli.ts';
 
 // The `inferq` CLI as a real process against the real API and a worker.
 
-const ROOT = resolve(import.meta.dirname, '../../..');
 let stack: Stack;
 let dir: string;
 
-interface CliRun {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
 function inferq(...args: string[]): Promise<CliRun> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'packages/sdk/src/cli/main.ts', ...args], {
-    cwd: ROOT,
-    env: { ...process.env, INFERQ_URL: stack.baseUrl, INFERQ_API_KEY: ADMIN_KEY },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-  return new Promise((res, rej) => {
-    child.once('error', rej);
-    child.once('close', (code) => res({ code, stdout, stderr }));
-  });
+  return runCli({ baseUrl: stack.baseUrl, apiKey: ADMIN_KEY }, args);
 }
 
 async function inferqJson<T>(...args: string[]): Promise<T> {
@@ -121,6 +103,32 @@ describe('inferq CLI', () => {
     expect(job.outputs[0]!.data).toHaveLength(16);
   });
 
+  it('submits a .npy tensor file binary and writes the outputs back as .npy', async () => {
+    const features = join(dir, 'features.npy');
+    await writeFile(features, writeNpy({ datatype: 'FP32', shape: [4, 64], bytes: new Uint8Array(mlpRows(4, 7).buffer) }));
+    const job = await inferqJson<{ id: string; status: string }>(
+      'jobs',
+      'submit',
+      '--model',
+      'mlp',
+      '--input',
+      `features=@${features}`,
+      '--binary-threshold',
+      '0',
+      '--wait',
+      '30',
+    );
+    expect(job.status).toBe('succeeded');
+    const out = join(dir, 'out');
+    const got = await inferq('jobs', 'get', job.id, '--output-dir', out);
+    expect(got.code, got.stderr).toBe(0);
+    expect(got.stdout).toContain(`wrote ${join(out, 'logits.npy')}`);
+    const logits = readNpy(new Uint8Array(await readFile(join(out, 'logits.npy'))));
+    expect(logits).toMatchObject({ datatype: 'FP32', shape: [4, 16] });
+    const json = (await stack.request('GET', `/v1/jobs/${job.id}`)).json;
+    expect(Array.from(new Float32Array(logits.bytes.slice().buffer))).toEqual(json.outputs[0].data);
+  });
+
   it('submits a JSONL file in bulk, counts what was refused, writes the ids, and watches a job to success', async () => {
     const file = join(dir, 'jobs.jsonl');
     const out = join(dir, 'results.jsonl');
@@ -177,6 +185,39 @@ describe('inferq CLI', () => {
     expect((await inferq('models', 'pause')).code).toBe(2);
   });
 
+  it("reads a model's retention, sets it in days and clears it back to the default", async () => {
+    await stack.registerModel('cli-kept', {}, 'mlp');
+    expect((await inferq('models', 'retention', 'cli-kept')).stdout).toMatch(/^cli-kept: jobs kept 7d \(the server default; /);
+    const set = await inferqJson<{ retentionS: number; effectiveS: number; source: string }>('models', 'retention', 'cli-kept', '--set', '2d');
+    expect(set).toMatchObject({ retentionS: 172_800, effectiveS: 172_800, source: 'model' });
+    expect((await inferq('models', 'retention', 'cli-kept')).stdout).toMatch(/^cli-kept: jobs kept 2d \(the model's own, set \S+\)/);
+    expect((await inferq('models', 'list')).stdout).toMatch(/^cli-kept:1 .* kept 2d$/m);
+    expect((await inferqJson<{ source: string }>('models', 'retention', 'cli-kept', '--clear')).source).toBe('default');
+    expect((await inferq('models', 'retention', 'cli-kept', '--set', '30s')).code).toBe(2);
+    expect((await inferq('models', 'retention', 'cli-kept', '--set', '1d', '--clear')).code).toBe(2);
+  });
+
+  it('retires a version after asking, and names the routing refusal until --reroute', async () => {
+    await stack.registerModel('cli-retired', {}, 'mlp');
+    await stack.registerModel('cli-retired', {}, 'mlp');
+    const asked = await inferq('models', 'retire', 'cli-retired:1');
+    expect(asked.code).toBe(1);
+    expect(asked.stderr).toMatch(/retire cli-retired:1\? .*\[y\/N\]/);
+    expect(asked.stderr).toMatch(/nothing retired/);
+    const yes = await runCli({ baseUrl: stack.baseUrl, apiKey: ADMIN_KEY, stdin: 'y\n' }, ['models', 'retire', 'cli-retired:1']);
+    expect(yes.code, yes.stderr).toBe(0);
+    expect(yes.stdout).toMatch(/^retired cli-retired:1 at \S+$/m);
+    expect(yes.stdout).toMatch(/^no routing table$/m);
+    expect((await stack.request('PUT', '/v1/models/cli-retired/routing', { versions: [{ version: 2, weight: 1 }] })).status).toBe(200);
+    const routed = await inferq('models', 'retire', 'cli-retired:2', '--yes');
+    expect(routed.code).toBe(1);
+    expect(routed.stderr).toMatch(/^inferq: MODEL_VERSION_ROUTED \(409\): .*version 2 \(weight 1 of 1\)/);
+    const rerouted = await inferqJson<{ versions: Array<{ version: number }>; routing: unknown[] }>('models', 'retire', 'cli-retired', '--reroute', '--yes');
+    expect(rerouted.versions.map((v) => v.version)).toEqual([2, 1]);
+    expect(rerouted.routing).toEqual([]);
+    expect((await inferq('models', 'retire', 'cli-retired:x', '--yes')).code).toBe(2);
+  });
+
   it('prints device time per model version for the jobs that ran, with a totals row', async () => {
     const usage = await inferqJson<{
       groupBy: string;
@@ -194,6 +235,31 @@ describe('inferq CLI', () => {
     expect(human.stdout).toMatch(/^mlp:1 +[\d,]+ +[\d,]+ +[\d.]+ (ms|s|min|h) +[\d.]+%$/m);
     expect(human.stdout).toMatch(/^total .* 100\.0%$/m);
     expect((await inferq('usage', '--group-by', 'worker')).code).toBe(2);
+  });
+
+  it('submits a job that keeps its inputs, deletes it, and reports the purged job as 410 JOB_PURGED', async () => {
+    const input = join(dir, 'keep.json');
+    await writeFile(input, JSON.stringify(mlpJob(2).inputs));
+    const job = await inferqJson<{ id: string; status: string; keepInputs: boolean }>(
+      'jobs',
+      'submit',
+      '--model',
+      'mlp',
+      '--input',
+      input,
+      '--keep-inputs',
+      '--wait',
+      '30',
+    );
+    expect(job).toMatchObject({ status: 'succeeded', keepInputs: true });
+    const tombstone = await inferqJson<{ id: string; purgeReason: string; purgedAt: string }>('jobs', 'delete', job.id);
+    expect(tombstone).toMatchObject({ id: job.id, purgeReason: 'deleted', purgedAt: expect.any(String) });
+    const human = await inferq('jobs', 'delete', job.id);
+    expect(human.code, human.stderr).toBe(0);
+    expect(human.stdout).toContain(`${job.id}  succeeded  purged ${tombstone.purgedAt} (deleted)`);
+    const gone = await inferq('jobs', 'get', job.id);
+    expect(gone.code).toBe(1);
+    expect(gone.stderr).toMatch(/JOB_PURGED \(410\)/);
   });
 
   it('reports API errors with their code and exit status 1, and usage mistakes with 2', async () => {

@@ -58,6 +58,19 @@ describe('jobs', () => {
     expect(await client.jobs.readOutput({ ...job, outputs: [urlOnly] }, 'logits', 'FP32')).toEqual(logits);
   });
 
+  it('reads a finished job framed (Accept: application/octet-stream), its outputs decoded into typed arrays', async () => {
+    const { id } = await client.jobs.submit({ model: 'mlp', inputs: [features(5)] }, { wait: 20 });
+    const queuedOrDone = await client.jobs.wait(id, { timeoutMs: 30_000, binary: true });
+    expect(queuedOrDone.status).toBe('succeeded');
+    const json = await client.jobs.get(id);
+    const framed = await client.jobs.get(id, { binary: true });
+    const { outputs: _outputs, ...head } = json;
+    expect(framed).toMatchObject(head);
+    expect(framed.outputs).toEqual([{ name: 'logits', datatype: 'FP32', shape: [1, 16], bytes: 64, values: outputArray(json.outputs![0]!, 'FP32') }]);
+    const raw = await fetch(`${stack.baseUrl}/v1/jobs/${id}`, { headers: { authorization: `Bearer ${ADMIN_KEY}`, accept: 'application/octet-stream' } });
+    expect(raw.headers.get('content-type')).toMatch(/^application\/octet-stream/);
+  });
+
   it('with wait, answers the finished job in one call', async () => {
     const result = await client.jobs.submit({ model: 'mlp', inputs: [features(2)] }, { wait: 20 });
     expect(isFinishedJob(result)).toBe(true);
@@ -104,6 +117,71 @@ describe('jobs', () => {
   });
 });
 
+describe('binary tensors', () => {
+  const rows = (n: number, seed: number) => ({ name: 'features', shape: [n, 64], data: mlpRows(n, seed) });
+  const storedInput = async (id: string) =>
+    new Float32Array(await (await fetch(`${stack.baseUrl}/v1/jobs/${id}/inputs/0`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } })).arrayBuffer());
+
+  it('submits framed past the binary threshold; the job runs on the same bytes as a JSON submit', async () => {
+    const seen: string[] = [];
+    const framing = createClient({
+      baseUrl: stack.baseUrl,
+      apiKey: ADMIN_KEY,
+      binaryThresholdBytes: 1024,
+      fetch: (input, init) => {
+        seen.push(new Headers(init?.headers).get('content-type') ?? '');
+        return fetch(input, init);
+      },
+    });
+    const framed = await framing.jobs.submit({ model: 'mlp', inputs: [rows(8, 50)] }, { wait: 20, binary: true });
+    expect(seen[0]).toBe('application/octet-stream');
+    expect(framed).toMatchObject({ status: 'succeeded' });
+    const json = await client.jobs.submit({ model: 'mlp', inputs: [rows(8, 50)] }, { wait: 20, binaryThresholdBytes: Infinity });
+    if (!isFinishedJob(json) || !('outputs' in framed)) throw new Error('not finished');
+    expect(await storedInput(framed.id)).toEqual(mlpRows(8, 50));
+    expect(framed.outputs![0]!.values).toEqual(await client.jobs.readOutput(json, 'logits', 'FP32'));
+  });
+
+  it('uploads an input past the upload threshold and names it by id', async () => {
+    const paths: string[] = [];
+    const uploading = createClient({
+      baseUrl: stack.baseUrl,
+      apiKey: ADMIN_KEY,
+      uploadThresholdBytes: 1024,
+      fetch: (input, init) => {
+        paths.push(`${init?.method ?? 'GET'} ${new URL(input).pathname.split('/').slice(0, 3).join('/')}`);
+        return fetch(input, init);
+      },
+    });
+    const { id } = await uploading.jobs.submit({ model: 'mlp', inputs: [rows(8, 51)] });
+    expect(paths[0]).toBe('POST /v1/uploads');
+    expect(paths[1]).toMatch(/^PUT /);
+    expect(paths[2]).toBe('POST /v1/jobs');
+    expect((await client.jobs.wait(id, { timeoutMs: 30_000 })).status).toBe('succeeded');
+    expect(await storedInput(id)).toEqual(mlpRows(8, 51));
+  });
+});
+
+describe('retention', () => {
+  it('deletes a finished job to a tombstone, refuses reads of it with 410 JOB_PURGED, and sets key and model retention', async () => {
+    const { id } = await client.jobs.submit({ model: 'mlp', inputs: [features(40)], keepInputs: true }, { wait: 20 });
+    expect((await client.jobs.get(id)).keepInputs).toBe(true);
+    const tombstone = await client.jobs.delete(id);
+    expect(tombstone).toMatchObject({ id, status: 'succeeded', purgeReason: 'deleted', metadata: {} });
+    await expectProblem(client.jobs.get(id), { status: 410, code: 'JOB_PURGED' });
+    expect((await client.jobs.page({ id })).items[0]).toMatchObject({ id, purgedAt: tombstone.purgedAt });
+
+    const me = await client.me();
+    expect((await client.keys.update(me.keyId, { retentionS: 3_600 })).retentionS).toBe(3_600);
+    expect((await client.keys.update(me.keyId, { retentionS: null })).retentionS).toBeNull();
+    expect(await client.models.setRetention('mlp', 600)).toMatchObject({ name: 'mlp', retentionS: 600 });
+    expect((await client.models.get('mlp')).retention).toMatchObject({ retentionS: 600, effectiveS: 600, source: 'model' });
+    expect(await client.models.setRetention('mlp', null)).toMatchObject({ name: 'mlp', retentionS: null });
+    expect((await client.models.get('mlp')).retention).toMatchObject({ retentionS: null, source: 'default' });
+    await expectProblem(client.models.setRetention('mlp', 10), { status: 400, code: 'VALIDATION_FAILED' });
+  });
+});
+
 describe('models', () => {
   it('uploads bytes as the next version and gets the latest one', async () => {
     const file = new Uint8Array(await readFile(demoModel('mlp').path));
@@ -138,6 +216,26 @@ describe('models', () => {
     expect(await client.models.setRouting('sdk-routed', [])).toMatchObject({ versions: [], updatedAt: null });
     const err = await expectProblem(client.models.setRouting('sdk-routed', [{ version: 3, weight: 1 }]), { status: 400, code: 'VALIDATION_FAILED' });
     expect(err.errors[0]?.pointer).toBe('/body/versions/0/version');
+  });
+});
+
+describe('retiring versions', () => {
+  it('retires a version: new jobs for it are refused, a routed one needs reroute, and the name alone moves on', async () => {
+    const file = new Uint8Array(await readFile(demoModel('mlp').path));
+    await client.models.upload({ name: 'sdk-retired', file });
+    await client.models.upload({ name: 'sdk-retired', file });
+    await client.models.setRouting('sdk-retired', [{ version: 2, weight: 1 }]);
+    const retired = await client.models.retire('sdk-retired', 1);
+    expect(retired).toMatchObject({ name: 'sdk-retired', versions: [{ version: 1, unfinishedJobs: 0 }], routing: [{ version: 2, weight: 1 }] });
+    expect((await client.models.get('sdk-retired:1')).retiredAt).toBe(retired.versions[0]!.retiredAt);
+    await expectProblem(client.jobs.submit({ model: 'sdk-retired:1', inputs: [features(50)] }), { status: 410, code: 'MODEL_VERSION_RETIRED' });
+    await expectProblem(client.models.retire('sdk-retired', 2), { status: 409, code: 'MODEL_VERSION_ROUTED' });
+    expect(await client.models.retire('sdk-retired', undefined, { reroute: true })).toMatchObject({
+      versions: [{ version: 2 }, { version: 1 }],
+      routing: [],
+    });
+    await expectProblem(client.jobs.submit({ model: 'sdk-retired', inputs: [features(51)] }), { status: 410, code: 'MODEL_VERSION_RETIRED' });
+    await expectProblem(client.models.retire('sdk-retired', 9), { status: 404, code: 'MODEL_NOT_FOUND' });
   });
 });
 

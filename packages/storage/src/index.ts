@@ -1,2 +1,4 @@
 export * from './s3-client.ts';
 export * from './keys.ts';
+export * from './expiry-rule.ts';
+export * from './tensor-store.ts';

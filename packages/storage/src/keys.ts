@@ -11,10 +11,33 @@ export function modelTokenizerKey(name: string, sha256: string): string {
   return `models/${name}/${sha256}.tokenizer.json`;
 }
 
-export function jobInputKey(jobId: string, index: number): string {
-  return `jobs/${jobId}/inputs/${index}.bin`;
+/** Every job's objects live under this prefix (the bucket's expiry rule covers it; model artifacts are elsewhere). */
+export const JOB_OBJECTS_PREFIX = 'jobs/';
+/** The ID of the bucket lifecycle rule that expires job objects (the operator's own rules keep theirs). */
+export const JOB_OBJECTS_EXPIRY_RULE = 'inferq-job-objects';
+
+/**
+ * A job's objects are filed under the UTC day it was submitted
+ * (`jobs/2026-11-25/<id>/…`), so a whole day can be listed and deleted at
+ * once when it has aged out.
+ */
+export const jobObjectsDayPrefix = (createdAt: Date): string => `${JOB_OBJECTS_PREFIX}${createdAt.toISOString().slice(0, 10)}/`;
+
+export function jobInputKey(jobId: string, createdAt: Date, index: number): string {
+  return `${jobObjectsDayPrefix(createdAt)}${jobId}/inputs/${index}.bin`;
 }
 
-export function jobOutputKey(jobId: string, index: number): string {
-  return `jobs/${jobId}/outputs/${index}.bin`;
+/** Under the batch that computed it: a stale attempt writing late never overwrites the objects of the attempt whose result stands. */
+export function jobOutputKey(jobId: string, createdAt: Date, batchId: string, index: number): string {
+  return `${jobObjectsDayPrefix(createdAt)}${jobId}/outputs/${batchId}/${index}.bin`;
+}
+
+/** Clients' uploads (POST /v1/uploads) live under this prefix until a job takes them; the bucket's expiry rule for it is the backstop. */
+export const UPLOAD_OBJECTS_PREFIX = 'uploads/';
+/** The ID of the bucket lifecycle rule that expires upload objects. */
+export const UPLOAD_OBJECTS_EXPIRY_RULE = 'inferq-upload-objects';
+
+/** An upload's object, filed under the UTC day it was created: `uploads/2026-11-25/<uploadId>.bin`. */
+export function uploadObjectKey(uploadId: string, createdAt: Date): string {
+  return `${UPLOAD_OBJECTS_PREFIX}${createdAt.toISOString().slice(0, 10)}/${uploadId}.bin`;
 }

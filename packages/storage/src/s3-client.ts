@@ -1,16 +1,19 @@
 import {
+  CopyObjectCommand,
   CreateBucketCommand,
   DeleteObjectsCommand,
   GetObjectCommand,
   HeadBucketCommand,
   HeadObjectCommand,
   PutObjectCommand,
+  paginateListObjectsV2,
   S3Client,
   type BucketLocationConstraint,
   type S3ClientConfig,
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { Readable } from 'node:stream';
+import { ensureExpiryRule, type ExpiryRule, type ExpiryRuleOutcome } from './expiry-rule.ts';
 import { silenceNodeVersionWarning } from './sdk-env.ts';
 
 export interface StorageOptions {
@@ -32,18 +35,53 @@ export interface PutObjectOptions {
   contentLength?: number;
 }
 
+export interface PresignPutOptions {
+  expiresInS: number;
+  /** Signed: S3 refuses a PUT of any other length, so the object is exactly this size. */
+  contentLength: number;
+  /** Signed too when given: the PUT must send the same Content-Type. */
+  contentType?: string;
+}
+
+/** A presigned PUT: the URL, and the headers the client must send with it (they are part of the signature). */
+export interface PresignedPut {
+  url: string;
+  headers: Record<string, string>;
+}
+
+/** One object of a listing. */
+export interface ListedObject {
+  key: string;
+  lastModified: Date;
+  sizeBytes: number;
+}
+
 export interface Storage {
   readonly bucket: string;
   /** Creates the bucket when it is missing; safe to call from every process at start. */
   ensureBucket(): Promise<void>;
+  /** Sets (or, with 0 days, removes) one lifecycle expiry rule, keeping the bucket's other rules. */
+  ensureExpiryRule(rule: ExpiryRule): Promise<ExpiryRuleOutcome>;
   putObject(key: string, body: Uint8Array | NodeJS.ReadableStream, options?: PutObjectOptions): Promise<void>;
   getObject(key: string): Promise<Uint8Array>;
   getObjectStream(key: string): Promise<NodeJS.ReadableStream>;
   /** Undefined when the object does not exist. */
   headObject(key: string): Promise<{ sizeBytes: number } | undefined>;
   presignGet(key: string, expiresInS: number): Promise<string>;
+  /**
+   * The objects under `prefix`, in key order, after `startAfter` when given; pages are
+   * fetched as the caller iterates, so breaking out early stops the listing.
+   */
+  listObjects(prefix: string, options?: { startAfter?: string }): AsyncIterable<ListedObject>;
   deleteObjects(keys: string[]): Promise<void>;
   close(): void;
+  /**
+   * A URL a client PUTs exactly `contentLength` bytes to, without credentials, for `expiresInS` seconds (signed for the public
+   * endpoint). S3 and MinIO refuse another length; the embedded test server does not, so check the object's size before using it.
+   */
+  presignPut(key: string, options: PresignPutOptions): Promise<PresignedPut>;
+  /** Copies an object within the bucket on the server side (CopyObject: the bytes never pass through this process; up to 5 GB). */
+  copyObject(srcKey: string, dstKey: string): Promise<void>;
 }
 
 /** Attempts per request, the first included; the SDK backs off between them. */
@@ -80,6 +118,8 @@ export function createStorage(options: StorageOptions): Storage {
         if (!hasErrorName(err, 'BucketAlreadyOwnedByYou', 'BucketAlreadyExists')) throw err;
       }
     },
+
+    ensureExpiryRule: (rule) => ensureExpiryRule(client, bucket, rule),
 
     async putObject(key, body, putOptions = {}) {
       const isBytes = body instanceof Uint8Array;
@@ -124,6 +164,15 @@ export function createStorage(options: StorageOptions): Storage {
       return getSignedUrl(presigner, new GetObjectCommand({ Bucket: bucket, Key: key }), { expiresIn: expiresInS });
     },
 
+    async *listObjects(prefix, listOptions = {}) {
+      const pages = paginateListObjectsV2({ client }, { Bucket: bucket, Prefix: prefix, StartAfter: listOptions.startAfter || undefined });
+      for await (const page of pages) {
+        for (const o of page.Contents ?? []) {
+          if (o.Key) yield { key: o.Key, lastModified: o.LastModified ?? new Date(0), sizeBytes: o.Size ?? 0 };
+        }
+      }
+    },
+
     async deleteObjects(keys) {
       for (let i = 0; i < keys.length; i += DELETE_BATCH_SIZE) {
         const batch = keys.slice(i, i + DELETE_BATCH_SIZE);
@@ -143,6 +192,19 @@ export function createStorage(options: StorageOptions): Storage {
 
     close() {
       client.destroy();
+    },
+
+    async presignPut(key, { expiresInS, contentLength, contentType }) {
+      const command = new PutObjectCommand({ Bucket: bucket, Key: key, ContentLength: contentLength, ContentType: contentType });
+      const headers: Record<string, string> = { 'content-length': String(contentLength) };
+      if (contentType !== undefined) headers['content-type'] = contentType;
+      // Named explicitly so they are signed, not left out of the signature: a PUT of another length (or type) fails it.
+      const url = await getSignedUrl(presigner, command, { expiresIn: expiresInS, signableHeaders: new Set(Object.keys(headers)) });
+      return { url, headers };
+    },
+
+    async copyObject(srcKey, dstKey) {
+      await client.send(new CopyObjectCommand({ Bucket: bucket, Key: dstKey, CopySource: `${bucket}/${srcKey.split('/').map(encodeURIComponent).join('/')}` }));
     },
   };
 }

@@ -1,5 +1,6 @@
 export * from './test-context.ts';
 export * from './wait-for.ts';
+export * from './job-ids.ts';
 export * from './processes.ts';
 export * from './test-env.ts';
 export * from './stack.ts';
@@ -8,3 +9,8 @@ export * from './steady-load.ts';
 export * from './private-services.ts';
 export * from './worker-pause.ts';
 export * from './load-balancer.ts';
+export * from './redis-topologies.ts';
+export * from './netns/index.ts';
+export * from './attempt-audit.ts';
+export * from './webhook-receiver.ts';
+export * from './fake-worker.ts';

@@ -26,6 +26,8 @@ export interface LedgerReport {
   duplicated: number;
   /** Accepted jobs claimed more than once (`attempts` > 1): inference ran again, though only one result was stored. */
   rerun: number;
+  /** The longest any accepted job took from submit to its end (ms): how long a job lost from the queue waited for the reconciler. */
+  slowestJobMs: number;
 }
 
 /**
@@ -46,10 +48,11 @@ export async function installCompletionLog(pool: Pool): Promise<void> {
 export async function auditJobs(pool: Pool, load: Pick<SteadyLoadResult, 'loadId' | 'submitted' | 'accepted' | 'refused'>): Promise<LedgerReport> {
   const {
     rows: [counts],
-  } = await pool.query<{ completed: number; failed: number; rerun: number }>(
+  } = await pool.query<{ completed: number; failed: number; rerun: number; slowest_ms: number }>(
     `SELECT count(*) FILTER (WHERE status = 'succeeded')::int AS completed,
             count(*) FILTER (WHERE status IN ('failed', 'canceled', 'expired'))::int AS failed,
-            count(*) FILTER (WHERE attempts > 1)::int AS rerun
+            count(*) FILTER (WHERE attempts > 1)::int AS rerun,
+            coalesce(round(extract(epoch FROM max(finished_at - created_at)) * 1000), 0)::int AS slowest_ms
        FROM jobs WHERE id = ANY($1::uuid[])`,
     [load.accepted],
   );
@@ -60,7 +63,7 @@ export async function auditJobs(pool: Pool, load: Pick<SteadyLoadResult, 'loadId
           + (SELECT count(*) FROM jobs WHERE metadata->>$2 = $3 AND NOT id = ANY($1::uuid[]))::int AS n`,
     [load.accepted, LOAD_ID_KEY, load.loadId],
   );
-  const { completed, failed, rerun } = counts!;
+  const { completed, failed, rerun, slowest_ms: slowestJobMs } = counts!;
   return {
     submitted: load.submitted,
     accepted: load.accepted.length,
@@ -70,6 +73,7 @@ export async function auditJobs(pool: Pool, load: Pick<SteadyLoadResult, 'loadId
     lost: load.accepted.length - completed - failed,
     duplicated: dup!.n,
     rerun,
+    slowestJobMs,
   };
 }
 
@@ -95,7 +99,10 @@ export async function settleLoad(pool: Pool, load: SteadyLoad, what: string, tim
   ).catch(() => undefined);
   const report = await auditJobs(pool, result);
   const slowestMs = Math.round(result.latenciesMs.reduce((a, b) => Math.max(a, b), 0));
-  console.log(`${formatLedger(what, report)}; 503 codes ${JSON.stringify(result.refusedCodes)}; slowest reply ${slowestMs} ms`);
+  console.log(
+    `${formatLedger(what, report)}; 503 codes ${JSON.stringify(result.refusedCodes)}; longest 503 run ${result.longestRefusalMs} ms; ` +
+      `slowest reply ${slowestMs} ms; slowest job ${report.slowestJobMs} ms`,
+  );
   if (result.violations.length > 0) console.log(`${what}: ${result.violations.length} broken replies, first: ${result.violations.slice(0, 5).join(' | ')}`);
   return { result, report };
 }

@@ -39,7 +39,11 @@ export async function startLoadBalancer(upstreams: string[]): Promise<LoadBalanc
     } catch (err) {
       res.writeHead(502, { 'content-type': 'text/plain' }).end(`upstream ${upstream} failed: ${(err as Error).message}`);
     }
-  }).listen(0, '127.0.0.1');
+  });
+  // As long as Fastify's (the API's) 72 s: with Node's 5 s default, a client's
+  // pooled connection can be closed just as it sends on it, and fetch fails.
+  server.keepAliveTimeout = 72_000;
+  server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   return {
     baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,

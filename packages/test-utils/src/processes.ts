@@ -11,13 +11,27 @@ export interface TestProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
+export interface ProcessOptions {
+  /** A command that runs node for us, e.g. `ip netns exec <ns>` (it must exec node, so signals reach node itself). */
+  prefix?: string[];
+  /** A pipe to the process's stdin (`child.stdin`); closing it tells a long-running helper to stop. */
+  stdin?: boolean;
+}
+
 /** Starts one of the project's entry points (`apps/worker/src/main.ts`, or a built `.js` bundle) as a real process; `nodeArgs` e.g. `--cpu-prof`. */
-export function startProcess(entry: string, env: Record<string, string>, nodeArgs: string[] = [], args: string[] = []): TestProcess {
+export function startProcess(
+  entry: string,
+  env: Record<string, string>,
+  nodeArgs: string[] = [],
+  args: string[] = [],
+  options: ProcessOptions = {},
+): TestProcess {
   const loader = entry.endsWith('.ts') ? ['--import', 'tsx'] : [];
-  const child = spawn(process.execPath, [...nodeArgs, ...loader, resolve(ROOT, entry), ...args], {
+  const [command, ...prefixArgs] = [...(options.prefix ?? []), process.execPath];
+  const child = spawn(command!, [...prefixArgs, ...nodeArgs, ...loader, resolve(ROOT, entry), ...args], {
     cwd: ROOT,
     env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: [options.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],
   });
   let out = '';
   const waiters: Array<{ pattern: RegExp; resolve: () => void }> = [];

@@ -71,10 +71,19 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const apis: TestProcess[] = [];
   async function startApi(): Promise<{ process: TestProcess; baseUrl: string }> {
     const port = await freePort();
-    // The rate limiter stays on (benchmarks measure its Redis round trip) with a limit load tests never reach.
+    // The rate limiter stays on (benchmarks measure its Redis round trip) with a limit load tests never reach. Inputs are
+    // kept a day (the server drops them once a job finishes): tests read and retry finished jobs' inputs.
     const api = startProcess(
       options.entryPoints?.api ?? 'apps/api/src/main.ts',
-      { ...ctx.env, PORT: String(port), ADMIN_API_KEY: ADMIN_KEY, LOG_LEVEL: logLevel, RATE_LIMIT_PER_MIN: '100000000', ...options.apiEnv },
+      {
+        ...ctx.env,
+        PORT: String(port),
+        ADMIN_API_KEY: ADMIN_KEY,
+        LOG_LEVEL: logLevel,
+        RATE_LIMIT_PER_MIN: '100000000',
+        JOB_INPUT_RETENTION_S: '86400',
+        ...options.apiEnv,
+      },
       options.apiNodeArgs,
     );
     apis.push(api);
@@ -103,18 +112,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     baseUrl,
     request,
     startApi,
-    async registerModel(name, fields = {}, file = name, tokenizerPath) {
-      const m = demoModel(file);
-      const form = new FormData();
-      form.set('name', name);
-      form.set('maxBatchSize', fields.maxBatchSize ?? String(m.maxBatchSize));
-      form.set('maxBatchDelayMs', fields.maxBatchDelayMs ?? String(m.maxBatchDelayMs));
-      for (const [field, value] of Object.entries(fields)) if (!form.has(field)) form.set(field, value);
-      if (tokenizerPath) form.set('tokenizer', new Blob([await readFile(tokenizerPath)]), 'tokenizer.json');
-      form.set('file', new Blob([await readFile(m.path)]), `${name}.onnx`);
-      const res = await fetch(`${baseUrl}/v1/models`, { method: 'POST', body: form, headers: { authorization: `Bearer ${ADMIN_KEY}` } });
-      if (res.status !== 201) throw new Error(`model upload failed: ${res.status} ${await res.text()}`);
-    },
+    registerModel: (name, fields, file, tokenizerPath) => registerDemoModel(baseUrl, name, fields, file, tokenizerPath),
     async startWorker(env = {}, nodeArgs = []) {
       const known = new Set((await listWorkerStatuses(redis, ctx.prefix)).map((s) => s.workerId));
       const w = startProcess(
@@ -135,10 +133,30 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     async close() {
       await Promise.all(workers.map((w) => w.stop('SIGKILL')));
       await Promise.all(apis.map((a) => a.stop()));
-      await redis.quit();
+      await redis.quit().catch(() => {}); // a fault test may have left it closed
       await ctx.close();
     },
   };
+}
+
+/** Registers demo model `file` (default: the one called `name`) as `name` through the API at `baseUrl`, with the admin key. */
+export async function registerDemoModel(
+  baseUrl: string,
+  name: string,
+  fields: Record<string, string> = {},
+  file = name,
+  tokenizerPath?: string,
+): Promise<void> {
+  const m = demoModel(file);
+  const form = new FormData();
+  form.set('name', name);
+  form.set('maxBatchSize', fields.maxBatchSize ?? String(m.maxBatchSize));
+  form.set('maxBatchDelayMs', fields.maxBatchDelayMs ?? String(m.maxBatchDelayMs));
+  for (const [field, value] of Object.entries(fields)) if (!form.has(field)) form.set(field, value);
+  if (tokenizerPath) form.set('tokenizer', new Blob([await readFile(tokenizerPath)]), 'tokenizer.json');
+  form.set('file', new Blob([await readFile(m.path)]), `${name}.onnx`);
+  const res = await fetch(`${baseUrl}/v1/models`, { method: 'POST', body: form, headers: { authorization: `Bearer ${ADMIN_KEY}` } });
+  if (res.status !== 201) throw new Error(`model upload failed: ${res.status} ${await res.text()}`);
 }
 
 /** Deterministic MLP input rows. */

@@ -15,6 +15,8 @@ export interface SteadyLoadResult {
   violations: string[];
   /** Milliseconds per reply, in completion order. */
   latenciesMs: number[];
+  /** The longest stretch of consecutive 503s, from the first one's send to the last one's reply (ms): how long clients were turned away. */
+  longestRefusalMs: number;
 }
 
 /** The metadata key each submission carries its load's id under, so a refused one that was recorded anyway can be found. */
@@ -36,13 +38,26 @@ export function startSteadyLoad(
   stack: Pick<Stack, 'baseUrl'>,
   o: { ratePerS: number; body: (i: number) => unknown; authorization: string; replyTimeoutMs?: number },
 ): SteadyLoad {
-  const result: SteadyLoadResult = { loadId: randomUUID(), submitted: 0, accepted: [], refused: 0, refusedCodes: {}, violations: [], latenciesMs: [] };
+  const result: SteadyLoadResult = {
+    loadId: randomUUID(),
+    submitted: 0,
+    accepted: [],
+    refused: 0,
+    refusedCodes: {},
+    violations: [],
+    latenciesMs: [],
+    longestRefusalMs: 0,
+  };
+  // Per submission in send order: when it was sent, when answered, whether it was refused.
+  const replies: Array<{ sentMs: number; answeredMs: number; refused: boolean }> = [];
   const inFlight = new Set<Promise<void>>();
   const timeoutMs = o.replyTimeoutMs ?? 5_000;
 
   async function submitOne(i: number): Promise<void> {
     result.submitted++;
     const started = performance.now();
+    const reply = { sentMs: started, answeredMs: started, refused: false };
+    replies[i] = reply;
     try {
       const res = await fetch(`${stack.baseUrl}/v1/jobs`, {
         method: 'POST',
@@ -51,15 +66,18 @@ export function startSteadyLoad(
         signal: AbortSignal.timeout(timeoutMs),
       });
       const json = (await res.json()) as { id?: string; code?: string };
-      result.latenciesMs.push(performance.now() - started);
+      reply.answeredMs = performance.now();
+      result.latenciesMs.push(reply.answeredMs - started);
       if (res.status === 202 && json.id) result.accepted.push(json.id);
       else if (res.status === 503 && res.headers.get('retry-after')) {
         result.refused++;
+        reply.refused = true;
         const code = json.code ?? 'no code';
         result.refusedCodes[code] = (result.refusedCodes[code] ?? 0) + 1;
       } else result.violations.push(`${res.status} ${json.code ?? ''}${res.status === 503 ? ' without Retry-After' : ''}`);
     } catch (err) {
-      result.violations.push(`no reply: ${(err as Error).message}`);
+      const cause = (err as Error & { cause?: { code?: string; message?: string } }).cause;
+      result.violations.push(`no reply: ${(err as Error).message}${cause ? ` (${cause.code ?? cause.message})` : ''}`);
     }
   }
 
@@ -79,7 +97,22 @@ export function startSteadyLoad(
     async stop() {
       clearInterval(timer);
       await Promise.all(inFlight);
+      result.longestRefusalMs = longestRefusal(replies);
       return result;
     },
   };
+}
+
+function longestRefusal(replies: ReadonlyArray<{ sentMs: number; answeredMs: number; refused: boolean }>): number {
+  let longest = 0;
+  let runStart: number | undefined;
+  for (const r of replies) {
+    if (!r?.refused) {
+      runStart = undefined;
+      continue;
+    }
+    runStart ??= r.sentMs;
+    longest = Math.max(longest, r.answeredMs - runStart);
+  }
+  return Math.round(longest);
 }

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { createPool, runMigrations, type Pool } from '@inferq/db';
-import { createRedisConnection } from '@inferq/queue';
+import { createRedisConnection, deleteKeysWithPrefix } from '@inferq/queue';
 import { createStorage, type Storage } from '@inferq/storage';
-import { optionalTestVar, requiredTestVar as required } from './test-env.ts';
+import { optionalTestVar, requiredTestVar as required, testRedisUrl } from './test-env.ts';
 
 export interface TestContext {
   /** Unique per test file: Postgres schema, BullMQ prefix and S3 bucket share it. */
@@ -20,15 +20,15 @@ export interface TestContext {
 export async function deleteRedisKeys(redisUrl: string, prefix: string): Promise<void> {
   const redis = createRedisConnection(redisUrl, 'consumer');
   try {
-    for await (const keys of redis.scanStream({ match: `${prefix}*`, count: 1000 }) as AsyncIterable<string[]>) {
-      if (keys.length > 0) await redis.unlink(...keys);
-    }
+    await deleteKeysWithPrefix(redis, prefix);
   } finally {
     redis.disconnect();
   }
 }
 
 export interface TestContextOptions {
+  /** Apply the migrations only up to this one (a rehearsal of the later ones on a schema that holds rows). */
+  migrateUpTo?: string;
   /** Service variables that replace the shared ones (`DATABASE_URL`, `REDIS_URL`, `S3_*`): a private server's `env`. */
   services?: Record<string, string>;
 }
@@ -39,8 +39,8 @@ export async function createTestContext(options: TestContextOptions = {}): Promi
   const env: Record<string, string> = {
     DATABASE_URL: required('DATABASE_URL'),
     DATABASE_SCHEMA: id,
-    REDIS_URL: required('REDIS_URL'),
-    QUEUE_PREFIX: `{${id}}`,
+    REDIS_URL: testRedisUrl(),
+    QUEUE_PREFIX: id,
     S3_ENDPOINT: required('S3_ENDPOINT'),
     S3_REGION: optionalTestVar('S3_REGION', 'us-east-1'),
     S3_BUCKET: id,
@@ -54,7 +54,7 @@ export async function createTestContext(options: TestContextOptions = {}): Promi
   await admin.query(`CREATE SCHEMA "${id}"`);
   await admin.end();
   const pool = createPool({ url: env.DATABASE_URL!, schema: id, max: 10 });
-  await runMigrations(pool);
+  await runMigrations(pool, undefined, { upTo: options.migrateUpTo });
   const storage = createStorage({
     endpoint: env.S3_ENDPOINT,
     region: env.S3_REGION!,

@@ -31,3 +31,15 @@ export function demoModel(name: string): DemoModelFile {
   if (!model) throw new Error(`no demo model ${name}`);
   return model;
 }
+
+/** Set by a vitest project (vitest.config.ts) to run its files on another Redis topology: `cluster` or `sentinel`. */
+export const TEST_REDIS_TOPOLOGY_VAR = 'INFERQ_TEST_REDIS';
+
+/** Where global setup publishes a topology's REDIS_URL. */
+export const topologyUrlVar = (topology: string): string => `${TEST_REDIS_TOPOLOGY_VAR}_${topology.toUpperCase()}_URL`;
+
+/** The REDIS_URL for this test file: its project's topology, else the shared single node. */
+export function testRedisUrl(): string {
+  const topology = process.env[TEST_REDIS_TOPOLOGY_VAR];
+  return topology ? requiredTestVar(topologyUrlVar(topology)) : requiredTestVar('REDIS_URL');
+}

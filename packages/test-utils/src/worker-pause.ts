@@ -5,8 +5,13 @@ import { waitFor } from './wait-for.ts';
 // A worker frozen with SIGSTOP holds what it holds and takes nothing new, so a
 // fault test can line a fault up with a known state; SIGCONT resumes it.
 
-const countJobs = async (pool: Pool, status: string): Promise<number> =>
-  (await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM jobs WHERE status = $1', [status])).rows[0]!.n;
+const countJobs = async (pool: Pool, status: string, workerId?: string): Promise<number> =>
+  (
+    await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM jobs WHERE status = $1 AND ($2::text IS NULL OR worker_id = $2)', [
+      status,
+      workerId ?? null,
+    ])
+  ).rows[0]!.n;
 
 export const resumeWorker = (worker: TestProcess): void => {
   worker.child.kill('SIGCONT');
@@ -34,12 +39,13 @@ export async function pauseWorkerForBacklog(worker: TestProcess, count: () => Pr
 /**
  * Pauses the worker between a batch's claim and its result write: once its
  * statements in flight have finished, some rows are still `running`. Returns
- * how many. Tries again while the batches are too quick to catch.
+ * how many. Tries again while the batches are too quick to catch. With
+ * `workerId` (other workers run beside it), only rows this worker claimed count.
  */
-export async function pauseWorkerMidBatch(worker: TestProcess, pool: Pool): Promise<number> {
+export async function pauseWorkerMidBatch(worker: TestProcess, pool: Pool, workerId?: string): Promise<number> {
   return waitFor(
     async () => {
-      if ((await countJobs(pool, 'running')) === 0) return 0;
+      if ((await countJobs(pool, 'running', workerId)) === 0) return 0;
       worker.child.kill('SIGSTOP');
       // A write sent just before the signal may still commit.
       await waitFor(
@@ -48,7 +54,7 @@ export async function pauseWorkerMidBatch(worker: TestProcess, pool: Pool): Prom
             .rows[0]!.n === 0,
         { intervalMs: 5, what: "the paused worker's statements to finish" },
       );
-      const held = await countJobs(pool, 'running');
+      const held = await countJobs(pool, 'running', workerId);
       if (held === 0) resumeWorker(worker);
       return held;
     },

@@ -1,4 +1,5 @@
 import type { Logger } from '@inferq/core';
+import { createPeriodicTask } from './periodic-task.ts';
 import { expireOverdueJobs, type Pool } from '@inferq/db';
 import type { JobProducer } from '@inferq/queue';
 
@@ -23,19 +24,8 @@ export function createDeadlineSweeper(deps: { pool: Pool; producer: JobProducer;
     return expired;
   }
 
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<unknown> = Promise.resolve();
   return {
     sweepOnce,
-    start(): void {
-      timer = setInterval(() => {
-        running = sweepOnce().catch((err: Error) => deps.logger.warn({ err: err.message }, 'deadline sweep failed'));
-      }, deps.intervalMs);
-      timer.unref();
-    },
-    async stop(): Promise<void> {
-      clearInterval(timer);
-      await running;
-    },
+    ...createPeriodicTask({ what: 'deadline sweep', intervalMs: deps.intervalMs, logger: deps.logger, run: sweepOnce }),
   };
 }

@@ -1,7 +1,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { PRIORITIES, type QueueDepth } from '@inferq/contracts';
-import { readOldestQueuedAges, type Pool } from '@inferq/db';
-import type { JobProducer, Redis } from '@inferq/queue';
+import { boundTime, listJobPartitions, readOldestQueuedAges, type Pool } from '@inferq/db';
+import type { JobProducer, RedisClient } from '@inferq/queue';
 import { readQueueOverview } from '../services/stats-service.ts';
 
 /** Reads of the queues made for one scrape are reused by its gauges within this. */
@@ -13,7 +13,7 @@ const SCRAPE_REUSE_MS = 1_000;
  * backlog (what KEDA scales workers on), its live workers, whether it is
  * paused and the age of its oldest queued job.
  */
-export function createApiMetrics(deps: { pool: Pool; producer: JobProducer; redis: Redis }) {
+export function createApiMetrics(deps: { pool: Pool; producer: JobProducer; redis: RedisClient }) {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'inferq_api_' });
 
@@ -34,6 +34,41 @@ export function createApiMetrics(deps: { pool: Pool; producer: JobProducer; redi
     name: 'inferq_response_cache_lookups_total',
     help: 'Submissions to models with the response cache on, by result: hit (answered from a stored result) or miss (queued)',
     labelNames: ['model', 'result'],
+    registers: [registry],
+  });
+
+  const purged = new Counter({
+    name: 'inferq_jobs_purged_total',
+    help: 'Jobs purged to tombstones, by reason: retention (the sweep) or deleted (DELETE /v1/jobs/:id)',
+    labelNames: ['reason'],
+    registers: [registry],
+  });
+  const inputsDropped = new Counter({
+    name: 'inferq_job_inputs_dropped_total',
+    help: 'Finished jobs whose input tensors were dropped after the input retention (JOB_INPUT_RETENTION_S)',
+    registers: [registry],
+  });
+  const orphansDeleted = new Counter({
+    name: 'inferq_job_orphaned_objects_deleted_total',
+    help: 'S3 job objects no row named, deleted by the orphan sweep (ORPHAN_SWEEP_INTERVAL_MS)',
+    registers: [registry],
+  });
+  const partitionsDropped = new Counter({
+    name: 'inferq_job_partitions_dropped_total',
+    help: 'Daily partitions of jobs dropped after the tombstone retention (JOB_TOMBSTONE_RETENTION_S)',
+    registers: [registry],
+  });
+  const rowsDeleted = new Counter({
+    name: 'inferq_retention_rows_deleted_total',
+    help: 'Rows deleted past their retention by the partition maintainer: batches of dropped days, audit_log past AUDIT_RETENTION_S',
+    labelNames: ['table'] as const,
+    registers: [registry],
+  });
+
+  const uploads = new Counter({
+    name: 'inferq_uploads_total',
+    help: 'Uploads (POST /v1/uploads) by event: created, claimed (taken by a job), expired (deleted unused by the upload sweep)',
+    labelNames: ['event'],
     registers: [registry],
   });
 
@@ -76,6 +111,15 @@ export function createApiMetrics(deps: { pool: Pool; producer: JobProducer; redi
     },
   });
   new Gauge({
+    name: 'inferq_job_partitions_ahead_seconds',
+    help: 'How far ahead of now the newest partition of jobs reaches: a job past it cannot be inserted (the API creates days ahead)',
+    registers: [registry],
+    async collect() {
+      const ends = (await listJobPartitions(deps.pool)).flatMap((p) => (p.to === null ? [] : [boundTime(p.to).getTime()]));
+      if (ends.length > 0) this.set((Math.max(...ends) - Date.now()) / 1000);
+    },
+  });
+  new Gauge({
     name: 'inferq_queue_paused',
     help: 'Whether each model queue is paused by an operator (1) or serving (0)',
     labelNames: ['model'],
@@ -106,6 +150,24 @@ export function createApiMetrics(deps: { pool: Pool; producer: JobProducer; redi
     },
     cacheLookup(model: string, hit: boolean): void {
       cacheLookups.inc({ model, result: hit ? 'hit' : 'miss' });
+    },
+    jobsPurged(reason: string, count: number): void {
+      purged.inc({ reason }, count);
+    },
+    jobInputsDropped(count: number): void {
+      inputsDropped.inc(count);
+    },
+    jobOrphanedObjectsDeleted(count: number): void {
+      orphansDeleted.inc(count);
+    },
+    jobPartitionsDropped(count: number): void {
+      partitionsDropped.inc(count);
+    },
+    retentionRowsDeleted(table: 'batches' | 'audit_log', count: number): void {
+      rowsDeleted.inc({ table }, count);
+    },
+    upload(event: 'created' | 'claimed' | 'expired', count = 1): void {
+      uploads.inc({ event }, count);
     },
   };
 }

@@ -20,16 +20,29 @@ const FASTIFY_CODES: Record<string, ErrorCode> = {
 };
 
 /** The RFC 9457 body for a catalogue code: what every error reply carries, from a route or straight from the socket. */
-export function problemBody(code: ErrorCode, detail: string | undefined, instance: string | undefined, errors?: ProblemItem[]) {
+export function problemBody(
+  code: ErrorCode,
+  detail: string | undefined,
+  instance: string | undefined,
+  errors?: ProblemItem[],
+  extensions?: Record<string, unknown>,
+) {
   const { status, title } = ErrorCatalogue[code];
-  return { type: `https://inferq.dev/problems/${code.toLowerCase().replaceAll('_', '-')}`, title, status, code, detail, instance, errors };
+  return { ...extensions, type: `https://inferq.dev/problems/${code.toLowerCase().replaceAll('_', '-')}`, title, status, code, detail, instance, errors };
 }
 
-export function sendProblem(reply: FastifyReply, request: FastifyRequest, code: ErrorCode, detail?: string, errors?: ProblemItem[]) {
+export function sendProblem(
+  reply: FastifyReply,
+  request: FastifyRequest,
+  code: ErrorCode,
+  detail?: string,
+  errors?: ProblemItem[],
+  extensions?: Record<string, unknown>,
+) {
   return reply
     .status(ErrorCatalogue[code].status)
     .type('application/problem+json')
-    .send(problemBody(code, detail, request.id, errors));
+    .send(problemBody(code, detail, request.id, errors, extensions));
 }
 
 /** The property a `required` or `additionalProperties` error is about, as a pointer segment. */
@@ -86,7 +99,7 @@ export function replyWithProblem(err: FastifyError, request: FastifyRequest, rep
   else request.log.debug({ code: appError.code, detail: appError.message }, 'request rejected');
   for (const [k, v] of Object.entries(appError.headers ?? {})) reply.header(k, v);
   const detail = appError.code === 'INTERNAL' ? undefined : appError.message;
-  return sendProblem(reply, request, appError.code, detail, appError.errors);
+  return sendProblem(reply, request, appError.code, detail, appError.errors, appError.extensions);
 }
 
 export function registerErrorHandler(app: FastifyInstance): void {

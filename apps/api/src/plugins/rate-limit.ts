@@ -1,11 +1,11 @@
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '@inferq/core';
-import type { Redis } from '@inferq/queue';
+import { rateLimitNamespace, type RedisClient } from '@inferq/queue';
 import type { Principal } from '../services/api-keys-service.ts';
 
 export interface RateLimitOptions {
-  redis: Redis;
+  redis: RedisClient;
   /** Prefix of the counters' Redis keys (the queue prefix, so deployments sharing a Redis stay apart). */
   keyPrefix: string;
   /** Requests per minute for keys without a limit of their own; 0: such keys are not limited. */
@@ -27,7 +27,7 @@ export async function registerRateLimit(app: FastifyInstance, options: RateLimit
   const limitOf = (principal: Principal): number => principal.rateLimitPerMin ?? options.defaultPerMin;
   await app.register(rateLimit, {
     redis: options.redis,
-    nameSpace: `${options.keyPrefix}:rate-limit:`,
+    nameSpace: rateLimitNamespace(options.keyPrefix),
     timeWindow: 60_000,
     keyGenerator: (request) => principalOf(request)?.keyId ?? '',
     allowList: (request) => {

@@ -1,14 +1,15 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { ApiKeySchema, CreateKeyBodySchema, CreatedKeySchema, problemResponses } from '@inferq/contracts';
+import { ApiKeySchema, CreateKeyBodySchema, CreatedKeySchema, UpdateKeyBodySchema, problemResponses } from '@inferq/contracts';
 import { AppError } from '@inferq/core';
 import type { ApiKeyRecord } from '@inferq/db';
 import { auditActor } from '../plugins/auth.ts';
 import type { ApiKeysService } from '../services/api-keys-service.ts';
+import { assertRetentionFits } from '../services/retention-ceiling.ts';
 
 const toApiKey = ({ secretHash: _h, ...key }: ApiKeyRecord) => key;
 
-export const apiKeysRoutes: FastifyPluginAsyncTypebox<{ keys: ApiKeysService }> = async (app, { keys }) => {
+export const apiKeysRoutes: FastifyPluginAsyncTypebox<{ keys: ApiKeysService; retentionCeilingS?: number }> = async (app, { keys, retentionCeilingS }) => {
   app.post(
     '/v1/keys',
     {
@@ -38,6 +39,29 @@ export const apiKeysRoutes: FastifyPluginAsyncTypebox<{ keys: ApiKeysService }> 
       },
     },
     async () => ({ items: (await keys.listKeys()).map(toApiKey) }),
+  );
+
+  app.patch(
+    '/v1/keys/:id',
+    {
+      config: { scope: 'admin' },
+      schema: {
+        tags: ['keys'],
+        summary: "Change an API key's settings (admin)",
+        description:
+          '`retentionS`: seconds a finished job of this key is kept before it is purged to a tombstone (at least 60); null: ' +
+          "the server's JOB_RETENTION_S. A model's own retention wins over it. Applies to jobs already finished too. Audited as `key:updated`.",
+        params: Type.Object({ id: Type.String({ format: 'uuid' }) }),
+        body: UpdateKeyBodySchema,
+        response: { 200: ApiKeySchema, ...problemResponses(400, 401, 403, 404, 415) },
+      },
+    },
+    async (request) => {
+      assertRetentionFits(request.body.retentionS, retentionCeilingS);
+      const record = await keys.updateKey(request.params.id, request.body, auditActor(request));
+      if (!record) throw new AppError('NOT_FOUND', `no key ${request.params.id}`);
+      return toApiKey(record);
+    },
   );
 
   app.post(

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type, type Static } from '@sinclair/typebox';
 import { listLatestModels, type Pool } from '@inferq/db';
-import { listServedModels, readMaxmemoryPolicy, type JobProducer, type Redis } from '@inferq/queue';
+import { listServedModels, readMaxmemoryPolicy, type JobProducer, type RedisClient } from '@inferq/queue';
 
 const checkSchema = (description?: string) => Type.Object({ ok: Type.Boolean(), detail: Type.Optional(Type.String()) }, { description });
 const ReadySchema = Type.Object(
@@ -42,7 +42,7 @@ async function check(fn: () => Promise<unknown>): Promise<Check> {
   }
 }
 
-export const healthRoutes: FastifyPluginAsyncTypebox<{ pool: Pool; redis: Redis; producer: JobProducer }> = async (app, { pool, redis, producer }) => {
+export const healthRoutes: FastifyPluginAsyncTypebox<{ pool: Pool; redis: RedisClient; producer: JobProducer }> = async (app, { pool, redis, producer }) => {
   // Read once it succeeds: the policy rarely changes, and managed Redis may refuse CONFIG.
   let evictionPolicy: Check | undefined;
   async function readEvictionPolicy(): Promise<Check | undefined> {
@@ -57,7 +57,8 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ pool: Pool; redis: Redis;
   async function modelsWithoutWorker(): Promise<string[] | undefined> {
     try {
       const [models, served] = await Promise.all([listLatestModels(pool), listServedModels(redis, producer.prefix)]);
-      return models.map((m) => m.name).filter((name) => !served.has(name));
+      // A model whose versions are all retired takes no job: it needs no worker.
+      return models.filter((m) => !m.retiredAt && !served.has(m.name)).map((m) => m.name);
     } catch {
       return undefined; // Postgres or Redis down: their own checks say so.
     }

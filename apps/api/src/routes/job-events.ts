@@ -23,7 +23,7 @@ const FORMAT = [
   'Each event is `id: <n>`, `event: status`, `data: {"id", "status", "attempts", "error"?}` (error: the last one, `{code, message}`).',
   "Ids grow along the job's life and mean the same on every connection: reconnect with `Last-Event-ID` " +
     '(EventSource does) to get only what came after, the terminal status included.',
-  'A reconnect after the terminal event is 204, which tells EventSource to stop. `: keep-alive` comments come every 15 s.',
+  'A reconnect after the terminal event is 204, which tells EventSource to stop. `: keep-alive` comments come every 15 s. A purged job is 410 `JOB_PURGED`.',
 ].join(' ');
 
 export const jobEventsRoutes: FastifyPluginAsyncTypebox<JobEventsRoutesOptions> = async (app, { jobs, streamJobEvents, heartbeatIntervalMs = 15_000 }) => {
@@ -53,7 +53,7 @@ export const jobEventsRoutes: FastifyPluginAsyncTypebox<JobEventsRoutesOptions> 
             examples: ['id: 1\nevent: status\ndata: {"id":"0190…","status":"queued","attempts":0}\n\n'],
           }),
           204: Type.Null({ description: 'Last-Event-ID is the terminal event: nothing more will come' }),
-          ...problemResponses(400, 401, 403, 404),
+          ...problemResponses(400, 401, 403, 404, 410),
         },
       },
     },

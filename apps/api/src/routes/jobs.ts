@@ -3,76 +3,39 @@ import { Type } from '@sinclair/typebox';
 import {
   GetJobQuerySchema,
   JobAcceptedSchema,
+  JobOrFramedJobResponse,
   JobListSchema,
   JobParamsSchema,
   JobSchema,
+  JobTombstoneSchema,
   ListJobsQuerySchema,
-  SubmitJobBodySchema,
-  SubmitJobHeadersSchema,
   TensorParamsSchema,
-  preferredWaitSeconds,
   problemResponses,
 } from '@inferq/contracts';
-import { traceContextOf } from '../plugins/tracing.ts';
 import { ownerFilter } from '../services/api-keys-service.ts';
 import { toJobDetail, toJobSummary } from '../services/job-view.ts';
+import { prefersFramedJob, sendFramedJob } from '../services/job-binary-view.ts';
 import type { JobsService } from '../services/jobs-service.ts';
-import type { JobWaiter } from '../services/job-waiter.ts';
-import type { ApiMetrics } from '../metrics/api-metrics.ts';
-import type { Storage } from '@inferq/storage';
+import type { JobRetention } from '../services/job-retention-service.ts';
+import { auditActor } from '../plugins/auth.ts';
+import type { SubmitAndWait } from '../services/submit-and-wait.ts';
+import { jobsSubmitRoutes } from './jobs-submit.ts';
+import type { TensorStore } from '@inferq/storage';
 
 export interface JobsRoutesOptions {
   jobs: JobsService;
-  waiter: JobWaiter;
-  metrics: ApiMetrics;
-  storage: Storage;
+  /** Submits jobs (and, with `Prefer: wait`, waits for them: at most WAIT_MAX_S). */
+  runner: SubmitAndWait;
+  retention: Pick<JobRetention, 'deleteJob'>;
+  tensors: TensorStore;
   outputUrlTtlS: number;
-  /** The longest `Prefer: wait` honoured. */
-  waitMaxS: number;
+  /** INPUT_MAX_BYTES, for the submit's multipart parts. */
+  inputMaxBytes: number;
 }
 
-export const jobsRoutes: FastifyPluginAsyncTypebox<JobsRoutesOptions> = async (app, { jobs, waiter, metrics, storage, outputUrlTtlS, waitMaxS }) => {
-  app.post(
-    '/v1/jobs',
-    {
-      config: { scope: 'jobs:write' },
-      schema: {
-        tags: ['jobs'],
-        summary: 'Submit an inference job',
-        description:
-          "Validates the input tensors against the model signature, records the job and queues it. Answers 202 at once; poll the job for its result. A repeated `Idempotency-Key` returns the same job. With `Prefer: wait=N` the reply waits up to N seconds and is 200 with the finished job when it ends in time. 429 `QUEUE_FULL` when the model's backlog is at its limit.",
-        headers: SubmitJobHeadersSchema,
-        body: SubmitJobBodySchema,
-        response: { 200: JobSchema, 202: JobAcceptedSchema, ...problemResponses(400, 401, 403, 404, 409, 413, 415, 429, 503) },
-      },
-    },
-    async (request, reply) => {
-      const { model, inputs, priority = 'normal', metadata = {}, deadline, webhook } = request.body;
-      const waitS = preferredWaitSeconds(request.headers.prefer);
-      if (waitS !== undefined) await waiter.prepare(model);
-      const accepted = await jobs.submitJob({
-        principal: request.principal,
-        model,
-        inputs,
-        priority,
-        metadata,
-        deadline,
-        webhookUrl: webhook?.url,
-        idempotencyKey: request.headers['idempotency-key'],
-        routingKey: request.headers['x-routing-key'],
-        traceContext: traceContextOf(request),
-      });
-      request.log.debug({ jobId: accepted.id, model }, 'job accepted');
-      metrics.jobSubmitted(model.split(':')[0]!, priority);
-      reply.header('location', accepted.links.self);
-      if (waitS === undefined) return reply.status(202).send(accepted);
-      const applied = Math.min(waitS, waitMaxS);
-      const job = await waiter.waitForJob(accepted.id, ownerFilter(request.principal), applied * 1000);
-      reply.header('preference-applied', `wait=${applied}`);
-      if (job.status === 'queued' || job.status === 'running') return reply.status(202).send({ ...accepted, status: job.status });
-      return reply.status(200).send(await toJobDetail(job, storage, outputUrlTtlS, 'json'));
-    },
-  );
+export const jobsRoutes: FastifyPluginAsyncTypebox<JobsRoutesOptions> = async (app, { jobs, runner, retention, tensors, outputUrlTtlS, inputMaxBytes }) => {
+  // Its own scope: the submit's body parsers (framed, multipart) apply to it alone.
+  await app.register(jobsSubmitRoutes, { runner, tensors, outputUrlTtlS, inputMaxBytes });
 
   app.get(
     '/v1/jobs/:id',
@@ -82,15 +45,22 @@ export const jobsRoutes: FastifyPluginAsyncTypebox<JobsRoutesOptions> = async (a
         tags: ['jobs'],
         summary: 'Get a job, with its outputs once it has succeeded',
         description:
-          'Outputs up to the inline limit carry `data` (JSON values, or base64 with `?encoding=base64`); larger ones carry a short-lived presigned `url` to their raw little-endian bytes.',
+          'Outputs up to the inline limit carry `data` (JSON values, or base64 with `?encoding=base64`); ' +
+          'larger ones carry a short-lived presigned `url` to their raw little-endian bytes. ' +
+          'A purged job (retention ran out, or deleted) is 410 `JOB_PURGED`, whose body says when (`purgedAt`), why (`purgeReason`) ' +
+          'and what was kept (`job`, the tombstone). ' +
+          'With `Accept: application/octet-stream` (preferred to `application/json` by q-value) the answer is the job in the binary framing: ' +
+          '`Inference-Header-Content-Length` bytes of job JSON, outputs with `parameters.binary_data_size`, then their raw bytes in order.',
         params: JobParamsSchema,
         querystring: GetJobQuerySchema,
-        response: { 200: JobSchema, ...problemResponses(400, 401, 403, 404) },
+        response: { 200: JobOrFramedJobResponse, ...problemResponses(400, 401, 403, 404, 410) },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const job = await jobs.getJob(request.params.id, ownerFilter(request.principal));
-      return toJobDetail(job, storage, outputUrlTtlS, request.query.encoding ?? 'json');
+      reply.header('vary', 'Accept');
+      if (prefersFramedJob(request.raw)) return sendFramedJob(reply, job, tensors);
+      return toJobDetail(job, tensors, outputUrlTtlS, request.query.encoding ?? 'json');
     },
   );
 
@@ -101,7 +71,7 @@ export const jobsRoutes: FastifyPluginAsyncTypebox<JobsRoutesOptions> = async (a
       schema: {
         tags: ['jobs'],
         summary: "List the caller's jobs, newest first",
-        description: 'Cursor pagination: pass `nextCursor` back as `cursor` until it is null.',
+        description: 'Cursor pagination: pass `nextCursor` back as `cursor` until it is null. Purged jobs are listed as tombstones, with `purgedAt`.',
         querystring: ListJobsQuerySchema,
         response: { 200: JobListSchema, ...problemResponses(400, 401, 403) },
       },
@@ -121,7 +91,7 @@ export const jobsRoutes: FastifyPluginAsyncTypebox<JobsRoutesOptions> = async (a
         summary: 'Cancel a queued job',
         description: 'Only a queued job can be canceled (409 `JOB_NOT_CANCELABLE` otherwise). Canceling twice is harmless.',
         params: JobParamsSchema,
-        response: { 200: JobSchema, ...problemResponses(400, 401, 403, 404, 409) },
+        response: { 200: JobSchema, ...problemResponses(400, 401, 403, 404, 409, 410) },
       },
     },
     async (request) => toJobSummary(await jobs.cancelJob(request.params.id, ownerFilter(request.principal))),
@@ -134,14 +104,38 @@ export const jobsRoutes: FastifyPluginAsyncTypebox<JobsRoutesOptions> = async (a
       schema: {
         tags: ['jobs'],
         summary: 'Submit a job again',
-        description: 'A new job with the same model version, priority, inputs and metadata as this one, owned by the caller; typically to re-run a failed job.',
+        description:
+          'A new job with the same model version, priority, inputs and metadata as this one, owned by the caller; typically to re-run a failed job. ' +
+          '410 `JOB_INPUTS_DROPPED` once its inputs were dropped (input retention), `JOB_PURGED` once it was purged.',
         params: JobParamsSchema,
-        response: { 202: JobAcceptedSchema, ...problemResponses(400, 401, 403, 404, 503) },
+        response: { 202: JobAcceptedSchema, ...problemResponses(400, 401, 403, 404, 410, 503) },
       },
     },
     async (request, reply) => {
       const accepted = await jobs.retryJob(request.params.id, request.principal);
       return reply.status(202).header('location', accepted.links.self).send(accepted);
+    },
+  );
+
+  app.delete(
+    '/v1/jobs/:id',
+    {
+      config: { scope: 'jobs:write' },
+      schema: {
+        tags: ['jobs'],
+        summary: 'Delete a job: purge its data now',
+        description:
+          "The job's inputs, outputs, metadata, webhook URL and error message are deleted (S3 objects included) and it becomes a tombstone, " +
+          'as when its retention runs out: it stays in lists and usage, and reading it answers 410 `JOB_PURGED`. A queued job is canceled ' +
+          'first; a running one is refused with 409 `JOB_RUNNING` and `Retry-After` (delete it once it has finished). Its owner or an admin; ' +
+          'deleting a tombstone again answers it. Audited as `job:deleted`. Answers the tombstone.',
+        params: JobParamsSchema,
+        response: { 200: JobTombstoneSchema, ...problemResponses(400, 401, 403, 404, 409) },
+      },
+    },
+    async (request) => {
+      const job = await retention.deleteJob(request.params.id, request.principal, auditActor(request));
+      return toJobSummary(job);
     },
   );
 
@@ -153,23 +147,26 @@ export const jobsRoutes: FastifyPluginAsyncTypebox<JobsRoutesOptions> = async (a
         schema: {
           tags: ['jobs'],
           summary: `Download one ${kind.slice(0, -1)} tensor as raw bytes`,
-          description: 'The little-endian bytes of the tensor, row-major; `x-tensor-datatype` and `x-tensor-shape` headers describe them.',
+          description:
+            'The little-endian bytes of the tensor, row-major; `x-tensor-datatype` and `x-tensor-shape` headers describe them. ' +
+            '410 `JOB_PURGED` for a purged job; an input after the input retention is 410 `JOB_INPUTS_DROPPED` (with `inputsDroppedAt`).',
           params: TensorParamsSchema,
           produces: ['application/octet-stream'],
           response: {
-            200: Type.Unsafe<Buffer>({ type: 'string', format: 'binary', description: 'Raw tensor bytes' }),
-            ...problemResponses(400, 401, 403, 404),
+            200: Type.Unsafe<NodeJS.ReadableStream>({ type: 'string', format: 'binary', description: 'Raw tensor bytes' }),
+            ...problemResponses(400, 401, 403, 404, 410),
           },
         },
       },
       async (request, reply) => {
-        const { tensor, bytes } = await jobs.readTensor(request.params.id, ownerFilter(request.principal), kind, request.params.index);
+        const { tensor, body } = await jobs.openTensor(request.params.id, ownerFilter(request.principal), kind, request.params.index);
         return reply
           .type('application/octet-stream')
           .header('x-tensor-datatype', tensor.datatype)
           .header('x-tensor-shape', tensor.shape.join(','))
           .header('content-disposition', `attachment; filename="${request.params.id}-${kind}-${request.params.index}.bin"`)
-          .send(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+          .header('content-length', tensor.bytes)
+          .send(body);
       },
     );
   }

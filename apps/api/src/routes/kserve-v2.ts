@@ -8,37 +8,42 @@ import {
   V2ModelVersionParamsSchema,
   V2ReadySchema,
   V2ServerMetadataSchema,
+  INFERENCE_HEADER_CONTENT_LENGTH,
+  v2Priority,
   v2ProblemResponses,
   type V2InferBody,
 } from '@inferq/contracts';
-import { AppError } from '@inferq/core';
 import type { Pool } from '@inferq/db';
-import type { Redis } from '@inferq/queue';
-import type { FastifyRequest } from 'fastify';
-import type { ApiMetrics } from '../metrics/api-metrics.ts';
+import type { RedisClient } from '@inferq/queue';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { binaryBodyOf, registerBinaryBody } from '../plugins/binary-body.ts';
 import { addProblemMember } from '../plugins/error-handler.ts';
 import { traceContextOf } from '../plugins/tracing.ts';
-import { ownerFilter } from '../services/api-keys-service.ts';
-import type { JobsService } from '../services/jobs-service.ts';
 import type { JobWaiter } from '../services/job-waiter.ts';
 import type { ModelsService } from '../services/models-service.ts';
-import { checkInferRequest, jobFailure, modelRef, toInferResponse, toModelMetadata } from '../services/v2-inference.ts';
+import { requireSucceeded, type SubmitAndWait } from '../services/submit-and-wait.ts';
+import { checkInferRequest, modelRef, outputChoice, requestedOutputs, toInferResponse, toModelMetadata, toSubmitInputs } from '../services/v2-inference.ts';
 
 export interface KserveV2RoutesOptions {
-  jobs: JobsService;
   models: ModelsService;
-  waiter: JobWaiter;
-  metrics: ApiMetrics;
+  /** Runs an infer request's job, waiting at most WAIT_MAX_S. */
+  runner: SubmitAndWait;
+  /** Model readiness: whether a live worker serves the model. */
+  waiter: Pick<JobWaiter, 'requireServed'>;
   pool: Pool;
-  redis: Redis;
+  redis: RedisClient;
   /** The server version `GET /v2` reports. */
   version: string;
-  /** How long an infer request waits for its job (WAIT_MAX_S). */
-  waitMaxS: number;
 }
 
 const TAG = 'open inference protocol (v2)';
-const JSON_ONLY = 'JSON bodies only: the binary tensor data extension is not served.';
+/** The protocol extensions served, as `GET /v2` lists them (Triton's names). */
+const EXTENSIONS = ['binary_tensor_data'];
+const BINARY =
+  'Bodies are JSON or the binary tensor data extension: `Inference-Header-Content-Length` bytes of JSON (inputs with ' +
+  "`parameters.binary_data_size` instead of `data`), then those inputs' raw little-endian bytes in order " +
+  '(application/octet-stream, or no content type as tritonclient sends). Outputs asked for as binary ' +
+  '(`parameters.binary_data_output`, per-output `parameters.binary_data`) come back the same way.';
 
 export const kserveV2Routes: FastifyPluginAsyncTypebox<KserveV2RoutesOptions> = async (app, o) => {
   // The protocol's error body is `{ "error": "..." }`: every problem from these routes carries it too.
@@ -75,21 +80,28 @@ export const kserveV2Routes: FastifyPluginAsyncTypebox<KserveV2RoutesOptions> = 
     '/v2',
     {
       config: { scope: 'jobs:read' },
-      schema: { tags: [TAG], summary: 'Server metadata', description: JSON_ONLY, response: { 200: V2ServerMetadataSchema, ...v2ProblemResponses(401, 403) } },
+      schema: {
+        tags: [TAG],
+        summary: 'Server metadata',
+        description: 'Lists the extensions served.',
+        response: { 200: V2ServerMetadataSchema, ...v2ProblemResponses(401, 403) },
+      },
     },
-    async () => ({ name: 'inferq', version: o.version, extensions: [] }),
+    async () => ({ name: 'inferq', version: o.version, extensions: EXTENSIONS }),
   );
 
   async function metadata(name: string, version?: string) {
     const model = await o.models.resolveModel(modelRef(name, version));
-    const versions = version === undefined ? (await o.models.listVersions(name)).map((m) => m.version) : [model.version];
+    const versions = version === undefined ? (await o.models.listVersions(name)).filter((m) => !m.retiredAt).map((m) => m.version) : [model.version];
     return toModelMetadata(model, versions);
   }
   const metadataSchema = {
     tags: [TAG],
     summary: 'Model metadata',
-    description: 'Inputs and outputs of the model; -1 marks a dynamic dimension. Without a version: the latest, listing every version.',
-    response: { 200: V2ModelMetadataSchema, ...v2ProblemResponses(400, 401, 403, 404) },
+    description:
+      'Inputs and outputs of the model; -1 marks a dynamic dimension. Without a version: the latest, listing every version that is not retired. ' +
+      '410 `MODEL_VERSION_RETIRED` for a retired version (or a model whose versions are all retired).',
+    response: { 200: V2ModelMetadataSchema, ...v2ProblemResponses(400, 401, 403, 404, 410) },
   };
   app.get('/v2/models/:name', { config: { scope: 'jobs:read' }, schema: { ...metadataSchema, params: V2ModelParamsSchema } }, async (request) =>
     metadata(request.params.name),
@@ -110,8 +122,8 @@ export const kserveV2Routes: FastifyPluginAsyncTypebox<KserveV2RoutesOptions> = 
     description:
       'The status code is the answer: 200 when a live worker serves the model, 503 `MODEL_UNAVAILABLE` when ' +
       "none does (the protocol says 4xx; KServe's own server answers 503 and clients read any non-200 as " +
-      'not ready), 404 for an unknown model.',
-    response: { 200: V2ReadySchema, ...v2ProblemResponses(400, 401, 403, 404, 503) },
+      'not ready), 404 for an unknown model, 410 `MODEL_VERSION_RETIRED` for a retired version.',
+    response: { 200: V2ReadySchema, ...v2ProblemResponses(400, 401, 403, 404, 410, 503) },
   };
   // GET only: a HEAD 503 would carry no problem body to say why.
   app.get(
@@ -125,51 +137,51 @@ export const kserveV2Routes: FastifyPluginAsyncTypebox<KserveV2RoutesOptions> = 
     async (request) => ready(request.params.name, request.params.version),
   );
 
-  async function infer(request: FastifyRequest, body: V2InferBody, name: string, version?: string) {
+  async function infer(request: FastifyRequest, reply: FastifyReply, body: V2InferBody, name: string, version?: string) {
+    const inputs = toSubmitInputs(body, binaryBodyOf(request)?.binary ?? new Uint8Array(0));
+    const isBinary = outputChoice(body);
     const ref = modelRef(name, version);
     const model = await o.models.resolveModel(ref);
     checkInferRequest(body, model.signature);
-    await o.waiter.prepare(ref);
-    const priority = body.parameters?.priority ?? 'normal';
-    const accepted = await o.jobs.submitJob({
-      principal: request.principal,
-      model: ref,
-      inputs: body.inputs.map(({ parameters: _ignored, ...tensor }) => tensor),
-      priority,
-      metadata: {},
-      idempotencyKey: undefined,
-      traceContext: traceContextOf(request),
-    });
-    o.metrics.jobSubmitted(model.name, priority);
-    const owner = ownerFilter(request.principal);
-    const job = await o.waiter.waitForJob(accepted.id, owner, o.waitMaxS * 1000);
-    if (job.status === 'succeeded') return toInferResponse(job, body, o.jobs, owner);
-    if (job.status === 'queued' || job.status === 'running') {
-      throw new AppError('INFERENCE_TIMEOUT', `job ${job.id} is still ${job.status} after ${o.waitMaxS} s; poll /v1/jobs/${job.id} for its result`, {
-        headers: { location: `/v1/jobs/${job.id}` },
-      });
-    }
-    throw jobFailure(job);
+    const waitS = o.runner.waitSeconds();
+    const priority = v2Priority(body.parameters?.priority);
+    const waited = await o.runner.submitAndWaitOne(
+      { principal: request.principal, model: ref, inputs, priority, metadata: {}, idempotencyKey: undefined, traceContext: traceContextOf(request) },
+      waitS,
+    );
+    requireSucceeded([waited], waitS);
+    const framed = toInferResponse(waited.job, body, await waited.readOutputs(requestedOutputs(body)), isBinary);
+    // Sent as built (the JSON header is the codec's, in Triton's key order): not through the route's serializer.
+    if (framed.headerLength !== undefined) reply.header(INFERENCE_HEADER_CONTENT_LENGTH, framed.headerLength);
+    return reply.type(framed.contentType).send(Buffer.from(framed.body.buffer, framed.body.byteOffset, framed.body.byteLength));
   }
   const inferSchema = {
     tags: [TAG],
     summary: 'Run an inference and wait for it',
     description:
       `Submits one job on the model's queue (batched with others like any job) and answers when it ends, ` +
-      `waiting at most the server's WAIT_MAX_S. ${JSON_ONLY} \`data\` may be flat or nested; outputs come ` +
+      `waiting at most the server's WAIT_MAX_S. ${BINARY} \`data\` may be flat or nested; outputs come ` +
       `back flat, row-major. Errors are problem+json with the protocol's \`error\` member: 4xx for a bad ` +
-      `request or bad input data, 404 for an unknown model, 503 \`MODEL_UNAVAILABLE\` when no live worker ` +
+      `request or bad input data, 404 for an unknown model, 410 \`MODEL_VERSION_RETIRED\` for a retired version ` +
+      `(or a model whose versions are all retired), 503 \`MODEL_UNAVAILABLE\` when no live worker ` +
       `serves the model (nothing is submitted), 504 \`INFERENCE_TIMEOUT\` naming the job (\`Location\`) ` +
       `when it did not finish in time, 5xx with the job's code when the model failed.`,
     body: V2InferBodySchema,
-    response: { 200: V2InferResponseSchema, ...v2ProblemResponses(400, 401, 403, 404, 413, 415, 429, 500, 503, 504) },
+    consumes: ['application/json', 'application/octet-stream'],
+    produces: ['application/json', 'application/octet-stream'],
+    response: { 200: V2InferResponseSchema, ...v2ProblemResponses(400, 401, 403, 404, 410, 413, 415, 429, 500, 503, 504) },
   };
-  app.post('/v2/models/:name/infer', { config: { scope: 'jobs:write' }, schema: { ...inferSchema, params: V2ModelParamsSchema } }, async (request) =>
-    infer(request, request.body, request.params.name),
-  );
-  app.post(
-    '/v2/models/:name/versions/:version/infer',
-    { config: { scope: 'jobs:write' }, schema: { ...inferSchema, params: V2ModelVersionParamsSchema } },
-    async (request) => infer(request, request.body, request.params.name, request.params.version),
-  );
+  // The binary extension's body parsers apply to the infer routes only.
+  const inferRoutes: FastifyPluginAsyncTypebox = async (scope) => {
+    registerBinaryBody(scope);
+    scope.post('/v2/models/:name/infer', { config: { scope: 'jobs:write' }, schema: { ...inferSchema, params: V2ModelParamsSchema } }, async (request, reply) =>
+      infer(request, reply, request.body, request.params.name),
+    );
+    scope.post(
+      '/v2/models/:name/versions/:version/infer',
+      { config: { scope: 'jobs:write' }, schema: { ...inferSchema, params: V2ModelVersionParamsSchema } },
+      async (request, reply) => infer(request, reply, request.body, request.params.name, request.params.version),
+    );
+  };
+  await app.register(inferRoutes);
 };

@@ -2,22 +2,51 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import {
   ModelListSchema,
   ModelParamsSchema,
+  ModelRetirementSchema,
   ModelRoutingBodySchema,
   ModelRoutingParamsSchema,
   ModelRoutingSchema,
   ModelSchema,
   ModelUploadFieldsSchema,
   problemResponses,
+  RetireModelQuerySchema,
 } from '@inferq/contracts';
 import { AppError } from '@inferq/core';
 import type { ModelRecord } from '@inferq/db';
 import { auditActor } from '../plugins/auth.ts';
 import { validationError } from '../plugins/error-handler.ts';
+import type { ModelRetirementService } from '../services/model-retirement.ts';
+import type { ModelSettingsService } from '../services/model-settings-service.ts';
 import type { ModelsService } from '../services/models-service.ts';
 
 const toModel = ({ id: _id, artifactKey: _key, tokenizerKey: _tokenizer, ...model }: ModelRecord) => model;
 
-export const modelsRoutes: FastifyPluginAsyncTypebox<{ models: ModelsService; uploadLimitBytes: number }> = async (app, { models, uploadLimitBytes }) => {
+const RETIRE_DESCRIPTION =
+  '`name:version` retires one version, `name` every version. A retired version takes no new job: a submit naming it ' +
+  '(`/v1/jobs`, `/v2/models/…/infer`, `/v1/embeddings`, a retry) is answered 410 `MODEL_VERSION_RETIRED`; a name alone ' +
+  'runs on its newest version that is not retired, and is answered 410 once every version is. Jobs already queued or ' +
+  'running finish, and old jobs keep showing their version. The artifact is kept while any job of the version is queued ' +
+  'or running, then deleted from object storage by a sweep (`RETIRED_ARTIFACT_GRACE_MS` after the retirement at the ' +
+  'earliest); the row stays, with `retiredAt`. While the routing table gives the version a weight above 0 the call is ' +
+  'refused with 409 `MODEL_VERSION_ROUTED`, unless `reroute=true`: then the version leaves the table and the others keep ' +
+  'their weights (a table left with no weight above 0 is removed). Idempotent: retiring a retired version changes ' +
+  'nothing. Audited as `model:retired` when something changed.';
+
+export interface ModelsRoutesOptions {
+  models: ModelsService;
+  retirement: ModelRetirementService;
+  /** The retention each model read shows (one query per answer). */
+  settings: Pick<ModelSettingsService, 'describeRetentions'>;
+  uploadLimitBytes: number;
+}
+
+export const modelsRoutes: FastifyPluginAsyncTypebox<ModelsRoutesOptions> = async (app, { models, retirement, settings, uploadLimitBytes }) => {
+  /** Model views with their name's retention. */
+  const withRetention = async (records: ModelRecord[]) => {
+    const retentions = await settings.describeRetentions(records.map((m) => m.name));
+    return records.map((m) => ({ ...toModel(m), retention: retentions.get(m.name) }));
+  };
+
   app.post(
     '/v1/models',
     {
@@ -102,9 +131,14 @@ export const modelsRoutes: FastifyPluginAsyncTypebox<{ models: ModelsService; up
     '/v1/models',
     {
       config: { scope: 'jobs:read' },
-      schema: { tags: ['models'], summary: 'List models (latest version of each)', response: { 200: ModelListSchema, ...problemResponses(401, 403) } },
+      schema: {
+        tags: ['models'],
+        summary: 'List models (latest version of each)',
+        description: 'Each with its `retention`: how long its finished jobs are kept, and whether that is its own or the server default.',
+        response: { 200: ModelListSchema, ...problemResponses(401, 403) },
+      },
     },
-    async () => ({ items: (await models.listModels()).map(toModel) }),
+    async () => ({ items: await withRetention(await models.listModels()) }),
   );
 
   app.get(
@@ -114,11 +148,35 @@ export const modelsRoutes: FastifyPluginAsyncTypebox<{ models: ModelsService; up
       schema: {
         tags: ['models'],
         summary: 'Get the latest version of a model, or `name:version` for one version',
+        description:
+          '`retention`: how long finished jobs of the name (every version) are kept: its override `retentionS` (PATCH /v1/models/:name) ' +
+          "or null, the `effectiveS` that applies and its `source` (`model`, or `default`: JOB_RETENTION_S, which a key's own retention " +
+          'beats for its jobs), and `inputRetentionS`, how long succeeded jobs keep their inputs when that is shorter.',
         params: ModelParamsSchema,
         response: { 200: ModelSchema, ...problemResponses(400, 401, 403, 404) },
       },
     },
-    async (request) => toModel(await models.describeModel(request.params.name)),
+    async (request) => (await withRetention([await models.describeModel(request.params.name)]))[0],
+  );
+
+  app.delete(
+    '/v1/models/:name',
+    {
+      config: { scope: 'models:write' },
+      schema: {
+        tags: ['models'],
+        summary: 'Retire a model version (`name:version`), or every version (`name`)',
+        description: RETIRE_DESCRIPTION,
+        params: ModelParamsSchema,
+        querystring: RetireModelQuerySchema,
+        response: { 200: ModelRetirementSchema, ...problemResponses(400, 401, 403, 404, 409) },
+      },
+    },
+    async (request) => {
+      const retired = await retirement.retire(request.params.name, { reroute: request.query.reroute ?? false }, auditActor(request));
+      request.log.info({ model: retired.name, modelVersions: retired.versions.map((v) => v.version), routing: retired.routing }, 'model retired');
+      return retired;
+    },
   );
 
   app.get(
@@ -135,7 +193,7 @@ export const modelsRoutes: FastifyPluginAsyncTypebox<{ models: ModelsService; up
     async (request) => {
       const versions = await models.listVersions(request.params.name);
       if (versions.length === 0) throw new AppError('MODEL_NOT_FOUND', `model "${request.params.name}" is not registered`);
-      return { items: versions.map(toModel) };
+      return { items: await withRetention(versions) };
     },
   );
 

@@ -24,11 +24,12 @@ export const openAiEmbeddingsRoutes: FastifyPluginAsyncTypebox<{ embeddings: Emb
           'at most WAIT_MAX_S (504 `INFERENCE_TIMEOUT` naming a job that did not finish). Token-id arrays are ' +
           "used as given (add the model's special tokens yourself). Every text of a request runs on one " +
           'version, routed as jobs are (`X-Routing-Key` too). 400 `MODEL_NOT_EMBEDDING` for a model without a ' +
-          'tokenizer, `INPUT_TOO_LONG` for a text over its `maxTokens`; 503 `MODEL_UNAVAILABLE` when no worker ' +
+          'tokenizer, `INPUT_TOO_LONG` for a text over its `maxTokens`; 410 `MODEL_VERSION_RETIRED` for a retired version ' +
+          '(or a model whose versions are all retired); 503 `MODEL_UNAVAILABLE` when no worker ' +
           "serves it (nothing is submitted). Errors are problem+json with OpenAI's `error` object as well.",
         headers: EmbeddingsHeadersSchema,
         body: EmbeddingsBodySchema,
-        response: { 200: EmbeddingsResponseSchema, ...openAiProblems(400, 401, 403, 404, 413, 415, 422, 429, 500, 503, 504) },
+        response: { 200: EmbeddingsResponseSchema, ...openAiProblems(400, 401, 403, 404, 410, 413, 415, 422, 429, 500, 503, 504) },
       },
     },
     async (request) =>

@@ -1,11 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { PrincipalSchema, StatsQuerySchema, StatsSchema, WorkerListSchema, problemResponses } from '@inferq/contracts';
-import { listWorkerStatuses, type JobProducer, type Redis } from '@inferq/queue';
+import { listWorkerStatuses, type JobProducer, type RedisClient } from '@inferq/queue';
 import { ownerFilter } from '../services/api-keys-service.ts';
 import type { StatsService } from '../services/stats-service.ts';
 
 /** What the console's overview, workers page and sign-in read. */
-export const systemRoutes: FastifyPluginAsyncTypebox<{ stats: StatsService; redis: Redis; producer: JobProducer }> = async (
+export const systemRoutes: FastifyPluginAsyncTypebox<{ stats: StatsService; redis: RedisClient; producer: JobProducer }> = async (
   app,
   { stats, redis, producer },
 ) => {

@@ -15,7 +15,7 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServi
           'Once the job finishes, its webhook is posted until a 2xx answer (`delivered`) or until the last ' +
           'attempt fails (`given_up`), with exponential backoff between attempts.',
         params: JobParamsSchema,
-        response: { 200: WebhookDeliveriesSchema, ...problemResponses(400, 401, 403, 404) },
+        response: { 200: WebhookDeliveriesSchema, ...problemResponses(400, 401, 403, 404, 410) },
       },
     },
     async (request) => webhooks.getDeliveries(request.params.id, ownerFilter(request.principal)),

@@ -1,6 +1,17 @@
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { AuditAction, DEFAULT_KEY_WEIGHT, type Scope } from '@inferq/contracts';
-import { findApiKeyByPrefix, insertApiKeys, insertAuditEntries, listApiKeys, revokeApiKeys, withTransaction, type ApiKeyRecord, type Pool } from '@inferq/db';
+import {
+  findApiKeyByPrefix,
+  insertApiKeys,
+  insertAuditEntries,
+  listApiKeys,
+  revokeApiKeys,
+  updateApiKey,
+  withTransaction,
+  type ApiKeyChanges,
+  type ApiKeyRecord,
+  type Pool,
+} from '@inferq/db';
 import { auditEntry, type AuditActor } from './audit-service.ts';
 
 const KEY_RE = /^iq_([A-Za-z0-9]{12})_([A-Za-z0-9]{16,128})$/;
@@ -41,6 +52,8 @@ export interface ApiKeysService {
   createKey(name: string, scopes: Scope[], options?: CreateKeyOptions): Promise<{ record: ApiKeyRecord; secret: string }>;
   listKeys(): Promise<ApiKeyRecord[]>;
   revokeKey(id: string, actor: AuditActor): Promise<ApiKeyRecord | undefined>;
+  /** Changes a key's settings (its retention); undefined when there is no such key. Audited as `key:updated`. */
+  updateKey(id: string, changes: ApiKeyChanges, actor: AuditActor): Promise<ApiKeyRecord | undefined>;
 }
 
 export function createApiKeysService(pool: Pool, options: { cacheTtlMs: number }): ApiKeysService {
@@ -82,6 +95,12 @@ export function createApiKeysService(pool: Pool, options: { cacheTtlMs: number }
       return { record, secret: key };
     },
     listKeys: () => listApiKeys(pool),
+    updateKey: (id, changes, actor) =>
+      withTransaction(pool, async (client) => {
+        const updated = await updateApiKey(client, id, changes);
+        if (updated) await insertAuditEntries(client, [auditEntry(actor, AuditAction.KeyUpdated, `keys/${id}`, { ...changes })]);
+        return updated;
+      }),
     async revokeKey(id, actor) {
       const record = await withTransaction(pool, async (client) => {
         const [revoked] = await revokeApiKeys(client, [id]);

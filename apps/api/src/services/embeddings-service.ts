@@ -1,14 +1,12 @@
 import type { Tokenizer } from '@huggingface/tokenizers';
 import { encodeBase64, type EmbeddingSettings, type EmbeddingsBody, type EmbeddingsResponse, type InputTensor, type TensorSpec } from '@inferq/contracts';
 import { AppError } from '@inferq/core';
-import type { JobRecord, ModelRecord } from '@inferq/db';
-import { ownerFilter, type Principal } from './api-keys-service.ts';
-import type { JobWaiter } from './job-waiter.ts';
-import type { JobsService } from './jobs-service.ts';
+import type { ModelRecord } from '@inferq/db';
+import type { Principal } from './api-keys-service.ts';
 import type { ModelsService } from './models-service.ts';
 import { floatValues, poolEmbedding } from './pooling.ts';
 import type { TokenizerCache } from './tokenizers.ts';
-import { jobFailure } from './v2-inference.ts';
+import { requireSucceeded, type SubmitAndWait, type WaitedJob } from './submit-and-wait.ts';
 
 /** Shortest padded length: texts of 1 to 8 tokens share one batch shape. */
 const MIN_PADDED_TOKENS = 8;
@@ -27,12 +25,9 @@ export interface EmbeddingsService {
 
 export interface EmbeddingsServiceDeps {
   models: ModelsService;
-  jobs: JobsService;
-  waiter: JobWaiter;
+  /** Runs each text's job, waiting for all at most WAIT_MAX_S. */
+  runner: SubmitAndWait;
   tokenizers: TokenizerCache;
-  /** How long the request waits for its jobs (WAIT_MAX_S). */
-  waitMaxS: number;
-  onJobSubmitted(model: string): void;
 }
 
 const tooLong = (index: number, tokens: number, max: number): AppError =>
@@ -81,32 +76,17 @@ function tokenTensors(ids: number[], inputs: readonly TensorSpec[], settings: Em
   return inputs.map((t) => ({ name: t.name, datatype: t.datatype, shape: [1, length], data: values[t.name]! }));
 }
 
+/** The pooled embedding of one text from its job's output; S3 is read only for an output kept there. */
+async function readEmbedding(waited: WaitedJob, settings: EmbeddingSettings, tokens: number, dimensions?: number): Promise<Float64Array> {
+  const [tensor] = await waited.readOutputs(new Set([settings.output]));
+  if (!tensor) throw new AppError('INFERENCE_FAILED', `job ${waited.job.id} has no output "${settings.output}"`);
+  const width = tensor.shape[tensor.shape.length - 1]!;
+  // A dynamic width is known only now.
+  if (dimensions !== undefined && dimensions > width) throw tooManyDimensions(dimensions, width);
+  return poolEmbedding(floatValues(tensor.datatype, tensor.data), tensor.shape, tokens, settings, dimensions);
+}
+
 export function createEmbeddingsService(deps: EmbeddingsServiceDeps): EmbeddingsService {
-  async function readEmbedding(job: JobRecord, owner: string | null, settings: EmbeddingSettings, tokens: number, dimensions?: number): Promise<Float64Array> {
-    const index = (job.outputs ?? []).findIndex((t) => t.name === settings.output);
-    if (index < 0) throw new AppError('INFERENCE_FAILED', `job ${job.id} has no output "${settings.output}"`);
-    const { tensor, bytes } = await deps.jobs.readTensor(job.id, owner, 'outputs', index);
-    const width = tensor.shape[tensor.shape.length - 1]!;
-    // A dynamic width is known only now.
-    if (dimensions !== undefined && dimensions > width) throw tooManyDimensions(dimensions, width);
-    return poolEmbedding(floatValues(tensor.datatype, bytes), tensor.shape, tokens, settings, dimensions);
-  }
-
-  async function waitForAll(ids: string[], owner: string | null): Promise<JobRecord[]> {
-    const jobs = await Promise.all(ids.map((id) => deps.waiter.waitForJob(id, owner, deps.waitMaxS * 1000)));
-    const unfinished = jobs.find((j) => j.status === 'queued' || j.status === 'running');
-    if (unfinished) {
-      throw new AppError(
-        'INFERENCE_TIMEOUT',
-        `job ${unfinished.id} (of ${jobs.length}) is still ${unfinished.status} after ${deps.waitMaxS} s; poll /v1/jobs/${unfinished.id} for its result`,
-        { headers: { location: `/v1/jobs/${unfinished.id}` } },
-      );
-    }
-    const failed = jobs.find((j) => j.status !== 'succeeded');
-    if (failed) throw jobFailure(failed);
-    return jobs;
-  }
-
   return {
     async embed({ principal, body, routingKey, traceContext }) {
       // Routed once: every text of a request is embedded by the same version.
@@ -119,29 +99,22 @@ export function createEmbeddingsService(deps: EmbeddingsServiceDeps): Embeddings
       const tokenizer = await deps.tokenizers.forModel(model);
       const texts = tokenize(body.input, tokenizer, settings);
       const ref = `${model.name}:${model.version}`;
-      await deps.waiter.prepare(ref);
       const padId = tokenizer.token_to_id('[PAD]') ?? tokenizer.token_to_id('<pad>') ?? 0;
-      const accepted = await Promise.all(
-        texts.map(async (ids) => {
-          const job = await deps.jobs.submitJob({
-            principal,
-            model: ref,
-            inputs: tokenTensors(ids, model.signature.inputs, settings, padId),
-            priority: 'normal',
-            metadata: {},
-            idempotencyKey: undefined,
-            traceContext,
-          });
-          deps.onJobSubmitted(model.name);
-          return job;
-        }),
+      const waitS = deps.runner.waitSeconds();
+      const waited = await deps.runner.submitAndWait(
+        texts.map((ids) => ({
+          principal,
+          model: ref,
+          inputs: tokenTensors(ids, model.signature.inputs, settings, padId),
+          priority: 'normal' as const,
+          metadata: {},
+          idempotencyKey: undefined,
+          traceContext,
+        })),
+        waitS,
       );
-      const owner = ownerFilter(principal);
-      const jobs = await waitForAll(
-        accepted.map((a) => a.id),
-        owner,
-      );
-      const embeddings = await Promise.all(jobs.map((job, i) => readEmbedding(job, owner, settings, texts[i]!.length, body.dimensions)));
+      requireSucceeded(waited, waitS);
+      const embeddings = await Promise.all(waited.map((w, i) => readEmbedding(w, settings, texts[i]!.length, body.dimensions)));
       const tokens = texts.reduce((sum, ids) => sum + ids.length, 0);
       return {
         object: 'list',

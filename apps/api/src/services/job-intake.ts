@@ -2,7 +2,7 @@ import DataLoader from 'dataloader';
 import { batchShapeKey } from '@inferq/contracts';
 import { AppError } from '@inferq/core';
 import { deleteJobs, insertJobs, type NewJob, type Pool } from '@inferq/db';
-import type { JobProducer } from '@inferq/queue';
+import { writeOutcomeUnknown, type JobProducer } from '@inferq/queue';
 
 interface Submission {
   job: NewJob;
@@ -15,7 +15,9 @@ export interface JobIntake {
   /**
    * Records the job in Postgres, then queues it (invariant 1). Resolves false
    * when an equal idempotency key won the insert; rejects with
-   * QUEUE_UNAVAILABLE (the row removed again) when Redis cannot take it.
+   * QUEUE_UNAVAILABLE (the row removed again) when Redis cannot take it. When
+   * the enqueue was sent but never answered (a silent link), the job may be in
+   * the queue: it is accepted, and the reconciler enqueues it if it is not.
    * `traceContext` (the submitting request's) travels in the queue job.
    */
   accept(job: NewJob, traceContext?: Record<string, string>, weight?: number): Promise<boolean>;
@@ -52,6 +54,8 @@ export function createJobIntake(deps: { pool: Pool; producer: JobProducer; maxGr
         })),
       );
     } catch (err) {
+      // Perhaps queued: refusing it would make the client's retry a second job. Postgres holds it either way (invariant 1).
+      if (writeOutcomeUnknown(err)) return jobs.map((j) => inserted.has(j.id));
       // Not accepted after all: remove the rows so a retry does not run a job twice.
       await deleteJobs(
         deps.pool,

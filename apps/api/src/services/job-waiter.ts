@@ -1,7 +1,7 @@
 import { isTerminalStatus } from '@inferq/contracts';
 import { AppError } from '@inferq/core';
 import type { JobRecord } from '@inferq/db';
-import { listServedModels, type JobEvents, type Redis } from '@inferq/queue';
+import { listServedModels, type JobEvents, type RedisClient } from '@inferq/queue';
 
 /** How long a set of models with a live worker is trusted; a model missing from it is looked up again at once. */
 const SERVED_TTL_MS = 500;
@@ -21,7 +21,7 @@ export interface JobWaiter {
 
 /** `Prefer: wait=N`: one round trip for callers that want the result, bounded by N. */
 export interface JobWaiterDeps {
-  redis: Redis;
+  redis: RedisClient;
   prefix: string;
   events: JobEvents;
   getJob(id: string, ownerKeyId: string | null): Promise<JobRecord>;

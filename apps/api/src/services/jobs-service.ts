@@ -1,15 +1,5 @@
-import { createHash } from 'node:crypto';
 import { v7 as uuidv7 } from 'uuid';
-import {
-  decodeBase64,
-  encodeTensorBase64,
-  type InputTensor,
-  type JobAccepted,
-  type JobFilterQuery,
-  type ListJobsQuery,
-  type Priority,
-  type StoredTensor,
-} from '@inferq/contracts';
+import { type JobAccepted, type JobFilterQuery, type ListJobsQuery, type Priority, type StoredTensor } from '@inferq/contracts';
 import { AppError } from '@inferq/core';
 import {
   cancelQueuedJob,
@@ -23,15 +13,18 @@ import {
   type Pool,
 } from '@inferq/db';
 import type { JobProducer } from '@inferq/queue';
-import { jobInputKey, type Storage } from '@inferq/storage';
+import type { TensorStore } from '@inferq/storage';
 import { ownerFilter, type Principal } from './api-keys-service.ts';
-import { jobLinks } from './job-view.ts';
+import { inputsDroppedError, jobLinks, jobPurgedError } from './job-view.ts';
 import type { ModelsService } from './models-service.ts';
 import { createJobIntake } from './job-intake.ts';
 import { decodeInputs, type DecodedInput } from './tensor-intake.ts';
 import { checkWebhookUrl } from '../webhooks/url-policy.ts';
 import { createBacklogGuard } from './backlog-guard.ts';
-import { hashInputs } from './input-hash.ts';
+import { hashInputs, hashRequest } from './input-hash.ts';
+import { createInputStorage } from './input-storage.ts';
+import type { JobSlot, SubmitTensor } from './submit-inputs.ts';
+import type { UploadClaims } from './upload-claims.ts';
 
 /** How stale a model's backlog count may be when a submission is admitted against its limit. */
 const BACKLOG_REFRESH_MS = 250;
@@ -39,7 +32,10 @@ const BACKLOG_REFRESH_MS = 250;
 export interface SubmitJobInput {
   principal: Principal;
   model: string;
-  inputs: InputTensor[];
+  /** JSON data, base64, raw bytes, bytes already streamed into `slot`, or uploads to claim (`submit-inputs.ts`). */
+  inputs: SubmitTensor[];
+  /** The job's id and key time, chosen before the insert: required when an input was streamed into it already. */
+  slot?: JobSlot;
   priority: Priority;
   metadata: Record<string, string>;
   idempotencyKey: string | undefined;
@@ -50,16 +46,21 @@ export interface SubmitJobInput {
   webhookUrl?: string;
   /** W3C trace context of the submitting request, carried to the worker. */
   traceContext?: Record<string, string>;
+  /** Keep the input tensors as long as the job, past the input retention. @default false */
+  keepInputs?: boolean;
 }
 
 export interface JobsService {
   /** Validates, records (Postgres first: invariant 1) and enqueues one job. */
   submitJob(input: SubmitJobInput): Promise<JobAccepted>;
+  /** The job; 410 JOB_PURGED when only its tombstone is left. */
   getJob(id: string, ownerKeyId: string | null): Promise<JobRecord>;
+  /** The job's row as it is, tombstones included (deleting one). */
+  findJobRow(id: string, ownerKeyId: string | null): Promise<JobRecord>;
   /** Submits a new job with the same model version, priority and inputs as `id` (re-running a failed one). */
   retryJob(id: string, principal: Principal): Promise<JobAccepted>;
-  /** The raw little-endian bytes of one input or output tensor. */
-  readTensor(id: string, ownerKeyId: string | null, kind: 'inputs' | 'outputs', index: number): Promise<{ tensor: StoredTensor; bytes: Uint8Array }>;
+  /** The raw little-endian bytes of one input or output tensor, streamed (an S3 object is never held whole). */
+  openTensor(id: string, ownerKeyId: string | null, kind: 'inputs' | 'outputs', index: number): Promise<{ tensor: StoredTensor; body: NodeJS.ReadableStream }>;
   listJobs(query: ListJobsQuery, ownerKeyId: string | null): Promise<{ items: JobRecord[]; nextCursor: string | null }>;
   cancelJob(id: string, ownerKeyId: string | null): Promise<JobRecord>;
 }
@@ -67,30 +68,23 @@ export interface JobsService {
 export interface JobsServiceDeps {
   pool: Pool;
   producer: JobProducer;
-  storage: Storage;
+  /** Keeps the inputs (inline or S3) and reads tensors back. */
+  tensors: TensorStore;
   models: ModelsService;
-  limits: { inputMaxBytes: number; inlineTensorMaxBytes: number; submitGroupMax: number; queueMaxDepth: number };
+  limits: { inputMaxBytes: number; submitGroupMax: number; queueMaxDepth: number };
   /** Accept webhook URLs on loopback, private and link-local addresses (WEBHOOK_ALLOW_PRIVATE). */
   webhookAllowPrivate: boolean;
   /** Told of each response-cache lookup (models with the cache on). */
   onCacheLookup?(model: string, hit: boolean): void;
+  /** Claims `upload` inputs (POST /v1/uploads). */
+  uploads: UploadClaims;
 }
 
 /** Time-ordered ids: the (created_at, id) keyset order is submission order even within a millisecond. */
-const newJobId = (): string => uuidv7();
+export const newJobId = (): string => uuidv7();
 
-/** What an Idempotency-Key is bound to; only computed for requests that carry one (it serialises every input). */
-function requestHash(input: SubmitJobInput): string | null {
-  if (input.idempotencyKey === undefined) return null;
-  let text: string;
-  try {
-    text = JSON.stringify([input.model, input.priority, input.inputs, input.metadata, input.deadline ?? null, input.webhookUrl ?? null]);
-  } catch {
-    // JSON.stringify recurses: data nested thousands deep overflows the stack. No tensor nests deeper than its 16 dims.
-    throw new AppError('INPUT_DATA_INVALID', 'input data is nested too deeply');
-  }
-  return createHash('sha256').update(text).digest('hex');
-}
+/** A fresh slot for a submit whose inputs are streamed before the insert. */
+export const newJobSlot = (): JobSlot => ({ jobId: newJobId(), createdAt: new Date() });
 
 function parseDeadline(deadline: string | undefined): Date | null {
   if (deadline === undefined) return null;
@@ -118,22 +112,19 @@ function decodeCursor(cursor: string): { createdAt: Date; id: string } {
 export function createJobsService(deps: JobsServiceDeps): JobsService {
   const intake = createJobIntake({ pool: deps.pool, producer: deps.producer, maxGroupSize: deps.limits.submitGroupMax });
   const backlog = createBacklogGuard({ producer: deps.producer, maxDepth: deps.limits.queueMaxDepth, refreshMs: BACKLOG_REFRESH_MS });
-  /** Small tensors travel inline; large ones are written to S3 and referenced (invariant 5). */
-  async function storeInputs(jobId: string, tensors: DecodedInput[]): Promise<StoredTensor[]> {
-    return Promise.all(
-      tensors.map(async (t, i) => {
-        const head = { name: t.name, datatype: t.datatype, shape: t.shape, bytes: t.data.byteLength };
-        if (t.data.byteLength <= deps.limits.inlineTensorMaxBytes) return { ...head, b64: t.b64 ?? encodeTensorBase64(t.data) };
-        const key = jobInputKey(jobId, i);
-        await deps.storage.putObject(key, t.data);
-        return { ...head, key };
-      }),
-    );
-  }
+  /** Small tensors travel inline; large ones are written to S3 and referenced (invariant 5): the tensor store decides. */
+  const storage = createInputStorage({ tensors: deps.tensors, uploads: deps.uploads });
 
-  async function findOwnJob(id: string, ownerKeyId: string | null): Promise<JobRecord> {
+  async function findJobRow(id: string, ownerKeyId: string | null): Promise<JobRecord> {
     const job = await findJob(deps.pool, id, ownerKeyId);
     if (!job) throw new AppError('JOB_NOT_FOUND', `job ${id} does not exist`);
+    return job;
+  }
+
+  /** Every read of a job's data comes through here: a tombstone is 410 JOB_PURGED. */
+  async function findOwnJob(id: string, ownerKeyId: string | null): Promise<JobRecord> {
+    const job = await findJobRow(id, ownerKeyId);
+    if (job.purgedAt) throw jobPurgedError(job);
     return job;
   }
 
@@ -153,14 +144,24 @@ export function createJobsService(deps: JobsServiceDeps): JobsService {
 
   return {
     async submitJob(input) {
-      const hash = requestHash(input);
-      const earlier = await findIdempotent(input, hash);
-      if (earlier) return earlier;
+      const hashOf = (tensors: readonly DecodedInput[]): string | null =>
+        input.idempotencyKey === undefined
+          ? null
+          : hashRequest([input.model, input.priority, input.metadata, input.deadline ?? null, input.webhookUrl ?? null], storage.requestDigests(tensors), {
+              keepInputs: input.keepInputs,
+            });
+      // A replay is answered before the model is looked at (it may have been retired since).
+      if (input.idempotencyKey !== undefined && (await findJobByIdempotencyKey(deps.pool, input.principal.keyId, input.idempotencyKey))) {
+        const earlier = await findIdempotent(input, hashOf(decodeInputs(input.inputs, deps.limits.inputMaxBytes)));
+        if (earlier) return earlier;
+      }
       const deadlineAt = parseDeadline(input.deadline);
       if (input.webhookUrl !== undefined) await checkWebhookUrl(input.webhookUrl, deps.webhookAllowPrivate);
       const model = await deps.models.routeModel(input.model, { routingKey: input.routingKey });
-      const tensors = decodeInputs(input.inputs, model.signature, deps.limits.inputMaxBytes);
-      const id = newJobId();
+      const tensors = decodeInputs(input.inputs, deps.limits.inputMaxBytes, model.signature);
+      const hash = hashOf(tensors);
+      const slot = input.slot ?? newJobSlot();
+      const id = slot.jobId;
       const job = {
         id,
         ownerKeyId: input.principal.keyId,
@@ -172,33 +173,36 @@ export function createJobsService(deps: JobsServiceDeps): JobsService {
         metadata: input.metadata,
         deadlineAt,
         webhookUrl: input.webhookUrl ?? null,
-        inputSha256: model.responseCache ? hashInputs(tensors) : null,
+        keepInputs: input.keepInputs ?? false,
       };
-      if (job.inputSha256 !== null) {
+      const store = () => storage.store(input.principal, slot, tensors);
+      // A job that keeps its inputs stores its own, even on a cache hit: the source's may be dropped before it.
+      // Uploads are claimed first when the cache needs their digest.
+      const early = job.keepInputs || (model.responseCache && tensors.some((t) => 'upload' in t && t.upload !== undefined));
+      let inputs = early ? await store() : undefined;
+      const inputSha256 = model.responseCache ? hashInputs(await storage.contentDigests(tensors, inputs)) : null;
+      if (inputSha256 !== null) {
         // A hit queues nothing, so it is answered even when the backlog is full.
-        const hit = await insertCachedJob(deps.pool, { ...job, inputSha256: job.inputSha256 });
+        const hit = await insertCachedJob(deps.pool, { ...job, inputSha256, inputs });
         deps.onCacheLookup?.(model.name, hit);
         if (hit) return { id, status: 'succeeded', links: jobLinks(id) };
       }
       await backlog.admit(model.name);
-      const accepted = await accept({ ...job, inputs: await storeInputs(id, tensors) }, input.traceContext, input.principal.weight);
+      inputs ??= await store();
+      const accepted = await accept({ ...job, inputSha256, inputs }, input.traceContext, input.principal.weight);
       // Lost a race with a concurrent request carrying the same key: answer with the winner.
       return accepted ?? (await findIdempotent(input, hash))!;
     },
     async retryJob(id, principal) {
       const job = await findOwnJob(id, ownerFilter(principal));
+      if (job.inputsDroppedAt) throw inputsDroppedError(job);
+      // A retry is a new job: a retired version takes none (410 MODEL_VERSION_RETIRED).
+      await deps.models.resolveModel(`${job.modelName}:${job.modelVersion}`);
       await backlog.admit(job.modelName);
       const newId = newJobId();
       // The retry keeps the webhook but not the deadline, which was the first attempt's.
       // Inputs kept in S3 are copied: the new job must not depend on the old one's objects.
-      const inputs = await Promise.all(
-        job.inputs.map(async (t, i) => {
-          if (!t.key) return t;
-          const key = jobInputKey(newId, i);
-          await deps.storage.putObject(key, await deps.storage.getObject(t.key));
-          return { ...t, key };
-        }),
-      );
+      const inputs = await deps.tensors.copyTensors({ jobId: newId, createdAt: new Date(), kind: 'inputs' }, job.inputs);
       return (await accept(
         {
           id: newId,
@@ -214,19 +218,21 @@ export function createJobsService(deps: JobsServiceDeps): JobsService {
           webhookUrl: job.webhookUrl,
           // Run again, not answered from the cache (a retry asks for a fresh run), but it may answer later jobs.
           inputSha256: job.inputSha256,
+          keepInputs: job.keepInputs,
         },
         undefined,
         principal.weight,
       ))!;
     },
-    async readTensor(id, ownerKeyId, kind, index) {
+    async openTensor(id, ownerKeyId, kind, index) {
       const job = await findOwnJob(id, ownerKeyId);
+      if (kind === 'inputs' && job.inputsDroppedAt) throw inputsDroppedError(job);
       const tensor = (kind === 'inputs' ? job.inputs : (job.outputs ?? []))[index];
       if (!tensor) throw new AppError('OUTPUT_NOT_FOUND', `job ${id} has no ${kind.slice(0, -1)} ${index}`);
-      const bytes = tensor.key ? await deps.storage.getObject(tensor.key) : (decodeBase64(tensor.b64 ?? '') ?? new Uint8Array());
-      return { tensor, bytes };
+      return { tensor, body: await deps.tensors.readTensorStream(tensor) };
     },
     getJob: findOwnJob,
+    findJobRow,
     async listJobs(q, ownerKeyId) {
       const limit = q.limit ?? 50;
       const rows = await listJobs(deps.pool, {
@@ -240,12 +246,21 @@ export function createJobsService(deps: JobsServiceDeps): JobsService {
     async cancelJob(id, ownerKeyId) {
       const job = await cancelQueuedJob(deps.pool, id, ownerKeyId);
       if (!job) throw new AppError('JOB_NOT_FOUND', `job ${id} does not exist`);
+      if (job.purgedAt) throw jobPurgedError(job);
       if (job.status !== 'canceled') throw new AppError('JOB_NOT_CANCELABLE', `job ${id} is ${job.status}`);
-      // Best effort: a queue job left behind is skipped by the worker, which sees the canceled row.
-      await deps.producer.removeJob(job.modelName, id);
+      await removeCanceledJobs(deps.producer, [job]);
       return job;
     },
   };
+}
+
+/**
+ * The queue side of a cancel, after the rows say `canceled`: each job's
+ * BullMQ entry is removed. Best effort: an entry left behind is skipped by the
+ * worker, which sees the canceled row.
+ */
+export async function removeCanceledJobs(producer: JobProducer, jobs: ReadonlyArray<{ id: string; modelName: string }>): Promise<void> {
+  await Promise.all(jobs.map((job) => producer.removeJob(job.modelName, job.id)));
 }
 
 /** The wire filter as the database's: the caller's scope first, then each narrowing. */

@@ -1,5 +1,13 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { AuditAction, DEFAULT_LATENCY_TARGET_MS, MODEL_NAME_PATTERN, type Batching, type ModelRoute, type ModelRouting } from '@inferq/contracts';
+import {
+  AuditAction,
+  DEFAULT_LATENCY_TARGET_MS,
+  MODEL_NAME_PATTERN,
+  type Batching,
+  type EmbeddingSettings,
+  type ModelRoute,
+  type ModelRouting,
+} from '@inferq/contracts';
 import { AppError } from '@inferq/core';
 import {
   deleteModelRoutes,
@@ -9,6 +17,7 @@ import {
   listLatestModels,
   listModelRoutes,
   listModelVersions,
+  lockModelName,
   upsertModelRoutes,
   withTransaction,
   type ModelRecord,
@@ -35,20 +44,28 @@ export interface RegisterModelInput {
 
 export interface ModelsService {
   registerModel(input: RegisterModelInput): Promise<ModelRecord>;
-  /** Resolves `name` (latest version) or `name:version`, cached briefly for the submit path. */
+  /**
+   * Resolves `name` (its newest version that is not retired) or `name:version`
+   * for a new job, cached briefly for the submit path: 410 MODEL_VERSION_RETIRED
+   * for a retired version, or a name whose versions are all retired.
+   */
   resolveModel(ref: string): Promise<ModelRecord>;
+  /** Like resolveModel, but a retired version is returned as it is (its `retiredAt` set): for views. */
+  lookupModel(ref: string): Promise<ModelRecord>;
+  /** Drops what this process cached of a model's versions and routing table (after a retirement). */
+  forget(name: string): void;
   /**
    * The version a job for `ref` runs on: `name:version` as is; `name` by its
    * routing table's weights when it has one (the same `routingKey` always
    * lands on the same version while the table is unchanged), else the latest.
    */
   routeModel(ref: string, options?: { routingKey?: string }): Promise<ModelRecord>;
-  /** `ref` resolved, with its name's routing table. */
+  /** `ref` looked up (retired versions too), with its name's routing table. */
   describeModel(ref: string): Promise<ModelRecord>;
   getRouting(name: string): Promise<ModelRouting>;
   /** Replaces the routing table (empty: no routing) and audits the change with the table it replaced. */
   setRouting(name: string, versions: ModelRoute[], actor: AuditActor): Promise<ModelRouting>;
-  /** The latest version of each model, with its routing table. */
+  /** The latest version of each model (the newest retired one when all are), with its routing table. */
   listModels(): Promise<ModelRecord[]>;
   listVersions(name: string): Promise<ModelRecord[]>;
 }
@@ -110,46 +127,50 @@ export function createModelsService(deps: { pool: Pool; storage: Storage; cacheT
         if (err instanceof OnnxModelError) throw new AppError(err.code, err.message);
         throw err;
       }
-      let embedding;
+      let embedding: EmbeddingSettings | undefined;
       let tokenizerKey = null;
       if (embeddingUpload) {
         const tokenizerSha256 = createHash('sha256').update(embeddingUpload.tokenizer).digest('hex');
         embedding = embeddingSettingsFor(signature, embeddingUpload, { json: parseTokenizer(embeddingUpload.tokenizer).json, sha256: tokenizerSha256 });
         tokenizerKey = modelTokenizerKey(name, tokenizerSha256);
-        await deps.storage.putObject(tokenizerKey, embeddingUpload.tokenizer, { contentType: 'application/json' });
       }
       const sha256 = createHash('sha256').update(bytes).digest('hex');
       const artifactKey = modelArtifactKey(name, sha256);
-      await deps.storage.putObject(artifactKey, bytes, { contentType: 'application/octet-stream' });
       // A model without a dynamic leading dim cannot stack jobs: it runs them one at a time, so there is nothing to adapt.
       const maxBatchSize = signature.batchable ? (batching.maxBatchSize ?? DEFAULT_MAX_BATCH_SIZE) : 1;
       const mode = signature.batchable ? (batching.mode ?? 'fixed') : 'fixed';
-      const model = await insertModelVersion(deps.pool, {
-        id: randomUUID(),
-        name,
-        artifactKey,
-        sha256,
-        sizeBytes: bytes.byteLength,
-        signature,
-        responseCache,
-        embedding,
-        tokenizerKey,
-        createdBy: actor.keyId,
-        batching: {
-          maxBatchSize,
-          maxBatchDelayMs: batching.maxBatchDelayMs ?? DEFAULT_MAX_BATCH_DELAY_MS,
-          mode,
-          latencyTargetMs: mode === 'auto' ? (batching.latencyTargetMs ?? DEFAULT_LATENCY_TARGET_MS) : null,
-        },
+      // Under the name's lock from upload to row: the sweep of retired artifacts (same bytes, same key) cannot delete the
+      // objects in between. The lock also orders concurrent uploads of the name, so the version number never races.
+      const model = await withTransaction(deps.pool, async (client) => {
+        await lockModelName(client, name);
+        if (embeddingUpload && tokenizerKey) await deps.storage.putObject(tokenizerKey, embeddingUpload.tokenizer, { contentType: 'application/json' });
+        await deps.storage.putObject(artifactKey, bytes, { contentType: 'application/octet-stream' });
+        return insertModelVersion(client, {
+          id: randomUUID(),
+          name,
+          artifactKey,
+          sha256,
+          sizeBytes: bytes.byteLength,
+          signature,
+          responseCache,
+          embedding,
+          tokenizerKey,
+          createdBy: actor.keyId,
+          batching: {
+            maxBatchSize,
+            maxBatchDelayMs: batching.maxBatchDelayMs ?? DEFAULT_MAX_BATCH_DELAY_MS,
+            mode,
+            latencyTargetMs: mode === 'auto' ? (batching.latencyTargetMs ?? DEFAULT_LATENCY_TARGET_MS) : null,
+          },
+        });
       });
-      // Not in the insert's transaction: insertModelVersion retries on a version race, which a transaction would abort.
       await insertAuditEntries(deps.pool, [
         auditEntry(actor, AuditAction.ModelUploaded, `models/${model.name}:${model.version}`, { sha256, sizeBytes: model.sizeBytes }),
       ]);
       cache.delete(name);
       return model;
     },
-    async resolveModel(ref) {
+    async lookupModel(ref) {
       const cached = cache.get(ref);
       if (cached && cached.expiresAtMs > Date.now()) return cached.model;
       const [name, versionText, ...rest] = ref.split(':');
@@ -163,6 +184,20 @@ export function createModelsService(deps: { pool: Pool; storage: Storage; cacheT
       cache.set(ref, { model, expiresAtMs: Date.now() + deps.cacheTtlMs });
       return model;
     },
+    async resolveModel(ref) {
+      const model = await service.lookupModel(ref);
+      if (model.retiredAt === undefined) return model;
+      throw new AppError(
+        'MODEL_VERSION_RETIRED',
+        ref.includes(':')
+          ? `model ${model.name}:${model.version} was retired at ${model.retiredAt}: it takes no new jobs`
+          : `every version of model "${model.name}" is retired: it takes no new jobs`,
+      );
+    },
+    forget(name) {
+      for (const ref of cache.keys()) if (ref === name || ref.startsWith(`${name}:`)) cache.delete(ref);
+      routesCache.delete(name);
+    },
     async routeModel(ref, { routingKey } = {}) {
       if (!MODEL_NAME_PATTERN.test(ref)) return service.resolveModel(ref);
       const routes = await routesOf(ref);
@@ -171,24 +206,31 @@ export function createModelsService(deps: { pool: Pool; storage: Storage; cacheT
       return service.resolveModel(`${ref}:${version}`);
     },
     async describeModel(ref) {
-      const model = await service.resolveModel(ref);
+      const model = await service.lookupModel(ref);
       return { ...model, routing: toRoutes(await listModelRoutes(deps.pool, [model.name])) };
     },
     async getRouting(name) {
-      await service.resolveModel(name);
+      await service.lookupModel(name);
       return toRouting(name, await listModelRoutes(deps.pool, [name]));
     },
     async setRouting(name, versions, actor) {
-      const registered = new Set((await listModelVersions(deps.pool, name)).map((m) => m.version));
-      if (registered.size === 0) throw new AppError('MODEL_NOT_FOUND', `model "${name}" is not registered`);
-      const seen = new Set<number>();
-      versions.forEach(({ version }, i) => {
-        if (seen.has(version)) throw invalidRouting(`/${i}/version`, `version ${version} is listed twice`);
-        if (!registered.has(version)) throw invalidRouting(`/${i}/version`, `${name}:${version} is not registered`);
-        seen.add(version);
-      });
-      if (versions.length > 0 && versions.every((r) => r.weight === 0)) throw invalidRouting('', 'at least one weight must be above 0');
       const rows = await withTransaction(deps.pool, async (client) => {
+        // Against a retirement in flight: it must not see a version routed that this table still names, nor the reverse.
+        await lockModelName(client, name);
+        const registered = new Map((await listModelVersions(client, name)).map((m) => [m.version, m]));
+        if (registered.size === 0) throw new AppError('MODEL_NOT_FOUND', `model "${name}" is not registered`);
+        const seen = new Set<number>();
+        versions.forEach(({ version }, i) => {
+          if (seen.has(version)) throw invalidRouting(`/${i}/version`, `version ${version} is listed twice`);
+          const model = registered.get(version);
+          if (!model) throw invalidRouting(`/${i}/version`, `${name}:${version} is not registered`);
+          if (model.retiredAt !== undefined)
+            throw new AppError('MODEL_VERSION_RETIRED', `routing table: ${name}:${version} is retired and takes no jobs`, {
+              errors: [{ pointer: `/body/versions/${i}/version`, code: 'MODEL_VERSION_RETIRED', detail: 'retired' }],
+            });
+          seen.add(version);
+        });
+        if (versions.length > 0 && versions.every((r) => r.weight === 0)) throw invalidRouting('', 'at least one weight must be above 0');
         const previous = await listModelRoutes(client, [name]);
         await upsertModelRoutes(
           client,

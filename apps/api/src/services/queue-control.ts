@@ -1,7 +1,7 @@
 import { AuditAction, type ModelQueue } from '@inferq/contracts';
 import { AppError } from '@inferq/core';
 import { insertAuditEntries, listModelVersions, type Pool } from '@inferq/db';
-import { listWorkerStatuses, readQueueDepth, type JobProducer, type Redis } from '@inferq/queue';
+import { listWorkerStatuses, readQueueDepth, type JobProducer, type RedisClient } from '@inferq/queue';
 import { auditEntry, type AuditActor } from './audit-service.ts';
 
 export interface QueueControl {
@@ -21,7 +21,7 @@ const queueUnavailable = (err: unknown) =>
  * BullMQ's own (a global pause: workers stop fetching, jobs stay where they
  * wait), so every API and worker process reads the one record of it.
  */
-export function createQueueControl(deps: { pool: Pool; producer: JobProducer; redis: Redis }): QueueControl {
+export function createQueueControl(deps: { pool: Pool; producer: JobProducer; redis: RedisClient }): QueueControl {
   async function requireModel(name: string): Promise<void> {
     if ((await listModelVersions(deps.pool, name)).length === 0) throw new AppError('MODEL_NOT_FOUND', `model "${name}" is not registered`);
   }

@@ -1,6 +1,6 @@
 import type { QueueDepth, Stats } from '@inferq/contracts';
 import { listLatestModels, readJobBreakdown, readJobStats, readOldestQueuedAges, type JobBreakdown, type JobStatsPoint, type Pool } from '@inferq/db';
-import { listWorkerStatuses, readQueueDepth, type JobProducer, type Redis } from '@inferq/queue';
+import { listWorkerStatuses, readQueueDepth, type JobProducer, type RedisClient } from '@inferq/queue';
 
 /** Per-second rates are taken over the last minute: a live figure, not the window's average. */
 const RATE_SECONDS = 60;
@@ -35,7 +35,11 @@ function withRates<T extends JobBreakdown>(b: T, windowMinutes: number) {
 }
 
 /** Every model's queue right now, with the live workers consuming it, and how many workers are live. */
-export async function readQueueOverview(deps: { pool: Pool; producer: JobProducer; redis: Redis }): Promise<{ queues: QueueDepth[]; workersOnline: number }> {
+export async function readQueueOverview(deps: {
+  pool: Pool;
+  producer: JobProducer;
+  redis: RedisClient;
+}): Promise<{ queues: QueueDepth[]; workersOnline: number }> {
   const [models, workers] = await Promise.all([listLatestModels(deps.pool), listWorkerStatuses(deps.redis, deps.producer.prefix)]);
   const queues = await Promise.all(
     models.map(async (m) => ({
@@ -51,7 +55,7 @@ export async function readQueueOverview(deps: { pool: Pool; producer: JobProduce
  * Postgres (the caller's jobs, or everyone's for an admin), queue depth from
  * the BullMQ queues, live workers from their heartbeats.
  */
-export function createStatsService(deps: { pool: Pool; producer: JobProducer; redis: Redis }) {
+export function createStatsService(deps: { pool: Pool; producer: JobProducer; redis: RedisClient }) {
   return {
     async readStats(windowMinutes: number, ownerKeyId: string | null): Promise<Stats> {
       const [jobs, breakdown, { queues, workersOnline }, oldest] = await Promise.all([

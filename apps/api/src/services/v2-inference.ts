@@ -1,17 +1,19 @@
 import {
+  binaryOutputChoice,
   checkInputsAgainstSignature,
-  decodeBase64,
-  encodeTensorJson,
+  encodeInferResponse,
   isDataType,
-  isErrorCode,
+  sliceBinaryTensors,
   type DataType,
+  type FramedBody,
   type ModelSignature,
+  type RawTensor,
   type V2InferBody,
-  type V2InferResponse,
 } from '@inferq/contracts';
 import { AppError, type ProblemItem } from '@inferq/core';
 import type { JobRecord, ModelRecord } from '@inferq/db';
-import type { JobsService } from './jobs-service.ts';
+import { framingError } from '../plugins/binary-body.ts';
+import type { SubmitTensor } from './submit-inputs.ts';
 
 // Maps the Open Inference Protocol (KServe v2) onto inferq jobs: one request is one job.
 
@@ -68,27 +70,42 @@ export function checkInferRequest(body: V2InferBody, signature: ModelSignature):
   if (unknown.length > 0) reject(unknown);
 }
 
-/** A job that ended without outputs, as the error the caller gets: the catalogue status of its code (400 for bad input data, 5xx for the rest). */
-export function jobFailure(job: JobRecord): AppError {
-  if (job.status === 'canceled') return new AppError('INFERENCE_FAILED', `job ${job.id} was canceled before it ran`);
-  const code = isErrorCode(job.errorCode) && job.errorCode !== 'INTERNAL' ? job.errorCode : 'INFERENCE_FAILED';
-  return new AppError(code, `job ${job.id} ${job.status}: ${job.errorMessage ?? job.errorCode ?? 'no reason recorded'}`);
+/** The output names a request asks for; undefined for all of them. */
+export const requestedOutputs = (body: V2InferBody): ReadonlySet<string> | undefined => body.outputs && new Set(body.outputs.map((o) => o.name));
+
+/**
+ * A request's inputs as the jobs service takes them: the binary section's
+ * slices (binary extension: `binary_data_size`) as raw bytes, the others'
+ * JSON `data`. `binary` is the section after the JSON header (empty for a JSON body).
+ */
+export function toSubmitInputs(body: V2InferBody, binary: Uint8Array): SubmitTensor[] {
+  const slices = sliceBinaryTensors(body.inputs, binary, 'inputs');
+  if (!slices.ok) throw framingError(slices);
+  return body.inputs.map(({ name, datatype, shape, data }, i) => {
+    const bytes = slices.value[i];
+    if (bytes) return { name, datatype, shape, bytes };
+    if (data === undefined)
+      return reject([{ pointer: `/body/inputs/${i}/data`, code: 'INPUT_DATA_INVALID', detail: `input "${name}" has neither data nor binary_data_size` }]);
+    return { name, datatype, shape, data };
+  });
 }
 
-/** The finished job's outputs as v2 JSON tensors, only the requested ones; outputs kept in S3 are read back. */
-export async function toInferResponse(
-  job: JobRecord,
-  body: V2InferBody,
-  jobs: Pick<JobsService, 'readTensor'>,
-  ownerKeyId: string | null,
-): Promise<V2InferResponse> {
-  const wanted = body.outputs && new Set(body.outputs.map((o) => o.name));
-  const stored = (job.outputs ?? []).map((t, index) => ({ t, index })).filter(({ t }) => !wanted || wanted.has(t.name));
-  const outputs = await Promise.all(
-    stored.map(async ({ t, index }) => {
-      const bytes = t.key ? (await jobs.readTensor(job.id, ownerKeyId, 'outputs', index)).bytes : (decodeBase64(t.b64 ?? '') ?? new Uint8Array());
-      return { name: t.name, datatype: t.datatype, shape: t.shape, data: encodeTensorJson(t.datatype, bytes) };
-    }),
+/** Which outputs the request wants as binary data (`binary_data_output`, per-output `binary_data`); checked before the job runs. */
+export function outputChoice(body: V2InferBody): (name: string) => boolean {
+  const choice = binaryOutputChoice(body as unknown as Record<string, unknown>);
+  if (!choice.ok) throw framingError(choice);
+  return choice.value;
+}
+
+/** The finished job's outputs (already only the requested ones) as the response body: all JSON, or framed when any output is binary. */
+export function toInferResponse(job: JobRecord, body: V2InferBody, outputs: readonly RawTensor[], isBinary: (name: string) => boolean): FramedBody {
+  return encodeInferResponse(
+    {
+      model_name: job.modelName,
+      model_version: String(job.modelVersion),
+      id: body.id ?? job.id,
+      outputs: outputs.map((t) => ({ name: t.name, datatype: t.datatype, shape: t.shape, bytes: t.data })),
+    },
+    isBinary,
   );
-  return { model_name: job.modelName, model_version: String(job.modelVersion), id: body.id ?? job.id, outputs };
 }

@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { WebhookHeader } from '@inferq/contracts';
 import type { Logger } from '@inferq/core';
 import { claimDueWebhooks, findJob, recordWebhookAttempts, type ClaimedWebhook, type Pool, type WebhookAttempt } from '@inferq/db';
-import type { Storage } from '@inferq/storage';
+import type { TensorStore } from '@inferq/storage';
 import { toJobDetail } from '../services/job-view.ts';
 import { webhookRetryDelayMs } from './backoff.ts';
 import { deriveSigningKey, signWebhook } from './signing.ts';
@@ -42,8 +42,13 @@ export interface WebhookDispatcher {
  * GPU worker). State lives in Postgres: any API replica claims due webhooks
  * (SKIP LOCKED, leased), so retries survive restarts and no attempt is made twice at once.
  */
-export function createWebhookDispatcher(deps: { pool: Pool; storage: Storage; logger: Logger; settings: WebhookSettings }): WebhookDispatcher {
-  const { pool, storage, settings } = deps;
+export function createWebhookDispatcher(deps: {
+  pool: Pool;
+  tensors: Pick<TensorStore, 'locateTensor'>;
+  logger: Logger;
+  settings: WebhookSettings;
+}): WebhookDispatcher {
+  const { pool, tensors, settings } = deps;
   const logger = deps.logger.child({ component: 'webhooks' });
   const sender = createWebhookSender({ timeoutMs: settings.timeoutMs, allowPrivate: settings.allowPrivate });
   const stopping = new AbortController();
@@ -55,7 +60,7 @@ export function createWebhookDispatcher(deps: { pool: Pool; storage: Storage; lo
     const job = await findJob(pool, claim.jobId, null);
     if (!job) throw new Error(`job ${claim.jobId} no longer exists`);
     // Built per attempt: presigned output URLs are fresh each time.
-    const body = JSON.stringify(await toJobDetail(job, storage, settings.outputUrlTtlS, 'json'));
+    const body = JSON.stringify(await toJobDetail(job, tensors, settings.outputUrlTtlS, 'json'));
     const timestampS = Math.floor(Date.now() / 1000);
     const signature = signWebhook(deriveSigningKey(settings.signingSecret, job.ownerKeyId), job.id, timestampS, body);
     const response = await sender.post(

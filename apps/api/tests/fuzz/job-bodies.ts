@@ -71,7 +71,15 @@ export const validJobBody: fc.Arbitrary<JobBody> = fc
     mlp: mlpTensor,
     transformer: transformerTensors,
     priority: fc.option(fc.constantFrom(...PRIORITIES), { nil: undefined }),
-    metadata: fc.option(fc.dictionary(storableText(64), storableText(200), { maxKeys: 4 }), { nil: undefined }),
+    // `__proto__` keys are refused as MALFORMED_BODY before any route (prototype poisoning): not a valid body.
+    metadata: fc.option(
+      fc.dictionary(
+        storableText(64).filter((k) => k !== '__proto__'),
+        storableText(200),
+        { maxKeys: 4 },
+      ),
+      { nil: undefined },
+    ),
     deadline: fc.option(
       fc.date({ min: new Date('2100-01-01T00:00:00Z'), max: new Date('9999-12-31T00:00:00Z'), noInvalidDate: true }).map((d) => d.toISOString()),
       { nil: undefined },

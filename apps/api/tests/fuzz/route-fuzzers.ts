@@ -1,11 +1,16 @@
 // One request generator per route the API serves. The fuzz test looks every
 // registered route up here, so a route added without a generator fails it.
 import fc from 'fast-check';
-import { JOB_STATUSES, PRIORITIES, SCOPES, preferredWaitSeconds } from '@inferq/contracts';
+import { DATATYPES, isFixedSizeDataType, JOB_STATUSES, PRIORITIES, SCOPES, preferredWaitSeconds } from '@inferq/contracts';
 import { badNumber, fakeId, headerValue, hostileDateTime, hostileString, pathSegment, percentEncode, queryValue, toJsonText } from './hostile-values.ts';
 import { brokenJsonText, invalidJobBody, validJobBody } from './job-bodies.ts';
 import { modelUpload } from './model-uploads.ts';
 import { typedJobBody } from './typed-bodies.ts';
+import { binaryInferCases } from './binary-framing-generators.ts';
+import { framedSubmit, multipartSubmit } from './submit-body-forms.ts';
+import type { FuzzCase } from './fuzz-case.ts';
+
+export type { FuzzCase };
 
 /** What the generators may aim at: data created before the fuzzing starts. */
 export interface FuzzWorld {
@@ -21,20 +26,6 @@ export interface FuzzWorld {
   modelBytes: Uint8Array;
   /** The fuzzing key's secret, for near-miss Authorization headers. */
   fuzzKey: string;
-}
-
-export interface FuzzCase {
-  method: string;
-  url: string;
-  headers: Record<string, string>;
-  payload?: string | Buffer;
-  /** `reject`: invalid, must get a 4xx; `accept`: valid, must get a 2xx; `any`: may be either (never a 5xx). */
-  expect: 'reject' | 'accept' | 'any';
-  /** Which key to send: the fuzzing key (not admin), the admin key (admin-only routes), or none (the headers say). */
-  as: 'fuzzer' | 'admin' | 'none';
-  /** Prefer: wait was asked for, so 503 MODEL_UNAVAILABLE is the right answer while no worker runs. */
-  waits?: boolean;
-  label: string;
 }
 
 type Gen = (w: FuzzWorld) => fc.Arbitrary<FuzzCase>;
@@ -144,7 +135,11 @@ const dateParam: Param = {
 /** A body for POST routes that take none: ignored when it is JSON, refused when it is broken. */
 const strayBody = fc.oneof(
   fc.constant({ payload: undefined as string | undefined, headers: {}, ok: true }),
-  fc.jsonValue({ maxDepth: 3 }).map((v) => ({ payload: JSON.stringify(v) ?? 'null', headers: JSON_TYPE, ok: true })),
+  fc.jsonValue({ maxDepth: 3 }).map((v) => {
+    const payload = JSON.stringify(v) ?? 'null';
+    // A `__proto__` key anywhere is refused as MALFORMED_BODY (prototype poisoning), like broken JSON.
+    return { payload, headers: JSON_TYPE, ok: !/"__proto__"\s*:/.test(payload) };
+  }),
   fc.constantFrom('{', '{"a":', '[1,,2]', 'NaN', '{"__proto__":{"a":1}}').map((payload) => ({ payload, headers: JSON_TYPE, ok: false })),
 );
 
@@ -190,7 +185,6 @@ const submitJob: Gen = (w) => {
   const contentType = fc.constantFrom(
     'text/plain',
     'application/x-www-form-urlencoded',
-    'application/octet-stream',
     'application/xml',
     'application/jsonx',
     'json',
@@ -200,6 +194,9 @@ const submitJob: Gen = (w) => {
     'x'.repeat(1000),
   );
   return fc.oneof(
+    // The binary forms: framed (binary data extension) and multipart.
+    { arbitrary: framedSubmit, weight: 10 },
+    { arbitrary: multipartSubmit, weight: 10 },
     {
       arbitrary: fc.tuple(validJobBody, headers).map(([body, h]): FuzzCase => ({
         method: 'POST',
@@ -466,6 +463,8 @@ const v2Infer =
         ),
         weight: 3,
       },
+      // The binary tensor data extension: valid framings, and each broken one way.
+      { arbitrary: binaryInferCases(url(versioned ? 'mlp:1' : 'mlp')), weight: 10 },
     );
   };
 
@@ -594,6 +593,62 @@ const embeddings: Gen = (w) => {
   );
 };
 
+/**
+ * POST /v1/jobs/bulk-cancel and /bulk-retry with the fuzzing key (its own jobs only). Valid filters use small
+ * limits, so alternating cancels and retries cannot multiply its jobs; an empty filter and bad fields are refused.
+ */
+const bulkAction =
+  (action: 'cancel' | 'retry'): Gen =>
+  (w) => {
+    const post = (payload: string, expect: FuzzCase['expect'], label: string, headers: Record<string, string> = JSON_TYPE): FuzzCase => ({
+      method: 'POST',
+      url: `/v1/jobs/bulk-${action}`,
+      headers,
+      payload,
+      expect,
+      as: 'fuzzer',
+      label: `bulk ${action}: ${label}`,
+    });
+    const validFilter = fc
+      .record(
+        {
+          model: fc.constantFrom('mlp', 'transformer', w.otherModelName, 'nope'),
+          status: fc.constantFrom(...JOB_STATUSES),
+          priority: fc.constantFrom(...PRIORITIES),
+          errorCode: fc.constantFrom('INFERENCE_FAILED', 'MODEL_LOAD_FAILED', 'DEADLINE_EXCEEDED'),
+          keyId: fc.uuid(),
+          id: fc.constantFrom(...w.ownJobIds, ...w.otherJobIds),
+          createdAfter: fc.date({ min: new Date('2000-01-01'), max: new Date('2100-01-01'), noInvalidDate: true }).map((d) => d.toISOString()),
+        },
+        { requiredKeys: [] },
+      )
+      .filter((f) => Object.keys(f).length > 0);
+    const options = fc.record({ limit: fc.integer({ min: 1, max: 3 }), dryRun: fc.boolean() }, { requiredKeys: ['limit'] });
+    const hostileFilter = fc
+      .record({ model: hostileString, errorText: hostileString, createdBefore: hostileDateTime, id: hostileString }, { requiredKeys: [] })
+      .filter((f) => Object.keys(f).length > 0);
+    const bad = fc.oneof(
+      fc.constant({ what: 'empty filter', body: { filter: {}, limit: 1 } as unknown }),
+      fc.constant({ what: 'no filter', body: { limit: 1 } }),
+      fc
+        .constantFrom<unknown>(0, -1, 1.5, 10_001, 1e999, 'x', null)
+        .map((limit) => ({ what: `limit ${String(limit)}`, body: { filter: { model: 'mlp' }, limit } })),
+      fc
+        .constantFrom<unknown>('yes', 'true', 'false', 1, 0, null, [])
+        .map((dryRun) => ({ what: `dryRun ${String(dryRun)}`, body: { filter: { model: 'mlp' }, limit: 1, dryRun } })),
+      fc.constant({ what: 'unknown field', body: { filter: { model: 'mlp' }, limit: 1, force: true } }),
+      fc.constantFrom('cursor', 'limit', 'owner').map((k) => ({ what: `filter.${k}`, body: { filter: { model: 'mlp', [k]: '1' }, limit: 1 } })),
+      fc.constantFrom<unknown>(null, 'mlp', [], 1).map((filter) => ({ what: `filter ${JSON.stringify(filter)}`, body: { filter, limit: 1 } })),
+    );
+    return fc.oneof(
+      { arbitrary: fc.tuple(validFilter, options).map(([filter, o]) => post(JSON.stringify({ filter, ...o }), 'accept', 'valid filter')), weight: 5 },
+      { arbitrary: hostileFilter.map((filter) => post(toJsonText({ filter, limit: 1 }), 'any', 'hostile filter')), weight: 3 },
+      { arbitrary: bad.map(({ what, body }) => post(toJsonText(body), 'reject', what)), weight: 5 },
+      { arbitrary: fc.constantFrom('', '{', '{"filter":', "{'filter':{}}").map((payload) => post(payload, 'reject', 'broken JSON')), weight: 1 },
+      { arbitrary: fc.constant(post('{"filter":{"model":"mlp"},"limit":1}', 'reject', 'text/plain', { 'content-type': 'text/plain' })), weight: 1 },
+    );
+  };
+
 /** POST /v1/models/:name/pause and /resume (admin): registered names pass, unknown and hostile ones are refused; a stray body is ignored unless broken. */
 const pauseOrResume = (action: 'pause' | 'resume'): Gen =>
   adminOnly((w) =>
@@ -615,9 +670,108 @@ const pauseOrResume = (action: 'pause' | 'resume'): Gen =>
       })),
   );
 
+/**
+ * DELETE /v1/models/:name (retire). Only the fuzzer's own uploads (fuzz-model, fuzz.model_2, which may not exist yet)
+ * may be retired: the other families keep submitting to mlp, transformer and the other tenant's model, so those only
+ * get requests that must be refused before anything changes (unknown versions, malformed references, bad queries).
+ */
+const retireModel: Gen = () => {
+  const del = (path: string, qs: string, expect: FuzzCase['expect'], label: string): FuzzCase => ({
+    method: 'DELETE',
+    url: `/v1/models/${path}${qs}`,
+    headers: {},
+    expect,
+    as: 'fuzzer',
+    label,
+  });
+  const known = fc.constantFrom('mlp', 'transformer', 'mlp:1');
+  return fc.oneof(
+    {
+      arbitrary: fc
+        .tuple(fc.constantFrom('fuzz-model', 'fuzz.model_2', 'fuzz-model:1', 'fuzz.model_2:2'), fc.constantFrom('', '?reroute=true', '?reroute=false'))
+        .map(([path, qs]) => del(path, qs, 'any', "the fuzzer's own model")),
+      weight: 3,
+    },
+    {
+      arbitrary: fc
+        .constantFrom('mlp:999999999', 'transformer:424242', 'nope', 'nope:1', 'MLP', 'mlp:0', 'mlp:01', 'mlp:1:2', 'mlp:-1', 'mlp:', ':1')
+        .map((path) => del(path, '', 'reject', 'unknown or malformed reference')),
+      weight: 4,
+    },
+    { arbitrary: pathSegment(hostileString).map((path) => del(path, '', 'reject', 'hostile name')), weight: 3 },
+    {
+      arbitrary: fc
+        .tuple(known, fc.constantFrom('?reroute=maybe', '?reroute=yes', '?force=true', '?reroute=true&x=1'))
+        .map(([path, qs]) => del(path, qs, 'reject', 'bad query')),
+      weight: 3,
+    },
+  );
+};
+
+/** A retention override: seconds (at least 60) or null; the bad ones are refused. */
+const retentionBody = fc.oneof(
+  fc.oneof(fc.constantFrom<number | null>(null, 60, 2_000_000_000), fc.integer({ min: 60, max: 2_000_000_000 })).map((retentionS) => ({
+    payload: JSON.stringify({ retentionS }),
+    ok: true,
+  })),
+  fc
+    .oneof(badNumber, fc.constantFrom<unknown>(0, 59, -60, 2_000_000_001, 'x', '', [], {}, true))
+    .map((retentionS) => ({ payload: toJsonText({ retentionS }), ok: false })),
+  fc.constantFrom('{', '{}', '[]', 'null', '{"retentionS":60,"weight":2}', '{"__proto__":{"retentionS":60}}').map((payload) => ({ payload, ok: false })),
+);
+
+/** PATCH /v1/models/:name (models:write): a retention for a registered name passes; unknown or hostile names and bad bodies are refused. */
+const patchModelSettings: Gen = (w) =>
+  fc
+    .tuple(
+      fc.oneof(
+        fc.constantFrom('mlp', 'transformer', w.otherModelName).map((name) => ({ name, known: true })),
+        fc.oneof(fc.constantFrom('nope', 'mlp:1', 'MLP'), pathSegment(hostileString)).map((name) => ({ name, known: false })),
+      ),
+      retentionBody,
+    )
+    .map(([{ name, known }, body]): FuzzCase => ({
+      method: 'PATCH',
+      url: `/v1/models/${name}`,
+      headers: JSON_TYPE,
+      payload: body.payload,
+      expect: known && body.ok ? 'accept' : 'reject',
+      as: 'fuzzer',
+      label: `model retention: ${known ? 'registered' : 'unknown or hostile'} model, ${body.ok ? 'valid' : 'bad'} body`,
+    }));
+
+/** POST /v1/uploads (jobs:write): a known datatype and a small concrete shape get a presigned URL; anything else is refused. */
+const createUpload: Gen = () =>
+  fc
+    .oneof(
+      fc
+        .tuple(fc.constantFrom(...DATATYPES.filter(isFixedSizeDataType)), fc.array(fc.integer({ min: 0, max: 16 }), { maxLength: 4 }))
+        .map(([datatype, shape]) => ({ payload: JSON.stringify({ datatype, shape }), ok: true })),
+      fc
+        .oneof(
+          fc.tuple(fc.oneof(hostileString, fc.constantFrom('BYTES', 'fp32', '')), fc.constant([1])),
+          fc.tuple(fc.constant('FP32'), fc.array(badNumber, { minLength: 1, maxLength: 3 })),
+          fc.tuple(fc.constant('FP32'), fc.constant(Array.from({ length: 17 }, () => 1))),
+          // Too many bytes: past INPUT_MAX_BYTES (413) or past a safe integer (400).
+          fc.tuple(fc.constant('FP64'), fc.constantFrom([65_536, 65_536], [2 ** 31, 2 ** 31, 2 ** 31])),
+        )
+        .map(([datatype, shape]) => ({ payload: toJsonText({ datatype, shape }), ok: false })),
+      fc.constantFrom('{', '{}', '[]', 'null', '{"datatype":"FP32"}', '{"datatype":"FP32","shape":[1],"data":[1]}').map((payload) => ({ payload, ok: false })),
+    )
+    .map(({ payload, ok }): FuzzCase => ({
+      method: 'POST',
+      url: '/v1/uploads',
+      headers: JSON_TYPE,
+      payload,
+      expect: ok ? 'accept' : 'reject',
+      as: 'fuzzer',
+      label: `create upload: ${ok ? 'valid' : 'bad'} body`,
+    }));
+
 /** The generator of each route, keyed `METHOD url` as Fastify registers it; HEAD routes reuse their GET's. */
 export const ROUTE_FUZZERS: Record<string, Gen> = {
   'POST /v1/jobs': submitJob,
+  'POST /v1/uploads': createUpload,
   'GET /v1/jobs/:id': byId('GET', '', query({ encoding: enumParam(['json', 'base64']) }, true)),
   'GET /v1/jobs': () =>
     query(
@@ -633,7 +787,22 @@ export const ROUTE_FUZZERS: Record<string, Gen> = {
       false,
     ).map(({ qs, refused }) => get(`/v1/jobs${qs}`, refused ? 'reject' : 'any', 'list')),
   'POST /v1/jobs/:id/cancel': byId('POST', '/cancel'),
+  // Own jobs may be deleted (then the other routes answer 410 for them: still a 4xx they may get).
+  'DELETE /v1/jobs/:id': byId('DELETE', ''),
+  'PATCH /v1/models/:name': patchModelSettings,
+  'PATCH /v1/keys/:id': adminOnly(() =>
+    fc.tuple(pathSegment(fakeId), retentionBody).map(([id, body]) => ({
+      method: 'PATCH',
+      url: `/v1/keys/${id}`,
+      headers: JSON_TYPE,
+      payload: body.payload,
+      expect: 'reject' as const,
+      label: `update unknown key, ${body.ok ? 'valid' : 'bad'} body`,
+    })),
+  ),
   'POST /v1/jobs/:id/retry': byId('POST', '/retry'),
+  'POST /v1/jobs/bulk-cancel': bulkAction('cancel'),
+  'POST /v1/jobs/bulk-retry': bulkAction('retry'),
   'GET /v1/jobs/:id/inputs/:index': tensorRoute('inputs'),
   'GET /v1/jobs/:id/outputs/:index': tensorRoute('outputs'),
   'GET /v1/jobs/:id/webhook-deliveries': byId('GET', '/webhook-deliveries'),
@@ -662,6 +831,7 @@ export const ROUTE_FUZZERS: Record<string, Gen> = {
         .map((name) => get(`/v1/models/${name}/routing`, 'reject', 'unknown or hostile name')),
     ),
   'PUT /v1/models/:name/routing': putRouting,
+  'DELETE /v1/models/:name': retireModel,
   'POST /v1/models/:name/pause': pauseOrResume('pause'),
   'POST /v1/models/:name/resume': pauseOrResume('resume'),
   'GET /v1/models/:name/versions': (w) =>

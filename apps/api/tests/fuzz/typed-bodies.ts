@@ -22,6 +22,7 @@ const ELEM_TYPES: Record<DataType, ElemType> = {
   FP16: ElemType.FLOAT16,
   FP32: ElemType.FLOAT,
   FP64: ElemType.DOUBLE,
+  BYTES: ElemType.STRING,
 };
 /** The model's inputs, in order. */
 export const TYPED_DATATYPES = Object.keys(ELEM_TYPES) as DataType[];
@@ -50,6 +51,7 @@ const INT64_RANGES = { INT64: [-(2n ** 63n), 2n ** 63n - 1n], UINT64: [0n, 2n **
 /** Values every datatype's tensor must take: its boundaries and values in between. */
 export function fittingElement(d: DataType): fc.Arbitrary<unknown> {
   if (d === 'BOOL') return fc.constantFrom(true, false, 0, 1);
+  if (d === 'BYTES') return fc.string({ unit: 'grapheme', maxLength: 8 });
   if (d === 'INT64' || d === 'UINT64') {
     const [lo, hi] = INT64_RANGES[d];
     return fc.oneof(
@@ -71,6 +73,7 @@ export function fittingElement(d: DataType): fc.Arbitrary<unknown> {
 export function unfitElement(d: DataType): fc.Arbitrary<unknown> {
   const infinities = [new RawJson('1e400'), new RawJson('-1e400'), new RawJson('1e999')];
   if (d === 'BOOL') return fc.constantFrom<unknown>(2, -1, 0.5, 'true', 'false', '1', null, ...infinities);
+  if (d === 'BYTES') return fc.constantFrom<unknown>(1, 0, true, null, { a: 1 });
   if (d === 'INT64' || d === 'UINT64') {
     const [lo, hi] = INT64_RANGES[d];
     return fc.oneof(

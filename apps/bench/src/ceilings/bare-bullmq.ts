@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Queue, Worker } from 'bullmq';
 import { BULL_PRIORITY, createRedisConnection, JOB_NAME, jobOptions } from '@inferq/queue';
+import { meterTiers, type TierCosts } from '../costs/tier-costs.ts';
 
 export interface BareBullmqOptions {
   redisUrl: string;
@@ -17,9 +18,10 @@ const ADD_CHUNK_SIZE = 100;
  * BullMQ alone on the same Redis: one Queue adding the jobs in chunks with
  * inferq's job options (id, priority, retries, removal) while one Worker with
  * a no-op processor drains them. Returns jobs per second from the first add
- * to the last completion; the queue's keys (own prefix) are removed afterwards.
+ * to the last completion, and what a job cost (the Queue and the Worker both in this
+ * process, counted as the worker tier; Redis); the queue's keys (own prefix) are removed afterwards.
  */
-export async function measureBareBullmq(o: BareBullmqOptions): Promise<number> {
+export async function measureBareBullmq(o: BareBullmqOptions): Promise<{ jobsPerS: number; costs: TierCosts }> {
   const prefix = `{bench-${randomBytes(4).toString('hex')}}`;
   const connection = createRedisConnection(o.redisUrl, 'consumer');
   const queue = new Queue('bare', { connection, prefix, skipVersionCheck: true });
@@ -33,13 +35,15 @@ export async function measureBareBullmq(o: BareBullmqOptions): Promise<number> {
     );
     await worker.waitUntilReady();
     void worker.run();
+    const meter = await meterTiers({ redisUrl: o.redisUrl, self: 'worker' });
     const started = performance.now();
     for (let i = 0; i < o.jobs; i += ADD_CHUNK_SIZE) {
       const n = Math.min(ADD_CHUNK_SIZE, o.jobs - i);
       await queue.addBulk(Array.from({ length: n }, () => ({ name: JOB_NAME, data: o.data, opts: jobOptions(randomUUID(), BULL_PRIORITY.normal) })));
     }
     await drained;
-    return o.jobs / ((performance.now() - started) / 1000);
+    const jobsPerS = o.jobs / ((performance.now() - started) / 1000);
+    return { jobsPerS, costs: await meter.stop(o.jobs) };
   } finally {
     await worker.close();
     await queue.obliterate({ force: true });

@@ -4,6 +4,8 @@ import { deleteRedisKeys, startProcess } from '@inferq/test-utils';
 export interface BareFastify {
   /** The bare `POST /v1/jobs`. */
   submitUrl: string;
+  /** The route's process. */
+  pid: number;
   /** Stops the process and removes its queue keys. */
   close(): Promise<void>;
 }
@@ -21,6 +23,7 @@ export async function startBareFastify(redisUrl: string): Promise<BareFastify> {
   const port = /listening on (\d+)/.exec(server.output())![1];
   return {
     submitUrl: `http://127.0.0.1:${port}/v1/jobs`,
+    pid: server.child.pid!,
     async close() {
       await server.stop();
       await deleteRedisKeys(redisUrl, prefix);

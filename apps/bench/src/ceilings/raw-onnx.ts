@@ -1,5 +1,6 @@
 import type { ProviderCandidate } from '@inferq/inference';
 import { InferenceSession, Tensor } from 'onnxruntime-node';
+import { meterTiers, type TierCosts } from '../costs/tier-costs.ts';
 
 export interface RawOnnxOptions {
   modelPath: string;
@@ -16,7 +17,10 @@ export interface RawOnnxOptions {
  * The model alone: one session in this process running the same batch back to
  * back, with nothing of inferq around it. Returns items (batch rows) per second.
  */
-export async function measureRawOnnx(o: RawOnnxOptions): Promise<number> {
+export const measureRawOnnx = async (o: RawOnnxOptions): Promise<number> => (await runRawOnnx(o)).itemsPerS;
+
+/** measureRawOnnx, with what an item cost: this process's CPU, counted as the worker tier. */
+export async function runRawOnnx(o: RawOnnxOptions): Promise<{ itemsPerS: number; costs: TierCosts }> {
   const session = await InferenceSession.create(o.modelPath, {
     intraOpNumThreads: o.intraOpNumThreads,
     executionProviders: (o.executionProviders ?? ['cpu']) as InferenceSession.ExecutionProviderConfig[],
@@ -26,12 +30,14 @@ export async function measureRawOnnx(o: RawOnnxOptions): Promise<number> {
     const feeds = { [o.input]: new Tensor('float32', values, o.shape) };
     for (let i = 0; i < 5; i++) await session.run(feeds);
     let runs = 0;
+    const meter = await meterTiers({ self: 'worker', sessionCores: o.intraOpNumThreads });
     const started = performance.now();
     while (performance.now() - started < o.durationMs) {
       await session.run(feeds);
       runs++;
     }
-    return (runs * o.shape[0]!) / ((performance.now() - started) / 1000);
+    const itemsPerS = (runs * o.shape[0]!) / ((performance.now() - started) / 1000);
+    return { itemsPerS, costs: await meter.stop(runs * o.shape[0]!) };
   } finally {
     await session.release();
   }

@@ -5,7 +5,7 @@ export interface LoadOptions {
   url: string;
   method?: 'GET' | 'POST';
   headers?: Record<string, string>;
-  body?: string;
+  body?: string | Buffer;
   connections: number;
   durationS: number;
 }

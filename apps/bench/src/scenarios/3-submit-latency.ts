@@ -1,14 +1,27 @@
 import { ADMIN_KEY, requiredTestVar } from '@inferq/test-utils';
 import { startBareFastify } from '../ceilings/bare-fastify.ts';
-import { mlpJobBody } from '../driver.ts';
+import { BODY_FORMS, mlpJobBody, wireBody, type BodyForm, type EncodedBody } from '../driver.ts';
 import { runLoad, type LoadResult } from '../load/autocannon.ts';
+import { cpuMsPerMiB, cpuStopwatch } from '../costs/process-cpu.ts';
+import { meterTiers, type TierCosts } from '../costs/tier-costs.ts';
+import { meterStack } from '../driver.ts';
 import { goal, type Scenario } from '../scenario.ts';
 import { median, round } from '../stats.ts';
 
 const CONNECTIONS = 100;
 
+/** A load run and what its requests cost, tier by tier. */
+type CostedLoad = LoadResult & { costs: TierCosts };
+
 /** The run with the median req/s; on a shared 2-core box one run alone swings by a fifth. */
-const medianRun = (runs: LoadResult[]): LoadResult => [...runs].sort((a, b) => a.reqPerS - b.reqPerS)[Math.floor(runs.length / 2)]!;
+const medianRun = (runs: CostedLoad[]): CostedLoad => [...runs].sort((a, b) => a.reqPerS - b.reqPerS)[Math.floor(runs.length / 2)]!;
+
+/** Runs `load` between two readings of the tiers `meter` reads. */
+async function costed(meter: () => Promise<{ stop(jobs: number): Promise<TierCosts> }>, load: () => Promise<LoadResult>): Promise<CostedLoad> {
+  const m = await meter();
+  const r = await load();
+  return { ...r, costs: await m.stop(r.requests) };
+}
 
 export const submitLatency: Scenario = {
   id: '3',
@@ -16,24 +29,39 @@ export const submitLatency: Scenario = {
   async run(ctx) {
     const rounds = ctx.size(3, 1);
     const durationS = ctx.size(5, 1);
-    const body = JSON.stringify(mlpJobBody('normal'));
-    const load = (url: string, headers: Record<string, string>, seconds: number) =>
-      runLoad({ url, method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body, connections: CONNECTIONS, durationS: seconds });
+    const bodies = Object.fromEntries(BODY_FORMS.map((f) => [f, wireBody(mlpJobBody('normal', f))])) as Record<BodyForm, EncodedBody>;
+    const load = (url: string, headers: Record<string, string>, body: EncodedBody, seconds: number) =>
+      runLoad({ url, method: 'POST', headers: { ...body.headers, ...headers }, body: body.bytes, connections: CONNECTIONS, durationS: seconds });
 
     const bareFastify = await startBareFastify(requiredTestVar('REDIS_URL'));
     const stack = await ctx.startStack();
-    const bare: LoadResult[] = [];
-    const api: LoadResult[] = [];
+    const bare: CostedLoad[] = [];
+    const api: CostedLoad[] = [];
+    const binary: CostedLoad[] = [];
+    const meterBare = () => meterTiers({ apiPids: [bareFastify.pid], redisUrl: requiredTestVar('REDIS_URL') });
+    /** Per binary round: API CPU ms per MiB of bodies received. */
+    const cpu: Record<BodyForm, Array<number | null>> = { json: [], binary: [] };
     try {
       await stack.registerModel('mlp');
       const apiUrl = `${stack.baseUrl}/v1/jobs`;
       const auth = { authorization: `Bearer ${ADMIN_KEY}` };
-      // Warm-up (JIT, connection pools), then the sides alternate so drift on the machine hits both alike.
-      await load(bareFastify.submitUrl, {}, 1);
-      await load(apiUrl, auth, 1);
+      const loadApi = async (form: BodyForm, seconds: number): Promise<CostedLoad> => {
+        const stopwatch = cpuStopwatch(stack.api.child.pid);
+        const r = await costed(
+          () => meterStack(stack),
+          () => load(apiUrl, auth, bodies[form], seconds),
+        );
+        cpu[form].push(cpuMsPerMiB(stopwatch.stop(), r.requests * bodies[form].bytes.byteLength));
+        return r;
+      };
+      // Warm-up (JIT, connection pools), then the sides alternate so drift on the machine hits all alike.
+      await load(bareFastify.submitUrl, {}, bodies.json, 1);
+      for (const form of BODY_FORMS) await loadApi(form, 1);
+      cpu.json.length = cpu.binary.length = 0;
       for (let i = 0; i < rounds; i++) {
-        bare.push(await load(bareFastify.submitUrl, {}, durationS));
-        api.push(await load(apiUrl, auth, durationS));
+        bare.push(await costed(meterBare, () => load(bareFastify.submitUrl, {}, bodies.json, durationS)));
+        api.push(await loadApi('json', durationS));
+        binary.push(await loadApi('binary', durationS));
       }
     } finally {
       await Promise.all([stack.close(), bareFastify.close()]);
@@ -41,8 +69,14 @@ export const submitLatency: Scenario = {
 
     const a = medianRun(api);
     const b = medianRun(bare);
+    const bin = medianRun(binary);
     const ratio = a.reqPerS / b.reqPerS;
     const apiP99 = median(api.map((r) => r.p99Ms!));
+    const binaryP99 = median(binary.map((r) => r.p99Ms!));
+    const cpuFigure = (form: BodyForm) => {
+      const values = cpu[form].filter((v) => v !== null);
+      return values.length === 0 ? null : round(median(values), 1);
+    };
     return {
       id: '3',
       title: this.title,
@@ -57,15 +91,36 @@ export const submitLatency: Scenario = {
         bare_p50_ms: round(b.p50Ms, 1),
         bare_p99_ms: round(median(bare.map((r) => r.p99Ms!)), 1),
         api_to_bare_ratio: round(ratio, 3),
+        api_cpu_ms_per_mib: cpuFigure('json'),
+        binary_req_per_s: round(bin.reqPerS, 0),
+        binary_p50_ms: round(bin.p50Ms, 1),
+        binary_p99_ms: round(binaryP99, 1),
+        binary_to_bare_ratio: round(bin.reqPerS / b.reqPerS, 3),
+        binary_api_cpu_ms_per_mib: cpuFigure('binary'),
         api_req_per_s_rounds: api.map((r) => Math.round(r.reqPerS)).join(' / '),
+        api_cpu_us_per_job: round(a.costs.cpuUsPerJob.api, 1),
+        bare_cpu_us_per_job: round(b.costs.cpuUsPerJob.api, 1),
+        redis_cmds_per_job: round(a.costs.redisCmdsPerJob, 2),
+        bare_redis_cmds_per_job: round(b.costs.redisCmdsPerJob, 2),
+        binary_req_per_s_rounds: binary.map((r) => Math.round(r.reqPerS)).join(' / '),
         bare_req_per_s_rounds: bare.map((r) => Math.round(r.reqPerS)).join(' / '),
       },
+      costs: [
+        { name: 'POST /v1/jobs (JSON)', costs: a.costs, measuredJobsPerS: round(a.reqPerS, 0) },
+        { name: 'POST /v1/jobs (binary)', costs: bin.costs, measuredJobsPerS: round(bin.reqPerS, 0) },
+        { name: 'bare Fastify + BullMQ add', costs: b.costs, measuredJobsPerS: round(b.reqPerS, 0), ceiling: true },
+      ],
       goals: [goal('POST /v1/jobs ÷ bare route, req/s', round(ratio, 3), '>=', 0.5), goal('POST /v1/jobs p99', round(apiP99, 1), '<=', 25, 'ms')],
       notes: [
         `autocannon from the bench process, ${CONNECTIONS} connections; after 1 s of warm-up each, ${rounds} ` +
           `rounds of ${durationS} s alternating bare and API; figures are the median round (p99: the median of ` +
           `the rounds' p99). Body: one MLP job, [1, 64] FP32 as base64, priority normal; no worker runs, so the queue grows.`,
+        `binary_*: the same job as a framed body (${bodies.binary.bytes.byteLength} bytes: the JSON header, then the 256 raw bytes; ` +
+          `JSON: ${bodies.json.bytes.byteLength} bytes), a third side in each round. API CPU: user + system time of the API ` +
+          'process (/proc/<pid>/stat) over each round, per MiB of request bodies answered.',
         'A 202 from the API means the job row is committed in Postgres and its queue job added (group commit).',
+        "Tier costs per answered request over each round, the median round's: the API (or the bare route's process) as the " +
+          'api tier, no worker (the queue grows), autocannon in the bench process as the load generator.',
         'Bare: Fastify in its own process parsing the same body and doing one BullMQ add (own prefix, inferq ' +
           'job options) on the same Redis; no auth, validation or Postgres.',
       ],

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { batchShapeKey, type StoredTensor } from '@inferq/contracts';
-import type { Pool } from '@inferq/db';
-import { createJobProducer, createRedisConnection, type JobProducer, type Redis } from '@inferq/queue';
+import { listJobPartitions, type Pool } from '@inferq/db';
+import { createJobProducer, createRedisConnection, type JobProducer, type RedisClient } from '@inferq/queue';
 import { ADMIN_KEY, mlpRows, type Stack } from '@inferq/test-utils';
 import { mlpJobBody } from '../driver.ts';
 import { runLoad, type LoadResult } from '../load/autocannon.ts';
@@ -10,27 +10,32 @@ import { median, round } from '../stats.ts';
 
 const CONNECTIONS = 100;
 const ENQUEUE_CHUNK = 1_000;
-const base64 = (values: Float32Array) => Buffer.from(values.buffer).toString('base64');
-const INPUT: StoredTensor = { name: 'features', datatype: 'FP32', shape: [1, 64], bytes: 256, b64: base64(mlpRows(1, 1)) };
-const OUTPUT: StoredTensor = { name: 'logits', datatype: 'FP32', shape: [1, 16], bytes: 64, b64: base64(new Float32Array(16).fill(0.5)) };
+// Inline tensors as rows keep them (migration 0022): the header in jsonb with the bytes' offset, the bytes in input_data / output_data.
+const INPUT: StoredTensor = { name: 'features', datatype: 'FP32', shape: [1, 64], bytes: 256, at: 0 };
+const OUTPUT: StoredTensor = { name: 'logits', datatype: 'FP32', shape: [1, 16], bytes: 64, at: 0 };
+const bytesOf = (values: Float32Array) => Buffer.from(values.buffer, values.byteOffset, values.byteLength);
 
 /** `rows` finished MLP jobs as the worker leaves them (inline input and output, timings, batches of 64), in one statement. */
 async function fillJobsTable(pool: Pool, rows: number): Promise<void> {
   await pool.query(
-    `INSERT INTO jobs (id, owner_key_id, model_name, model_version, priority, status, inputs, outputs, attempts, worker_id,
+    `INSERT INTO jobs (id, owner_key_id, model_name, model_version, priority, status, inputs, outputs, input_data, output_data, attempts, worker_id,
                        batch_id, batch_size, created_at, started_at, finished_at, queue_ms, infer_ms)
-     SELECT gen_random_uuid(), k.id, 'mlp', 1, (ARRAY['high', 'normal', 'low'])[1 + g % 3], 'succeeded', $2::jsonb, $3::jsonb, 1, 'bench',
+     SELECT (substr(c.h, 1, 8) || '-' || substr(c.h, 9, 4) || substr(gen_random_uuid()::text, 14))::uuid,
+            k.id, 'mlp', 1, (ARRAY['high', 'normal', 'low'])[1 + g % 3], 'succeeded', $2::jsonb, $3::jsonb, $4::bytea, $5::bytea, 1, 'bench',
             md5((g / 64)::text)::uuid, 64, t, t + interval '3 ms', t + interval '5 ms', 3, 1.5
        FROM generate_series(1, $1::int) AS g,
             (SELECT id FROM api_keys LIMIT 1) AS k,
-            LATERAL (SELECT now() - g * interval '500 ms' AS t) AS c`,
-    [rows, JSON.stringify([INPUT]), JSON.stringify([OUTPUT])],
+            -- UUIDv7-shaped ids of time t: jobs is partitioned by id as a time range (migration 0018).
+            LATERAL (SELECT now() - g * interval '500 ms' AS t) AS ct,
+            LATERAL (SELECT lpad(to_hex((extract(epoch FROM ct.t) * 1000)::bigint), 12, '0') AS h) AS c`,
+    [rows, JSON.stringify([INPUT]), JSON.stringify([OUTPUT]), bytesOf(mlpRows(1, 1)), bytesOf(new Float32Array(16).fill(0.5))],
   );
   // Otherwise autovacuum wakes up for the new rows in the middle of the measurements.
   await pool.query('VACUUM ANALYZE jobs');
   // The submit runs add rows; an autovacuum waking in one measurement and not
   // another would be read as a depth effect.
-  await pool.query('ALTER TABLE jobs SET (autovacuum_enabled = false)');
+  // Storage parameters belong to each partition of jobs (migration 0018), not to the partitioned parent.
+  for (const { name } of await listJobPartitions(pool)) await pool.query(`ALTER TABLE "${name}" SET (autovacuum_enabled = false)`);
 }
 
 /** One API key, as if one client queued them all. */
@@ -51,7 +56,7 @@ async function enqueueJobs(producer: JobProducer, count: number): Promise<void> 
   }
 }
 
-const usedMemoryBytes = async (redis: Redis): Promise<number> => Number(/used_memory:(\d+)/.exec(await redis.info('memory'))![1]);
+const usedMemoryBytes = async (redis: RedisClient): Promise<number> => Number(/used_memory:(\d+)/.exec(await redis.info('memory'))![1]);
 
 interface DepthRun {
   get: LoadResult;
@@ -78,7 +83,7 @@ const medians = (runs: DepthRun[]): DepthFigures => ({
 });
 
 /** GET on one finished job, then submits, each under autocannon; the submits deepen the queue. */
-async function measureAtDepth(stack: Stack, producer: JobProducer, redis: Redis, jobId: string, durationS: number): Promise<DepthRun> {
+async function measureAtDepth(stack: Stack, producer: JobProducer, redis: RedisClient, jobId: string, durationS: number): Promise<DepthRun> {
   const headers = { authorization: `Bearer ${ADMIN_KEY}` };
   const get = await runLoad({ url: `${stack.baseUrl}/v1/jobs/${jobId}`, headers, connections: CONNECTIONS, durationS });
   const [memoryBefore, depthBefore] = await Promise.all([usedMemoryBytes(redis), producer.queueFor('mlp').count()]);

@@ -9,6 +9,8 @@ import { embeddingsAndCache } from './7-embeddings-and-cache.ts';
 import { adaptiveBatching } from './8-adaptive-batching.ts';
 import { deadlines } from './9-deadlines.ts';
 import { fairness } from './10-fairness.ts';
+import { redisCluster } from './11-redis-cluster.ts';
+import { storageRetention } from './12-storage-retention.ts';
 import { soak } from './soak.ts';
 
 /** Every scenario, in report order. */
@@ -23,5 +25,7 @@ export const SCENARIOS: Scenario[] = [
   adaptiveBatching,
   deadlines,
   fairness,
+  redisCluster,
+  storageRetention,
   soak,
 ];

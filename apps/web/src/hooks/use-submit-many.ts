@@ -1,6 +1,6 @@
 import { useState } from 'react';
 import { useQueryClient } from '@tanstack/react-query';
-import type { SubmitJobBody } from '@inferq/contracts';
+import type { SubmitRequest } from '@inferq/sdk';
 import { submitJob } from '../api/mutations/jobs.ts';
 import { queryKeys } from '../api/query-keys.ts';
 import { mapWithConcurrency } from '../lib/map-with-concurrency.ts';
@@ -22,7 +22,7 @@ export function useSubmitMany() {
   const queryClient = useQueryClient();
   const [run, setRun] = useState<SubmitManyRun | null>(null);
 
-  const start = async (modelName: string, body: SubmitJobBody, total: number, concurrency: number) => {
+  const start = async (modelName: string, body: SubmitRequest, total: number, concurrency: number) => {
     setRun({ modelName, total, accepted: 0, rejected: 0, jobIds: [], firstError: undefined, submitting: true });
     const results = await mapWithConcurrency(total, concurrency, async () => {
       try {

@@ -1,6 +1,6 @@
 import { useState } from 'react';
 import type { Model } from '@inferq/contracts';
-import { createDrafts, editDraftText, fillDraft, resizeDraft, type TensorDraft } from '../lib/tensor-drafts.ts';
+import { createDrafts, editDraftText, fileDraft, fillDraft, resizeDraft, type TensorDraft } from '../lib/tensor-drafts.ts';
 import type { FillKind } from '../lib/tensor-form.ts';
 
 const draftsFor = (model: Model | undefined): TensorDraft[] => (model ? createDrafts(model.signature.inputs, 'random') : []);
@@ -24,5 +24,10 @@ export function useTensorDrafts(model: Model | undefined) {
     resize: (index: number, dim: number, size: number) => updateOne(index, (draft) => resizeDraft(draft, dim, size)),
     editText: (index: number, text: string) => updateOne(index, (draft) => editDraftText(draft, text)),
     replaceAll: (next: TensorDraft[]) => update(() => next),
+    /** Reads a dropped or picked file into the input (null: back to the typed values). */
+    setFile: async (index: number, file: File | null) => {
+      const content = file ? new Uint8Array(await file.arrayBuffer()) : null;
+      updateOne(index, (draft) => fileDraft(draft, file && content && { name: file.name, content }));
+    },
   };
 }

@@ -8,6 +8,7 @@ import {
   formatPercent,
   formatRate,
   formatRelativeTime,
+  formatSpan,
   shortId,
 } from './format.ts';
 
@@ -66,6 +67,10 @@ describe('format', () => {
   it('formats times relative to now', () => {
     const now = Date.parse('2025-01-01T12:00:00Z');
     expect(formatRelativeTime('2025-01-01T12:00:00Z', now)).toBe('just now');
+    expect(formatSpan('2025-01-01T12:00:00Z', '2025-01-08T12:01:00Z')).toBe('7 d');
+    expect(formatSpan('2025-01-01T12:00:00Z', '2025-01-01T13:30:00Z')).toBe('1 h');
+    expect(formatSpan('2025-01-01T12:00:00Z', '2025-01-01T12:00:30Z')).toBe('30 s');
+    expect(formatSpan(null, '2025-01-01T12:00:30Z')).toBe('—');
     expect(formatRelativeTime('2025-01-01T11:59:50Z', now)).toBe('10 s ago');
     expect(formatRelativeTime('2025-01-01T11:57:00Z', now)).toBe('3 min ago');
     expect(formatRelativeTime('2024-12-30T12:00:00Z', now)).toBe('2 d ago');

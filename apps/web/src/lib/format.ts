@@ -38,14 +38,28 @@ export const formatDateTime = (iso: string | null | undefined): string =>
 
 export const formatClock = (iso: string): string => new Date(iso).toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' });
 
+/** A span of seconds in its largest whole unit: `[3, 'min']`. */
+function coarseSpan(seconds: number): [number, string] {
+  if (seconds < 60) return [seconds, 's'];
+  if (seconds < 3600) return [Math.floor(seconds / 60), 'min'];
+  if (seconds < 86_400) return [Math.floor(seconds / 3600), 'h'];
+  return [Math.floor(seconds / 86_400), 'd'];
+}
+
 /** "5 s ago", "3 min ago", "in 2 h": coarse time relative to now. */
 export function formatRelativeTime(iso: string, nowMs: number): string {
   const deltaS = Math.round((new Date(iso).getTime() - nowMs) / 1000);
   const abs = Math.abs(deltaS);
-  const [value, unit] =
-    abs < 60 ? [abs, 's'] : abs < 3600 ? [Math.floor(abs / 60), 'min'] : abs < 86_400 ? [Math.floor(abs / 3600), 'h'] : [Math.floor(abs / 86_400), 'd'];
+  const [value, unit] = coarseSpan(abs);
   if (abs < 2) return 'just now';
   return deltaS < 0 ? `${value} ${unit} ago` : `in ${value} ${unit}`;
+}
+
+/** "7 d", "90 min": the coarse time from one instant to a later one (a dash when either is missing). */
+export function formatSpan(fromIso: string | null | undefined, toIso: string | null | undefined): string {
+  if (!fromIso || !toIso) return DASH;
+  const [value, unit] = coarseSpan(Math.max(0, Math.round((new Date(toIso).getTime() - new Date(fromIso).getTime()) / 1000)));
+  return `${value} ${unit}`;
 }
 
 /** First and last characters of an id: job ids are time-ordered (UUIDv7), so their starts repeat within a minute. */

@@ -1,4 +1,5 @@
-import { JOB_STATUSES, PRIORITIES, type JobStatus, type ListJobsQuery, type Priority } from '@inferq/contracts';
+import { JOB_STATUSES, JobFilterSchema, PRIORITIES, type JobStatus, type Priority } from '@inferq/contracts';
+import type { JobFilterQuery } from '@inferq/sdk';
 
 export const TIME_RANGES = {
   any: { label: 'Any time', ms: null },
@@ -19,7 +20,37 @@ export interface JobFilters {
   /** `datetime-local` values (local time), used when range is custom. */
   after?: string;
   before?: string;
+  /** A job id or its first digits. */
+  id?: string;
+  /** One API key's jobs (admins; the API scopes anyone else to their own). */
+  keyId?: string;
+  errorCode?: string;
+  /** Text anywhere in the error message. */
+  errorText?: string;
 }
+
+// The API's own patterns, so a value the URL or a search box holds is dropped here rather than refused there with a 400.
+const { id: ID, errorCode: ERROR_CODE, errorText: ERROR_TEXT } = JobFilterSchema.properties;
+const ID_PREFIX = new RegExp(ID.pattern ?? '');
+const CODE = new RegExp(ERROR_CODE.pattern ?? '');
+const TEXT = new RegExp(ERROR_TEXT.pattern ?? '');
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+const accept = (value: string, isValid: (v: string) => boolean): string | undefined => {
+  const v = value.trim();
+  return v !== '' && isValid(v) ? v : undefined;
+};
+
+/** Search text as the API takes it, or undefined when it cannot be sent; ids and codes are case-folded the way they print. */
+export const SEARCH_FIELDS = {
+  id: (v: string) => accept(v.toLowerCase(), (s) => ID_PREFIX.test(s)),
+  keyId: (v: string) => accept(v.toLowerCase(), (s) => UUID.test(s)),
+  errorCode: (v: string) => accept(v.toUpperCase(), (s) => CODE.test(s)),
+  errorText: (v: string) => accept(v, (s) => [...s].length <= (ERROR_TEXT.maxLength ?? 200) && TEXT.test(s)),
+} as const satisfies Record<string, (v: string) => string | undefined>;
+export type SearchField = keyof typeof SEARCH_FIELDS;
+
+const search = (field: SearchField, v: string | null): string | undefined => (v === null ? undefined : SEARCH_FIELDS[field](v));
 
 const pick = <T extends string>(allowed: readonly T[], v: string | null): T | undefined => (allowed.includes(v as T) ? (v as T) : undefined);
 
@@ -33,6 +64,10 @@ export function filtersFromSearchParams(params: URLSearchParams): JobFilters {
     range: isTimeRange(range) ? range : 'any',
     after: params.get('after') || undefined,
     before: params.get('before') || undefined,
+    id: search('id', params.get('id')),
+    keyId: search('keyId', params.get('keyId')),
+    errorCode: search('errorCode', params.get('errorCode')),
+    errorText: search('errorText', params.get('errorText')),
   };
 }
 
@@ -46,6 +81,10 @@ export function filtersToSearchParams(filters: JobFilters): URLSearchParams {
     if (filters.after) params.set('after', filters.after);
     if (filters.before) params.set('before', filters.before);
   }
+  if (filters.id) params.set('id', filters.id);
+  if (filters.keyId) params.set('keyId', filters.keyId);
+  if (filters.errorCode) params.set('errorCode', filters.errorCode);
+  if (filters.errorText) params.set('errorText', filters.errorText);
   return params;
 }
 
@@ -56,8 +95,8 @@ const localToIso = (local: string | undefined): string | undefined => {
 };
 
 /** The `GET /v1/jobs` query for filters; relative ranges are measured back from `nowMs`. */
-export function toListJobsQuery(filters: JobFilters, nowMs: number): ListJobsQuery {
-  const query: ListJobsQuery = {};
+export function toListJobsQuery(filters: JobFilters, nowMs: number): JobFilterQuery {
+  const query: JobFilterQuery = {};
   if (filters.status) query.status = filters.status;
   if (filters.model) query.model = filters.model;
   if (filters.priority) query.priority = filters.priority;
@@ -69,5 +108,9 @@ export function toListJobsQuery(filters: JobFilters, nowMs: number): ListJobsQue
     if (after) query.createdAfter = after;
     if (before) query.createdBefore = before;
   }
+  if (filters.id) query.id = filters.id;
+  if (filters.keyId) query.keyId = filters.keyId;
+  if (filters.errorCode) query.errorCode = filters.errorCode;
+  if (filters.errorText) query.errorText = filters.errorText;
   return query;
 }

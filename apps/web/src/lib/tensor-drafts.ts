@@ -1,4 +1,6 @@
-import type { DataType, InputTensor, TensorSpec } from '@inferq/contracts';
+import type { DataType, TensorSpec } from '@inferq/contracts';
+import type { SubmitInput } from '@inferq/sdk';
+import { readTensorFile, type TensorFile } from './tensor-file.ts';
 import { buildTensorValues, initialShape, parseTensorJson, shapeProblem, type FillKind } from './tensor-form.ts';
 
 /** One model input as the playground form holds it. */
@@ -13,6 +15,10 @@ export interface TensorDraft {
   /** How `text` was generated; undefined once edited by hand, so resizing leaves it alone. */
   fill: FillKind | undefined;
   error: string | undefined;
+  /** Values from a dropped or picked file instead of `text`; sent as raw bytes (binary past the SDK's threshold). */
+  file?: TensorFile;
+  /** Why the last file dropped or picked cannot be used (the typed values stay). */
+  fileError?: string;
 }
 
 export function fillDraft(draft: TensorDraft, kind: FillKind, random?: () => number): TensorDraft {
@@ -38,12 +44,24 @@ export function resizeDraft(draft: TensorDraft, dim: number, size: number): Tens
 
 export const editDraftText = (draft: TensorDraft, text: string): TensorDraft => ({ ...draft, text, fill: undefined, error: undefined });
 
-export type DraftsResult = { ok: true; inputs: InputTensor[] } | { ok: false; drafts: TensorDraft[] };
+/** Takes a file's values (checked against the signature: the error says why not), or with none goes back to the text. */
+export function fileDraft(draft: TensorDraft, file: { name: string; content: Uint8Array } | null): TensorDraft {
+  const { file: previous, fileError: _fileError, ...rest } = draft;
+  if (!file) return { ...rest, error: undefined };
+  const read = readTensorFile(file.name, file.content, draft);
+  return read.ok ? { ...rest, file: read.file, error: undefined } : { ...rest, ...(previous && { file: previous }), fileError: read.message };
+}
+
+export type DraftsResult = { ok: true; inputs: SubmitInput[] } | { ok: false; drafts: TensorDraft[] };
 
 /** The request inputs, or the drafts with an error on each one that cannot be sent. */
 export function draftsToInputs(drafts: readonly TensorDraft[]): DraftsResult {
-  const inputs: InputTensor[] = [];
+  const inputs: SubmitInput[] = [];
   const checked = drafts.map((draft) => {
+    if (draft.file) {
+      inputs.push({ name: draft.name, datatype: draft.file.datatype, shape: draft.file.shape, data: draft.file.bytes });
+      return draft;
+    }
     const problem = shapeProblem(draft.shape);
     const parsed = problem ? { ok: false as const, message: problem } : parseTensorJson(draft.text, draft.datatype, draft.shape);
     if (!parsed.ok) return { ...draft, error: parsed.message };

@@ -25,9 +25,10 @@ describe('shapeProblem', () => {
 });
 
 describe('buildTensorValues', () => {
-  it('builds zeros of the element count, false for BOOL', () => {
+  it('builds zeros of the element count, false for BOOL, empty strings for BYTES', () => {
     expect(buildTensorValues('zeros', 'FP32', [2, 3])).toEqual([0, 0, 0, 0, 0, 0]);
     expect(buildTensorValues('zeros', 'BOOL', [2])).toEqual([false, false]);
+    expect(buildTensorValues('zeros', 'BYTES', [2])).toEqual(['', '']);
     expect(buildTensorValues('zeros', 'INT64', [])).toEqual([0]);
   });
 
@@ -43,7 +44,7 @@ describe('buildTensorValues', () => {
   });
 
   it('produces values the API codec accepts for every datatype', () => {
-    for (const datatype of ['BOOL', 'UINT8', 'INT16', 'UINT32', 'INT64', 'UINT64', 'FP16', 'FP32', 'FP64'] as const) {
+    for (const datatype of ['BOOL', 'UINT8', 'INT16', 'UINT32', 'INT64', 'UINT64', 'FP16', 'FP32', 'FP64', 'BYTES'] as const) {
       const values = buildTensorValues('random', datatype, [2, 2]);
       expect(parseTensorJson(JSON.stringify(values), datatype, [2, 2])).toEqual({ ok: true, data: values });
     }

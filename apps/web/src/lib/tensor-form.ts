@@ -35,18 +35,23 @@ const DEFAULT_INT_RANGE: [number, number] = [0, 99];
 
 const isFloat = (datatype: DataType): boolean => datatype === 'FP16' || datatype === 'FP32' || datatype === 'FP64';
 
+const RANDOM_WORDS = ['cat', 'dog', 'bird', 'oak', 'pine', 'hello', 'world'];
+
 function randomScalar(datatype: DataType, random: () => number): JsonScalar {
   if (datatype === 'BOOL') return random() < 0.5;
+  if (datatype === 'BYTES') return RANDOM_WORDS[Math.floor(random() * RANDOM_WORDS.length)]!;
   // Four decimals keep pasted and displayed JSON readable.
   if (isFloat(datatype)) return Math.round((random() * 2 - 1) * 10_000) / 10_000;
   const [lo, hi] = RANDOM_INT_RANGE[datatype] ?? DEFAULT_INT_RANGE;
   return lo + Math.floor(random() * (hi - lo + 1));
 }
 
-/** Row-major values for a tensor: all zeros (false for BOOL) or random ones. */
+const ZERO: Partial<Record<DataType, JsonScalar>> = { BOOL: false, BYTES: '' };
+
+/** Row-major values for a tensor: all zeros (false for BOOL, empty strings for BYTES) or random ones. */
 export function buildTensorValues(kind: FillKind, datatype: DataType, shape: readonly number[], random: () => number = Math.random): JsonScalar[] {
   const count = elementCount(shape) ?? 0;
-  if (kind === 'zeros') return new Array<JsonScalar>(count).fill(datatype === 'BOOL' ? false : 0);
+  if (kind === 'zeros') return new Array<JsonScalar>(count).fill(ZERO[datatype] ?? 0);
   return Array.from({ length: count }, () => randomScalar(datatype, random));
 }
 

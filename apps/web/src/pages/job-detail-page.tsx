@@ -8,12 +8,14 @@ import { JobStatusLive } from '../components/job-status-badge.tsx';
 import { JobActions } from '../components/jobs/job-actions.tsx';
 import { JobProvenance } from '../components/jobs/job-provenance.tsx';
 import { JobInputs, JobOutputs } from '../components/jobs/job-tensors.tsx';
+import { PurgedJob } from '../components/jobs/purged-job.tsx';
 import { JobTimeline } from '../components/jobs/job-timeline.tsx';
 import { buttonStyles } from '../components/ui/button.tsx';
 import { Card } from '../components/ui/card.tsx';
 import { CopyButton } from '../components/ui/copy-button.tsx';
 import { PageHeader } from '../components/ui/page-header.tsx';
 import { EmptyState, ErrorAlert, LoadingState } from '../components/ui/states.tsx';
+import { formatDateTime } from '../lib/format.ts';
 
 const backLink = (
   <Link to="/jobs" className={buttonStyles({ variant: 'ghost', size: 'sm' })}>
@@ -33,6 +35,14 @@ export function JobDetailPage() {
         <LoadingState label="Loading job…" />
       </>
     );
+  if (job.isError && isInferqError(job.error, 'JOB_PURGED')) {
+    return (
+      <>
+        <PageHeader title="Job details" description={<span className="font-mono break-all">{id}</span>} actions={backLink} />
+        <PurgedJob problem={job.error.problem} />
+      </>
+    );
+  }
   if (job.isError && !job.data) {
     const notFound = isInferqError(job.error) && (job.error.status === 404 || job.error.status === 400);
     return (
@@ -108,7 +118,13 @@ function JobDetail({ job, canWrite, isAdmin }: { job: Job; canWrite: boolean; is
           <JobOutputs job={job} />
         </Card>
         <Card title="Inputs">
-          <JobInputs job={job} />
+          {job.inputsDroppedAt ? (
+            <p className="text-sm text-slate-600">
+              Dropped on {formatDateTime(job.inputsDroppedAt)} after the server's input retention (submit with keepInputs to keep them).
+            </p>
+          ) : (
+            <JobInputs job={job} />
+          )}
         </Card>
       </div>
     </>

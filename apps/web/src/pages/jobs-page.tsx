@@ -2,13 +2,14 @@ import { Link, useSearchParams } from 'react-router';
 import { useMe } from '../api/queries/me.ts';
 import { JOBS_PAGE_SIZE, useJobList } from '../api/queries/jobs.ts';
 import { hasScope } from '../auth/permissions.ts';
+import { BulkJobActions } from '../components/jobs/bulk-job-actions.tsx';
 import { JobFiltersForm } from '../components/jobs/job-filters-form.tsx';
 import { JobsTable } from '../components/jobs/jobs-table.tsx';
 import { Button, buttonStyles } from '../components/ui/button.tsx';
 import { PageHeader } from '../components/ui/page-header.tsx';
 import { EmptyState, ErrorAlert, LoadingState } from '../components/ui/states.tsx';
 import { useCursorPagination } from '../hooks/use-cursor-pagination.ts';
-import { filtersFromSearchParams, filtersToSearchParams, type JobFilters } from '../lib/job-filters.ts';
+import { filtersFromSearchParams, filtersToSearchParams, toListJobsQuery, type JobFilters } from '../lib/job-filters.ts';
 
 export function JobsPage() {
   const [searchParams, setSearchParams] = useSearchParams();
@@ -23,7 +24,8 @@ export function JobsPage() {
   return (
     <>
       <PageHeader title="Jobs" description="Newest first; refreshed every 5 s." />
-      <JobFiltersForm filters={filters} onChange={applyFilters} />
+      <JobFiltersForm filters={filters} onChange={applyFilters} isAdmin={principal?.admin === true} />
+      <BulkJobActions key={filterKey} filter={(nowMs) => toListJobsQuery(filters, nowMs)} />
       {jobs.isPending && <LoadingState label="Loading jobs…" />}
       {jobs.isError && <ErrorAlert error={jobs.error} onRetry={() => void jobs.refetch()} />}
       {jobs.data && jobs.data.items.length === 0 && (

@@ -297,3 +297,98 @@ describe('ModelDetailPage', () => {
     expect(puts).toEqual([]);
   });
 });
+
+describe('ModelDetailPage: retiring a version', () => {
+  /** Two versions of mlp, v1 routed; DELETE /v1/models/mlp:N answers 409 while the table routes N and reroute is not asked for. */
+  function stubRetire(principal: Principal) {
+    const retired = new Map<number, string>();
+    let routes: ModelRoute[] = [{ version: 1, weight: 1 }];
+    const deletes: string[] = [];
+    const withState = (v: number) => ({ ...version(v), ...(retired.has(v) ? { retiredAt: retired.get(v) } : {}) });
+    vi.stubGlobal(
+      'fetch',
+      vi.fn(async (url: string, init?: RequestInit) => {
+        const [rawPath, query = ''] = url.split('?');
+        const path = decodeURIComponent(rawPath!);
+        if (path === '/v1/me') return json(200, principal);
+        if (path === '/v1/stats') return json(200, stats);
+        if (path === '/v1/workers') return json(200, { items: [worker] });
+        if (path === '/v1/models/mlp/versions') return json(200, { items: [withState(2), withState(1)] });
+        if (path === '/v1/models/mlp/routing') return json(200, { name: 'mlp', versions: routes, updatedAt: NOW });
+        if (path === '/v1/models/mlp:1' && init?.method === 'DELETE') {
+          deletes.push(query);
+          if (!query.includes('reroute=true'))
+            return json(409, {
+              type: 'about:blank',
+              title: "The model's routing table sends traffic to the version",
+              status: 409,
+              code: 'MODEL_VERSION_ROUTED',
+              detail: 'the routing table of model "mlp" sends unversioned jobs to version 1 (weight 1 of 1)',
+            });
+          retired.set(1, NOW);
+          routes = [];
+          return json(200, { name: 'mlp', versions: [{ version: 1, retiredAt: NOW, unfinishedJobs: 3 }], routing: [] });
+        }
+        if (path === '/v1/models/mlp') return json(200, { ...version(2), routing: routes });
+        return json(404, { type: 'about:blank', title: 'Not found', status: 404, code: 'NOT_FOUND' });
+      }),
+    );
+    return { deletes };
+  }
+
+  it('shows the retention card, with its editor only for models:write', async () => {
+    const retention = { retentionS: 259_200, effectiveS: 259_200, source: 'model', inputRetentionS: 0, updatedAt: NOW };
+    stubApi(reader, saved, { latest: { retention } });
+    renderPage();
+    const card = (await screen.findByRole('heading', { name: 'Retention' })).closest('section')!;
+    expect(within(card).getByText('3d')).toBeTruthy();
+    expect(within(card).getByText('override')).toBeTruthy();
+    expect(within(card).queryByRole('button', { name: 'Change retention of mlp' })).toBeNull();
+    cleanup();
+    stubApi(operator, saved, { latest: { retention } });
+    renderPage();
+    expect(await screen.findByRole('button', { name: 'Change retention of mlp' })).toBeTruthy();
+  });
+
+  it('offers no Retire button without models:write', async () => {
+    stubRetire(reader);
+    renderPage();
+    await screen.findByRole('table', { name: 'Registered versions' });
+    expect(screen.queryByRole('button', { name: 'Retire v1' })).toBeNull();
+  });
+
+  it('asks first, shows the routing refusal with its reason, then retires with reroute and shows the version retired', async () => {
+    const { deletes } = stubRetire(operator);
+    renderPage();
+    const table = await screen.findByRole('table', { name: 'Registered versions' });
+    fireEvent.click(await within(table).findByRole('button', { name: 'Retire v1' }));
+    const dialog = screen.getByRole('alertdialog', { name: 'Retire v1 of mlp?' });
+    expect(dialog.textContent).toContain('This cannot be undone.');
+    expect(deletes).toEqual([]);
+
+    fireEvent.click(within(dialog).getByRole('button', { name: 'Retire v1' }));
+    const refusal = await within(dialog).findByRole('alert');
+    expect(refusal.textContent).toContain('The routing table sends this version traffic');
+    expect(refusal.textContent).toContain('sends unversioned jobs to version 1 (weight 1 of 1)');
+    expect(deletes).toEqual(['']);
+
+    fireEvent.click(within(dialog).getByRole('button', { name: 'Retire and take it out of routing' }));
+    expect(await within(table).findByText('3 jobs still to finish')).toBeTruthy();
+    expect(deletes).toEqual(['', 'reroute=true']);
+    const v1Row = within(table).getAllByRole('row')[2]!;
+    expect(v1Row.textContent).toContain('retired');
+    expect(within(v1Row).queryByRole('button', { name: 'Retire v1' })).toBeNull();
+    // v2 is still active and may be retired.
+    expect(within(table).getByRole('button', { name: 'Retire v2' })).toBeTruthy();
+    expect(screen.queryByRole('alertdialog')).toBeNull();
+  });
+
+  it('lets Cancel close the question without sending anything', async () => {
+    const { deletes } = stubRetire(operator);
+    renderPage();
+    fireEvent.click(await screen.findByRole('button', { name: 'Retire v2' }));
+    fireEvent.click(within(screen.getByRole('alertdialog')).getByRole('button', { name: 'Cancel' }));
+    expect(screen.queryByRole('alertdialog')).toBeNull();
+    expect(deletes).toEqual([]);
+  });
+});

@@ -8,6 +8,7 @@ import { useStats } from '../api/queries/stats.ts';
 import { useWorkers } from '../api/queries/workers.ts';
 import { hasScope } from '../auth/permissions.ts';
 import { ModelAdaptiveBatching } from '../components/models/model-adaptive-batching.tsx';
+import { ModelRetentionPanel } from '../components/models/model-retention.tsx';
 import { EmbeddingsBadge, ResponseCacheBadge } from '../components/models/model-badges.tsx';
 import { ModelVersionsTable } from '../components/models/model-versions-table.tsx';
 import { PausedBadge, QueuePauseControl } from '../components/models/queue-pause-control.tsx';
@@ -16,6 +17,7 @@ import { RoutingEditor } from '../components/models/routing-editor.tsx';
 import { RoutingTable } from '../components/models/routing-table.tsx';
 import { ModelVersionTable } from '../components/overview/model-version-table.tsx';
 import { DEFAULT_STATS_WINDOW_MINUTES, StatsWindowSelect } from '../components/overview/stats-window-select.tsx';
+import { Badge } from '../components/ui/badge.tsx';
 import { buttonStyles } from '../components/ui/button.tsx';
 import { Card } from '../components/ui/card.tsx';
 import { PageHeader } from '../components/ui/page-header.tsx';
@@ -64,7 +66,10 @@ function ModelDetail({ latest }: { latest: Model }) {
   const [windowMinutes, setWindowMinutes] = useState<number>(DEFAULT_STATS_WINDOW_MINUTES);
   const stats = useStats(windowMinutes);
   const versionStats = (stats.data?.models ?? []).filter((m) => m.model === latest.name).sort((a, b) => b.version - a.version);
-  const versionNumbers = Array.from({ length: latest.version }, (_, i) => latest.version - i);
+  // Retired versions take no jobs, so the routing editor does not offer them; until the list is in, every number up to the latest.
+  const versionNumbers = versions.data
+    ? versions.data.filter((m) => !m.retiredAt).map((m) => m.version)
+    : Array.from({ length: latest.version }, (_, i) => latest.version - i);
   const canRoute = hasScope(principal, 'models:write');
   const queue = stats.data?.queues.find((q) => q.model === latest.name);
 
@@ -75,6 +80,7 @@ function ModelDetail({ latest }: { latest: Model }) {
         description={
           <span className="inline-flex flex-wrap items-center gap-2">
             Latest v{latest.version}, registered <RelativeTime iso={latest.createdAt} />
+            {latest.retiredAt && <Badge tone="muted">every version retired</Badge>}
             <ResponseCacheBadge on={latest.responseCache} />
             {latest.embedding && <EmbeddingsBadge />}
             {queue?.paused && <PausedBadge />}
@@ -104,6 +110,12 @@ function ModelDetail({ latest }: { latest: Model }) {
             ))}
         </Card>
 
+        {latest.retention && (
+          <Card title="Retention">
+            <ModelRetentionPanel name={latest.name} retention={latest.retention} editable={canRoute} />
+          </Card>
+        )}
+
         <section aria-labelledby="version-stats-heading" className="space-y-3">
           <div className="flex flex-wrap items-end justify-between gap-3">
             <div>
@@ -128,7 +140,7 @@ function ModelDetail({ latest }: { latest: Model }) {
           {versions.error ? (
             <ErrorAlert error={versions.error} onRetry={() => void versions.refetch()} />
           ) : versions.data ? (
-            <ModelVersionsTable versions={versions.data} />
+            <ModelVersionsTable versions={versions.data} canRetire={canRoute} />
           ) : (
             <LoadingState label="Loading versions…" />
           )}

@@ -1,7 +1,7 @@
 import { useState, type FormEvent } from 'react';
 import { Link, useSearchParams } from 'react-router';
-import { PRIORITIES, type Model, type Priority, type SubmitJobBody } from '@inferq/contracts';
-import { isInferqError } from '@inferq/sdk';
+import { PRIORITIES, type Model, type Priority } from '@inferq/contracts';
+import { isInferqError, type SubmitRequest } from '@inferq/sdk';
 import { useSubmitJob } from '../api/mutations/jobs.ts';
 import { useModels } from '../api/queries/models.ts';
 import { JobWatch } from '../components/playground/job-watch.tsx';
@@ -61,7 +61,7 @@ export function PlaygroundPage() {
   }
 
   /** The request body, or undefined after marking the inputs that cannot be sent. */
-  const buildBody = (): SubmitJobBody | undefined => {
+  const buildBody = (): SubmitRequest | undefined => {
     const result = draftsToInputs(inputs.drafts);
     if (!result.ok) {
       inputs.replaceAll(result.drafts);
@@ -133,6 +133,7 @@ export function PlaygroundPage() {
                   draft={draft}
                   onResize={(dim, size) => inputs.resize(i, dim, size)}
                   onEditText={(text) => inputs.editText(i, text)}
+                  onFile={(file) => void inputs.setFile(i, file)}
                 />
               ))}
             </div>

@@ -7,10 +7,16 @@ import { FiniteInteger } from './request-values.ts';
 export const AuditAction = {
   KeyCreated: 'key:created',
   KeyRevoked: 'key:revoked',
+  KeyUpdated: 'key:updated',
   ModelUploaded: 'model:uploaded',
   ModelRouted: 'model:routed',
   ModelPaused: 'model:paused',
   ModelResumed: 'model:resumed',
+  ModelRetired: 'model:retired',
+  ModelRetentionSet: 'model:retention-set',
+  JobDeleted: 'job:deleted',
+  JobsBulkCanceled: 'jobs:bulk-canceled',
+  JobsBulkRetried: 'jobs:bulk-retried',
 } as const;
 export type AuditAction = (typeof AuditAction)[keyof typeof AuditAction];
 export const AUDIT_ACTIONS = Object.values(AuditAction);
@@ -20,7 +26,9 @@ export const AuditEntrySchema = Type.Object({
   actorKeyId: Type.Union([Type.String({ format: 'uuid' }), Type.Null()], { description: 'The key that acted; null for the server itself' }),
   action: StringEnum(AUDIT_ACTIONS),
   resource: Type.String({
-    description: 'What was acted on: `keys/<id>`, `models/<name>:<version>` or `models/<name>` (routing, pause, resume)',
+    description:
+      'What was acted on: `keys/<id>`, `models/<name>:<version>` (upload, retire one version), ' +
+      '`models/<name>` (routing, pause, resume, retention, retire every version), `jobs/<id>` (delete) or `jobs` (bulk cancel and retry)',
     examples: ['models/mlp:2'],
   }),
   details: Type.Record(Type.String(), Type.Unknown(), { description: 'The request id and what changed' }),

@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { JOB_STATUSES, PRIORITIES } from '../job-status.ts';
-import { InputTensorSchema, OutputTensorSchema } from '../tensors.ts';
+import { JOB_STATUSES, PRIORITIES, PURGE_REASONS } from '../job-status.ts';
+import { OutputTensorSchema, SubmitInputTensorSchema } from '../tensors.ts';
 import { StringEnum } from '../string-enum.ts';
 import { EXAMPLE_JOB_ID, EXAMPLE_TIME } from './examples.ts';
 import { DateTimeInput, FiniteInteger, StorableText, storableTextPattern } from './request-values.ts';
@@ -12,7 +12,7 @@ const PrioritySchema = StringEnum(PRIORITIES);
 export const SubmitJobBodySchema = Type.Object(
   {
     model: Type.String({ minLength: 1, maxLength: 200, description: 'Model name, or name:version', examples: ['mlp'] }),
-    inputs: Type.Array(InputTensorSchema, { minItems: 1, maxItems: 64 }),
+    inputs: Type.Array(SubmitInputTensorSchema, { minItems: 1, maxItems: 64 }),
     priority: Type.Optional(StringEnum(PRIORITIES, { default: 'normal', description: 'Queue priority; high runs before normal before low' })),
     // A key pattern that matches every key (no `.`, which skips newlines) and additionalProperties: false, so every value is checked.
     metadata: Type.Optional(
@@ -24,6 +24,14 @@ export const SubmitJobBodySchema = Type.Object(
         { url: Type.String({ format: 'uri', minLength: 8, maxLength: 2048, description: 'http(s) URL the finished job is posted to, signed' }) },
         { additionalProperties: false },
       ),
+    ),
+    keepInputs: Type.Optional(
+      Type.Boolean({
+        default: false,
+        description:
+          "Keep the input tensors as long as the job itself; otherwise they are dropped once it has finished (after the server's " +
+          'JOB_INPUT_RETENTION_S, 0 by default) and their downloads answer 410 `JOB_INPUTS_DROPPED`',
+      }),
     ),
   },
   {
@@ -49,7 +57,8 @@ export const RoutingKeyHeaderSchema = Type.String({
   minLength: 1,
   maxLength: 200,
   description:
-    'Sticky routing: a model named without a version that has a routing table sends every job with the same key to the same version while the table is unchanged. Ignored for `name:version`.',
+    'Sticky routing: a model named without a version that has a routing table sends every job with the same key to the same version ' +
+    'while the table is unchanged. Ignored for `name:version`.',
 });
 
 export const SubmitJobHeadersSchema = Type.Object({
@@ -59,7 +68,8 @@ export const SubmitJobHeadersSchema = Type.Object({
     Type.String({
       maxLength: 200,
       description:
-        '`wait=N` (RFC 7240): hold the reply up to N seconds for the result; 200 with the finished job, or 202 if it is still running. Answers 503 `MODEL_UNAVAILABLE` at once, submitting nothing, when no worker serves the model.',
+        '`wait=N` (RFC 7240): hold the reply up to N seconds for the result; 200 with the finished job, or 202 if it is still running. ' +
+        'Answers 503 `MODEL_UNAVAILABLE` at once, submitting nothing, when no worker serves the model.',
     }),
   ),
 });
@@ -123,6 +133,7 @@ const exampleJobSummary = {
   metadata: { team: 'search' },
   deadline: null,
   webhookUrl: null,
+  keepInputs: false,
   links: exampleLinks,
 };
 const exampleLogits = [0.91, -1.24, 0.07, 2.35, -0.48, 0.66, -2.01, 1.12, 0.3, -0.95, 0.58, -0.17, 1.73, -1.6, 0.42, 0.04];
@@ -159,6 +170,19 @@ export const JobSchema = Type.Object(
     metadata: Type.Record(Type.String(), Type.String()),
     deadline: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
     webhookUrl: Type.Union([Type.String(), Type.Null()]),
+    keepInputs: Type.Optional(Type.Boolean({ description: 'The inputs are kept as long as the job (asked at submit)' })),
+    inputsDroppedAt: Type.Optional(
+      Type.String({ format: 'date-time', description: 'Only once its inputs were dropped (input retention): `inputs` is then empty' }),
+    ),
+    purgedAt: Type.Optional(
+      Type.String({
+        format: 'date-time',
+        description: 'Only on a tombstone (job lists): when its data was purged. GET of a purged job answers 410 `JOB_PURGED`',
+      }),
+    ),
+    purgeReason: Type.Optional(
+      StringEnum(PURGE_REASONS, { description: 'Only on a tombstone: `retention` (its retention ran out) or `deleted` (DELETE /v1/jobs/:id)' }),
+    ),
     links: JobLinksSchema,
   },
   {
@@ -175,6 +199,13 @@ export const JobSchema = Type.Object(
 export type Job = Static<typeof JobSchema>;
 
 export const JobParamsSchema = Type.Object({ id: Uuid });
+
+/** What a purged job keeps: its identity and accounting, without inputs, outputs, metadata, webhook URL or error message. */
+export const JobTombstoneSchema = Type.Omit(JobSchema, ['inputs', 'outputs'], {
+  description: 'The tombstone of a purged job',
+  examples: [{ ...exampleJobSummary, metadata: {}, purgedAt: '2025-06-09T09:30:00.007Z', purgeReason: 'retention' }],
+});
+export type JobTombstone = Static<typeof JobTombstoneSchema>;
 
 export const GetJobQuerySchema = Type.Object({
   encoding: Type.Optional(StringEnum(['json', 'base64'] as const, { default: 'json', description: 'How inline output data is written' })),

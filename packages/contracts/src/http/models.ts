@@ -5,6 +5,7 @@ import { StringEnum } from '../string-enum.ts';
 import { EXAMPLE_TIME } from './examples.ts';
 import { FiniteInteger } from './request-values.ts';
 import { EmbeddingSettingsSchema, POOLINGS } from './embeddings.ts';
+import { ModelRetentionSchema } from './retention.ts';
 
 /** `fixed`: batches as uploaded; `auto`: the worker measures its device and picks size and delay within the bounds. */
 export const BATCHING_MODES = ['fixed', 'auto'] as const;
@@ -59,6 +60,7 @@ const exampleModel = {
   responseCache: false,
   createdAt: '2025-06-01T08:15:00.000Z',
   routing: exampleRoutes,
+  retention: { retentionS: null, effectiveS: 604_800, source: 'default', inputRetentionS: 0 },
 };
 
 export const ModelSchema = Type.Object(
@@ -76,9 +78,20 @@ export const ModelSchema = Type.Object(
       Type.Object(EmbeddingSettingsSchema.properties, { description: 'Present on encoder models registered with a tokenizer: they serve POST /v1/embeddings' }),
     ),
     createdAt: Type.String({ format: 'date-time' }),
+    retiredAt: Type.Optional(
+      Type.String({
+        format: 'date-time',
+        description: 'Present once the version is retired (DELETE /v1/models/:name): it takes no new jobs; jobs already queued or running finish',
+      }),
+    ),
     routing: Type.Optional(
       Type.Array(ModelRouteSchema, {
         description: "The model's routing table (GET /v1/models/:name/routing); empty when unversioned jobs go to the latest version",
+      }),
+    ),
+    retention: Type.Optional(
+      Type.Object(ModelRetentionSchema.properties, {
+        description: "How long the name's finished jobs are kept (PATCH /v1/models/:name sets it); on the model reads and lists, not the upload",
       }),
     ),
   },
@@ -168,3 +181,41 @@ export const ModelRoutingSchema = Type.Object(
   { examples: [{ name: 'mlp', versions: exampleRoutes, updatedAt: EXAMPLE_TIME }] },
 );
 export type ModelRouting = Static<typeof ModelRoutingSchema>;
+
+/** DELETE /v1/models/:name: what to do when a routing table sends traffic to a version being retired. */
+export const RetireModelQuerySchema = Type.Object(
+  {
+    reroute: Type.Optional(
+      Type.Boolean({
+        default: false,
+        description:
+          'true: remove the retired versions from the routing table (the other weights stay as they are, so their shares grow in proportion; ' +
+          'with none above 0 left, routing is removed and the latest version that is not retired serves); ' +
+          'false: answer 409 MODEL_VERSION_ROUTED while the table gives the version a weight above 0',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type RetireModelQuery = Static<typeof RetireModelQuerySchema>;
+
+export const RetiredVersionSchema = Type.Object({
+  version: Type.Integer(),
+  retiredAt: Type.String({ format: 'date-time' }),
+  unfinishedJobs: Type.Integer({
+    description: "Jobs of the version still queued or running: they finish, and the version's artifact is kept until there are none",
+  }),
+});
+
+/** The answer to DELETE /v1/models/:name: the versions the call names, all retired now, and the routing table after it. */
+export const ModelRetirementSchema = Type.Object(
+  {
+    name: Type.String(),
+    versions: Type.Array(RetiredVersionSchema, { description: 'The versions the request named (one, or every version), newest first' }),
+    routing: Type.Array(ModelRouteSchema, { description: "The model's routing table after the call; empty when there is no routing" }),
+  },
+  {
+    examples: [{ name: 'mlp', versions: [{ version: 1, retiredAt: EXAMPLE_TIME, unfinishedJobs: 12 }], routing: [{ version: 2, weight: 10 }] }],
+  },
+);
+export type ModelRetirement = Static<typeof ModelRetirementSchema>;

@@ -1,5 +1,8 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { PURGE_REASONS } from '../job-status.ts';
+import { StringEnum } from '../string-enum.ts';
 import { EXAMPLE_REQUEST_ID } from './examples.ts';
+import { JobTombstoneSchema } from './jobs.ts';
 
 /** RFC 9457 problem details, with inferq's stable `code`. Every 4xx/5xx body has this shape. */
 export const ProblemSchema = Type.Object(
@@ -11,6 +14,11 @@ export const ProblemSchema = Type.Object(
     detail: Type.Optional(Type.String()),
     instance: Type.Optional(Type.String({ description: 'Request id' })),
     errors: Type.Optional(Type.Array(Type.Object({ pointer: Type.String(), code: Type.String(), detail: Type.String() }))),
+    // Extension members of 410 JOB_PURGED and JOB_INPUTS_DROPPED.
+    purgedAt: Type.Optional(Type.String({ format: 'date-time', description: 'JOB_PURGED: when the job was purged' })),
+    purgeReason: Type.Optional(StringEnum(PURGE_REASONS, { description: 'JOB_PURGED: `retention` or `deleted`' })),
+    job: Type.Optional(Type.Omit(JobTombstoneSchema, [], { description: 'JOB_PURGED: what was kept, the tombstone' })),
+    inputsDroppedAt: Type.Optional(Type.String({ format: 'date-time', description: 'JOB_INPUTS_DROPPED: when the inputs were dropped' })),
   },
   {
     $id: 'Problem',

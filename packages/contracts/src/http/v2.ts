@@ -1,14 +1,11 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { PRIORITIES } from '../job-status.ts';
-import { InputTensorSchema } from '../tensors.ts';
+import { BinaryDataSizeSchema, InputTensorSchema } from '../tensors.ts';
 import { StringEnum } from '../string-enum.ts';
 import { ProblemSchema } from './problem.ts';
 
-// KServe v2 / Open Inference Protocol, HTTP/REST with JSON bodies. The binary
-// tensor extension is not served. Names follow the protocol (snake_case).
-
-/** The protocol's free-form `parameters` object: extension values inferq ignores unless named here. */
-const Parameters = (description: string) => Type.Record(Type.String({ maxLength: 256 }), Type.Unknown(), { maxProperties: 64, description });
+// KServe v2 / Open Inference Protocol, HTTP/REST: JSON bodies and the binary
+// tensor data extension. Names follow the protocol (snake_case).
 
 export const V2ModelParamsSchema = Type.Object({ name: Type.String({ pattern: '^[a-z0-9][a-z0-9._-]{0,62}$' }) });
 export const V2ModelVersionParamsSchema = Type.Object({
@@ -58,7 +55,13 @@ export const V2ModelMetadataSchema = Type.Object(
 export const V2InferInputSchema = Type.Object(
   {
     ...InputTensorSchema.properties,
-    parameters: Type.Optional(Parameters('Per-input parameters; ignored (`binary_data_size` is the binary extension, not served)')),
+    data: Type.Optional({ ...InputTensorSchema.properties.data, description: 'Row-major values; absent when `parameters.binary_data_size` is given' }),
+    parameters: Type.Optional(
+      Type.Object(
+        { binary_data_size: Type.Optional(BinaryDataSizeSchema) },
+        { additionalProperties: true, maxProperties: 64, description: 'Per-input parameters: `binary_data_size` (binary extension); others are ignored' },
+      ),
+    ),
   },
   { additionalProperties: false },
 );
@@ -68,15 +71,34 @@ export const V2InferBodySchema = Type.Object(
     id: Type.Optional(Type.String({ maxLength: 256, description: 'Echoed in the response' })),
     parameters: Type.Optional(
       Type.Object(
-        { priority: Type.Optional(StringEnum(PRIORITIES, { description: 'Queue priority; normal when absent' })) },
-        { additionalProperties: true, maxProperties: 64, description: 'Request parameters; `priority` sets the queue priority, others are ignored' },
+        {
+          priority: Type.Optional(
+            Type.Union([StringEnum(PRIORITIES), Type.Integer({ minimum: 0, maximum: 3 })], {
+              description: "Queue priority; normal when absent. Triton's integers too: 1 high, 2 normal, 3 low, 0 the default (normal)",
+            }),
+          ),
+          binary_data_output: Type.Optional(Type.Boolean({ description: 'Binary extension: every output as binary data unless it says otherwise' })),
+        },
+        {
+          additionalProperties: true,
+          maxProperties: 64,
+          description: 'Request parameters: `priority` sets the queue priority, `binary_data_output` asks for binary outputs; others are ignored',
+        },
       ),
     ),
     inputs: Type.Array(V2InferInputSchema, { minItems: 1, maxItems: 64 }),
     outputs: Type.Optional(
       Type.Array(
         Type.Object(
-          { name: Type.String({ minLength: 1, maxLength: 256 }), parameters: Type.Optional(Parameters('Ignored: outputs are always JSON')) },
+          {
+            name: Type.String({ minLength: 1, maxLength: 256 }),
+            parameters: Type.Optional(
+              Type.Object(
+                { binary_data: Type.Optional(Type.Boolean({ description: 'Binary extension: this output as binary data' })) },
+                { additionalProperties: true, maxProperties: 64, description: 'Per-output parameters: `binary_data`; others are ignored' },
+              ),
+            ),
+          },
           { additionalProperties: false },
         ),
         { maxItems: 64, description: 'Only these outputs are returned; all of them when absent' },
@@ -101,6 +123,13 @@ export const V2InferBodySchema = Type.Object(
 );
 export type V2InferBody = Static<typeof V2InferBodySchema>;
 
+/** Triton's integer priorities (1 is the highest; 0 asks for the model's default) as inferq's levels. */
+const V2_INTEGER_PRIORITIES = ['normal', 'high', 'normal', 'low'] as const;
+
+/** A request's `parameters.priority` as an inferq priority: normal when absent. */
+export const v2Priority = (priority: string | number | undefined): (typeof PRIORITIES)[number] =>
+  typeof priority === 'number' ? V2_INTEGER_PRIORITIES[priority]! : ((priority as (typeof PRIORITIES)[number] | undefined) ?? 'normal');
+
 export const V2InferResponseSchema = Type.Object(
   {
     model_name: Type.String(),
@@ -111,14 +140,20 @@ export const V2InferResponseSchema = Type.Object(
         name: Type.String(),
         datatype: Type.String(),
         shape: Type.Array(Type.Integer()),
-        data: Type.Array(Type.Union([Type.Number(), Type.Boolean(), Type.String()]), {
-          description: 'Row-major, flat; INT64 and UINT64 beyond 2^53 are strings',
-        }),
+        data: Type.Optional(
+          Type.Array(Type.Union([Type.Number(), Type.Boolean(), Type.String()]), {
+            description: 'Row-major, flat; INT64 and UINT64 beyond 2^53 are strings. Absent for an output sent as binary data',
+          }),
+        ),
+        parameters: Type.Optional(Type.Object({ binary_data_size: Type.Optional(BinaryDataSizeSchema) })),
       }),
     ),
   },
   {
-    description: "The requested outputs, flat and row-major. The example's `pooled` is cut to 4 values: the demo transformer's is [1, 64].",
+    description:
+      "The requested outputs, flat and row-major. The example's `pooled` is cut to 4 values: the demo transformer's is [1, 64]. " +
+      'When the request asks for binary outputs (`binary_data_output`, `binary_data`), this JSON is the first `Inference-Header-Content-Length` ' +
+      'bytes of an application/octet-stream body and those outputs carry `parameters.binary_data_size` instead of `data`; their bytes follow, in order.',
     examples: [
       {
         model_name: 'transformer',

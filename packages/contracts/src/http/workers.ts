@@ -50,14 +50,14 @@ export const LoadedModelSchema = Type.Object({
 });
 
 export const MODEL_EVENT_KINDS = ['loaded', 'warmed', 'unloaded'] as const;
-export const MODEL_UNLOAD_REASONS = ['idle', 'memory', 'thread-failed'] as const;
+export const MODEL_UNLOAD_REASONS = ['idle', 'memory', 'thread-failed', 'retired'] as const;
 
 /** A model load, warm-up or unload on a worker. */
 export const ModelEventSchema = Type.Object({
   model: Type.String(),
   version: Type.Integer(),
   event: StringEnum(MODEL_EVENT_KINDS),
-  /** Why it was unloaded: no batch for the idle time, room for another model, or its session thread died. */
+  /** Why it was unloaded: no batch for the idle time, room for another model, its session thread died, or the version is retired and has no job left. */
   reason: Type.Optional(StringEnum(MODEL_UNLOAD_REASONS)),
   at: DateTime,
   /** How long the load (download, check, session start) or the warm-up run took. */
@@ -92,6 +92,17 @@ export const GpuStatusSchema = Type.Object({
   memoryTotalMiB: Type.Number(),
 });
 
+/** A model a worker stopped taking after a fault of its own; it retries the load with backoff and resumes by itself. */
+export const WorkerFaultSchema = Type.Object({
+  model: Type.String(),
+  version: Type.Integer(),
+  code: Type.String({ description: 'What the load failed with, e.g. MODEL_LOAD_FAILED, STORAGE_UNAVAILABLE' }),
+  message: Type.String({ description: 'The last load error' }),
+  since: DateTime,
+  retryAt: DateTime,
+});
+export type WorkerFault = Static<typeof WorkerFaultSchema>;
+
 /** What a worker process reports in its heartbeat (Redis, with a TTL of a few beats). */
 export const WorkerSchema = Type.Object(
   {
@@ -110,6 +121,16 @@ export const WorkerSchema = Type.Object(
     jobsFailed: Type.Integer(),
     batches: Type.Integer(),
     gpu: Type.Union([GpuStatusSchema, Type.Null()], { description: 'Null when the worker cannot read GPU figures' }),
+    ready: Type.Optional(
+      Type.Boolean({ description: 'False while it does not take some model after a fault of its own (see faults); absent from older workers' }),
+    ),
+    faults: Type.Optional(
+      Type.Array(WorkerFaultSchema, {
+        description:
+          'Models it stopped taking after a fault of its own (download, credentials, disk, a model that would not load there); ' +
+          'their jobs go to other workers, unspent',
+      }),
+    ),
     adaptiveBatching: Type.Optional(
       Type.Array(AdaptiveBatchingSchema, {
         description: 'Models it batches with `batching: "auto"`: the measured curve and the size and delay chosen from it',

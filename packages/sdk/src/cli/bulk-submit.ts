@@ -1,10 +1,15 @@
 import { readFile, writeFile } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
 import cliProgress from 'cli-progress';
 import pRetry from 'p-retry';
-import type { SubmitJobBody } from '@inferq/contracts';
+import { isDataType, isFixedSizeDataType } from '@inferq/contracts';
 import { isInferqError } from '../errors.ts';
 import type { InferqClient } from '../client.ts';
+import type { SubmitOptions } from '../jobs.ts';
+import type { SubmitInput, SubmitRequest } from '../submit-body.ts';
 import { emit, integerOption, requiredOption, stringOption, type Command, type CommandContext } from './command.ts';
+import { binaryThresholdOption } from './jobs-commands.ts';
+import { readTensorFile } from './tensor-files.ts';
 
 export type BulkLineResult = { line: number; id: string } | { line: number; code: string; detail: string };
 
@@ -23,16 +28,21 @@ async function forEachLimited<T>(items: readonly T[], limit: number, task: (item
  * (429 QUEUE_FULL or RATE_LIMITED, 503). A lost connection is sent again only
  * under an idempotency key, since the first try may have been accepted.
  */
-async function submitLine(client: InferqClient, line: number, text: string, idempotencyPrefix: string | undefined): Promise<BulkLineResult> {
-  let body: SubmitJobBody;
+async function submitLine(client: InferqClient, line: number, text: string, options: LineOptions): Promise<BulkLineResult> {
+  let body: SubmitRequest;
   try {
-    body = JSON.parse(text) as SubmitJobBody;
+    body = JSON.parse(text) as SubmitRequest;
   } catch (err) {
     return { line, code: 'MALFORMED_LINE', detail: err instanceof Error ? err.message : String(err) };
   }
-  const idempotencyKey = idempotencyPrefix === undefined ? undefined : `${idempotencyPrefix}:${line}`;
   try {
-    const accepted = await pRetry(() => client.jobs.submit(body, { idempotencyKey }), {
+    body = { ...body, inputs: await Promise.all((body.inputs ?? []).map((input) => readFileInput(input, options.baseDir))) };
+  } catch (err) {
+    return { line, code: 'TENSOR_FILE_INVALID', detail: err instanceof Error ? err.message : String(err) };
+  }
+  const idempotencyKey = options.idempotencyPrefix === undefined ? undefined : `${options.idempotencyPrefix}:${line}`;
+  try {
+    const accepted = await pRetry(() => client.jobs.submit(body, { idempotencyKey, ...options.submit }), {
       retries: 6,
       minTimeout: 200,
       maxTimeout: 5000,
@@ -47,6 +57,21 @@ async function submitLine(client: InferqClient, line: number, text: string, idem
     if (isInferqError(err)) return { line, code: err.code, detail: err.detail ?? err.title };
     throw err;
   }
+}
+
+interface LineOptions {
+  idempotencyPrefix: string | undefined;
+  /** The JSONL file's folder: tensor `file` paths are relative to it. */
+  baseDir: string;
+  submit: Pick<SubmitOptions, 'binaryThresholdBytes'>;
+}
+
+/** A line's input `{ "name", "file": "x.npy" }` or `{ "name", "file": "x.bin", "datatype", "shape" }` read from the file; others as they are. */
+async function readFileInput(input: SubmitInput, baseDir: string): Promise<SubmitInput> {
+  const { file, name, datatype, shape } = input as { file?: unknown; name: string; datatype?: unknown; shape?: unknown };
+  if (typeof file !== 'string') return input;
+  const raw = isDataType(datatype) && isFixedSizeDataType(datatype) && Array.isArray(shape) ? { datatype, shape: shape as number[] } : undefined;
+  return readTensorFile(name, resolve(baseDir, file), file.toLowerCase().endsWith('.npy') ? undefined : raw);
 }
 
 function createProgress(ctx: CommandContext, total: number) {
@@ -65,22 +90,34 @@ function createProgress(ctx: CommandContext, total: number) {
 
 export const jobsBulk: Command = {
   usage:
-    'jobs bulk --file JOBS.jsonl [--concurrency N] [--out RESULTS.jsonl] [--idempotency-prefix P]   (one job body per line; exit status 1 when any is refused)',
-  options: { file: { type: 'string' }, concurrency: { type: 'string' }, out: { type: 'string' }, 'idempotency-prefix': { type: 'string' } },
+    'jobs bulk --file JOBS.jsonl [--concurrency N] [--out RESULTS.jsonl] [--idempotency-prefix P] [--binary-threshold BYTES|never]   ' +
+    '(one job body per line; an input may name a tensor file, {"name":"x","file":"x.npy"}; exit status 1 when any is refused)',
+  options: {
+    file: { type: 'string' },
+    concurrency: { type: 'string' },
+    out: { type: 'string' },
+    'idempotency-prefix': { type: 'string' },
+    'binary-threshold': { type: 'string' },
+  },
   async run(ctx) {
-    const text = await readFile(requiredOption(ctx.values, 'file'), 'utf8');
+    const path = requiredOption(ctx.values, 'file');
+    const text = await readFile(path, 'utf8');
     const lines = text
       .split('\n')
       .map((t, i) => ({ line: i + 1, text: t.trim() }))
       .filter((l) => l.text !== '');
     const concurrency = integerOption(ctx.values, 'concurrency', { min: 1, max: 1024 }) ?? 16;
-    const prefix = stringOption(ctx.values, 'idempotency-prefix');
+    const lineOptions: LineOptions = {
+      idempotencyPrefix: stringOption(ctx.values, 'idempotency-prefix'),
+      baseDir: dirname(resolve(path)),
+      submit: binaryThresholdOption(ctx.values),
+    };
     const results: BulkLineResult[] = [];
     let accepted = 0;
     const progress = createProgress(ctx, lines.length);
     try {
       await forEachLimited(lines, concurrency, async ({ line, text: body }) => {
-        const result = await submitLine(ctx.client, line, body, prefix);
+        const result = await submitLine(ctx.client, line, body, lineOptions);
         results.push(result);
         if ('id' in result) accepted++;
         progress.update(results.length, accepted, results.length - accepted);

@@ -9,6 +9,8 @@ export interface Io {
   stderr(text: string): void;
   /** Whether stderr is a terminal, so a progress bar can redraw in place. */
   stderrIsTty: boolean;
+  /** Asks a yes-or-no question (on stderr) and reads the answer (from stdin): true only for y or yes; no answer is no. */
+  confirm?(question: string): Promise<boolean>;
 }
 
 export interface CommandContext {

@@ -1,4 +1,6 @@
-import type { Job, JobAccepted, Model, QueueDepth, Stats, TensorSummary, Usage, WorkerStatus } from '@inferq/contracts';
+import type { Job, JobAccepted, Model, ModelRetention, ModelRetirement, QueueDepth, Stats, TensorSummary, Usage, WorkerStatus } from '@inferq/contracts';
+import type { JobSummary } from '../jobs.ts';
+import { formatRetention } from '../retention.ts';
 
 const ms = (v: number | null) => (v === null ? '–' : `${Math.round(v * 10) / 10} ms`);
 const kib = (bytes: number) => (bytes < 10_240 ? `${bytes} B` : `${Math.round(bytes / 1024)} KiB`);
@@ -8,14 +10,33 @@ const shapeOf = (t: { datatype: string; shape: number[] }) => `${t.datatype}[${t
 const batchingOf = ({ mode, maxBatchSize, maxBatchDelayMs, latencyTargetMs }: Model['batching']): string =>
   mode === 'auto' ? `auto ≤${maxBatchSize}/≤${maxBatchDelayMs} ms, p99 target ${latencyTargetMs} ms` : `${maxBatchSize}/${maxBatchDelayMs} ms`;
 
+const signatureOf = (m: Model): string =>
+  m.signature.inputs.map((t) => `${t.name} ${t.datatype}[${t.shape.map((d) => (d === -1 ? '?' : d)).join(',')}]`).join(', ');
+
 export const formatModel = (m: Model): string =>
-  `${m.name}:${m.version}  ${m.signature.inputs.map((t) => `${t.name} ${t.datatype}[${t.shape.map((d) => (d === -1 ? '?' : d)).join(',')}]`).join(', ')}  batch ${batchingOf(m.batching)}${m.responseCache ? '  cached' : ''}  ${kib(m.sizeBytes)}`;
+  `${m.name}:${m.version}  ${signatureOf(m)}  batch ${batchingOf(m.batching)}${m.responseCache ? '  cached' : ''}  ${kib(m.sizeBytes)}` +
+  (m.retiredAt ? `  retired ${m.retiredAt}` : '') +
+  (m.retention ? `  kept ${formatRetention(m.retention.effectiveS)}${m.retention.source === 'default' ? ' (default)' : ''}` : '');
+
+/** `mlp: jobs kept 2d (the model's own, set …)  inputs 1h`: how long a model name's finished jobs are kept. */
+export function formatModelRetention(
+  name: string,
+  r: Pick<ModelRetention, 'effectiveS' | 'source' | 'inputRetentionS'> & { updatedAt?: string | null },
+): string {
+  const why =
+    r.source === 'model' ? `the model's own${r.updatedAt ? `, set ${r.updatedAt}` : ''}` : "the server default; a key's own retention wins for its jobs";
+  const inputs =
+    r.inputRetentionS === null ? '' : `  inputs of succeeded jobs ${r.inputRetentionS === 0 ? 'dropped at once' : formatRetention(r.inputRetentionS)}`;
+  return `${name}: jobs kept ${formatRetention(r.effectiveS)} (${why})${inputs}`;
+}
 
 export function formatJob(job: Job | JobAccepted): string[] {
   if (!('model' in job)) return [`${job.id}  ${job.status}`];
   const lines = [`${job.id}  ${job.status}  ${job.model}:${job.modelVersion}  ${job.priority}  created ${job.createdAt}`];
   if (job.finishedAt) lines.push(`  queue ${ms(job.queueMs)}  infer ${ms(job.inferMs)}  batch ${job.batchSize ?? '–'}  attempts ${job.attempts}`);
   if (job.error) lines.push(`  error ${job.error.code}: ${job.error.message}`);
+  if (job.purgedAt) lines.push(`  purged ${job.purgedAt} (${job.purgeReason ?? 'retention'})`);
+  if (job.inputsDroppedAt) lines.push(`  inputs dropped ${job.inputsDroppedAt}`);
   for (const o of job.outputs ?? []) lines.push(`  output ${o.name} ${shapeOf(o)} ${kib(o.bytes)}${o.url ? ' (url)' : ''}`);
   for (const i of job.inputs ?? ([] as TensorSummary[])) lines.push(`  input ${i.name} ${shapeOf(i)} ${kib(i.bytes)}`);
   return lines;
@@ -23,10 +44,21 @@ export function formatJob(job: Job | JobAccepted): string[] {
 
 export function formatStats(s: Stats): string[] {
   const lines = [
-    `workers ${s.workersOnline}  submitted ${s.submittedPerSec.toFixed(1)}/s  completed ${s.completedPerSec.toFixed(1)}/s  failed ${s.failedPerSec.toFixed(1)}/s  (scope ${s.scope})`,
-    `last ${s.windowMinutes} min: queue p50 ${ms(s.queueMsP50)} p95 ${ms(s.queueMsP95)}  infer p50 ${ms(s.inferMsP50)} p95 ${ms(s.inferMsP95)}  batch ${s.avgBatchSize?.toFixed(1) ?? '–'}  errors ${(s.errorRate * 100).toFixed(1)}%`,
+    `workers ${s.workersOnline}  submitted ${s.submittedPerSec.toFixed(1)}/s  completed ${s.completedPerSec.toFixed(1)}/s  ` +
+      `failed ${s.failedPerSec.toFixed(1)}/s  (scope ${s.scope})`,
+    `last ${s.windowMinutes} min: queue p50 ${ms(s.queueMsP50)} p95 ${ms(s.queueMsP95)}  infer p50 ${ms(s.inferMsP50)} p95 ${ms(s.inferMsP95)}  ` +
+      `batch ${s.avgBatchSize?.toFixed(1) ?? '–'}  errors ${(s.errorRate * 100).toFixed(1)}%`,
   ];
   for (const q of s.queues) lines.push(`  ${formatModelQueue(q)}`);
+  return lines;
+}
+
+/** `retired mlp:1 (12 jobs still to finish)` per version, then the routing table left. */
+export function formatModelRetirement(r: ModelRetirement): string[] {
+  const lines = r.versions.map(
+    (v) => `retired ${r.name}:${v.version} at ${v.retiredAt}${v.unfinishedJobs ? ` (${v.unfinishedJobs} queued or running jobs still to finish)` : ''}`,
+  );
+  lines.push(r.routing.length ? `routing ${r.routing.map((x) => `v${x.version}=${x.weight}`).join(' ')}` : 'no routing table');
   return lines;
 }
 
@@ -75,3 +107,7 @@ export function formatUsage(u: Usage): string[] {
     ]),
   ];
 }
+
+/** One job of a list: `<id>  failed  mlp:2  normal  created <iso>  MODEL_LOAD_FAILED`. */
+export const formatJobSummary = (job: JobSummary): string =>
+  `${job.id}  ${job.status}  ${job.model}:${job.modelVersion}  ${job.priority}  created ${job.createdAt}${job.error ? `  ${job.error.code}` : ''}`;

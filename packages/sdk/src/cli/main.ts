@@ -1,3 +1,4 @@
+import { createInterface } from 'node:readline';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { createClient } from '../client.ts';
 import { isInferqError, JobWaitTimeoutError } from '../errors.ts';
@@ -5,8 +6,10 @@ import { jobsBulk } from './bulk-submit.ts';
 import { emit, integerOption, type Command, type Io, type OptionValues } from './command.ts';
 import { loadCliConfig, UsageError } from './config.ts';
 import { formatStats, formatWorker } from './format.ts';
-import { jobsGet, jobsSubmit, jobsWatch } from './jobs-commands.ts';
-import { modelsList, modelsPause, modelsPush, modelsResume } from './models-commands.ts';
+import { jobsCancelAll, jobsRetryAll } from './jobs-bulk-commands.ts';
+import { jobsDelete, jobsGet, jobsSubmit, jobsWatch } from './jobs-commands.ts';
+import { jobsList } from './jobs-list-command.ts';
+import { modelsList, modelsPause, modelsPush, modelsResume, modelsRetention, modelsRetire } from './models-commands.ts';
 import { usageReport } from './usage-command.ts';
 
 const GLOBAL_OPTIONS = {
@@ -41,10 +44,16 @@ const COMMANDS: Readonly<Record<string, Command>> = {
   'models list': modelsList,
   'models pause': modelsPause,
   'models resume': modelsResume,
+  'models retire': modelsRetire,
+  'models retention': modelsRetention,
   'jobs submit': jobsSubmit,
   'jobs get': jobsGet,
+  'jobs list': jobsList,
   'jobs watch': jobsWatch,
+  'jobs delete': jobsDelete,
   'jobs bulk': jobsBulk,
+  'jobs cancel-all': jobsCancelAll,
+  'jobs retry-all': jobsRetryAll,
   stats,
   usage: usageReport,
   workers,
@@ -131,5 +140,15 @@ const io: Io = {
   stdout: (text) => void process.stdout.write(text),
   stderr: (text) => void process.stderr.write(text),
   stderrIsTty: process.stderr.isTTY === true,
+  // One line from stdin, a terminal or a pipe; stdin ending first (</dev/null) answers no.
+  confirm: (question) =>
+    new Promise((resolve) => {
+      const rl = createInterface({ input: process.stdin, output: process.stderr, terminal: process.stdin.isTTY === true });
+      rl.once('close', () => resolve(false));
+      rl.question(question, (answer) => {
+        resolve(/^y(es)?$/i.test(answer.trim()));
+        rl.close();
+      });
+    }),
 };
 process.exitCode = await runCli(process.argv.slice(2), io);

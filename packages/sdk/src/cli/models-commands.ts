@@ -4,7 +4,8 @@ import { BATCHING_MODES, POOLINGS, type BatchingMode, type Pooling } from '@infe
 import type { ModelUpload } from '../models.ts';
 import { emit, integerOption, onePositional, stringOption, type Command, type OptionValues } from './command.ts';
 import { UsageError } from './config.ts';
-import { formatModel, formatModelQueue } from './format.ts';
+import { parseRetention } from '../retention.ts';
+import { formatModel, formatModelQueue, formatModelRetention, formatModelRetirement } from './format.ts';
 
 export const modelsPush: Command = {
   usage:
@@ -79,6 +80,29 @@ export const modelsList: Command = {
   },
 };
 
+export const modelsRetention: Command = {
+  usage:
+    'models retention <name> [--set 7d|12h|30m|SECONDS | --clear]   (how long finished jobs of every version are kept; ' +
+    "--set overrides the server default and keys' own, --clear goes back to them)",
+  options: { set: { type: 'string' }, clear: { type: 'boolean' } },
+  async run(ctx) {
+    const name = onePositional(ctx.args, 'model name');
+    const set = stringOption(ctx.values, 'set');
+    if (set !== undefined && ctx.values.clear === true) throw new UsageError('--set and --clear exclude each other');
+    if (set === undefined && ctx.values.clear !== true) {
+      const { retention } = await ctx.client.models.get(name);
+      if (!retention) throw new UsageError('this server does not report model retention');
+      emit(ctx, retention, () => [formatModelRetention(name, retention)]);
+      return 0;
+    }
+    const parsed = set === undefined ? { seconds: null } : parseRetention(set);
+    if ('error' in parsed) throw new UsageError(`--set: ${parsed.error}`);
+    const saved = await ctx.client.models.setRetention(name, parsed.seconds);
+    emit(ctx, saved, () => [formatModelRetention(name, saved)]);
+    return 0;
+  },
+};
+
 export const modelsPause: Command = {
   usage: 'models pause <name>',
   options: {},
@@ -95,6 +119,36 @@ export const modelsResume: Command = {
   async run(ctx) {
     const queue = await ctx.client.models.resume(onePositional(ctx.args, 'model name'));
     emit(ctx, queue, () => [formatModelQueue(queue)]);
+    return 0;
+  },
+};
+
+/** `name` or `name:version`, as the API takes it. */
+function parseModelRef(ref: string): { name: string; version: number | undefined } {
+  const match = /^([a-z0-9][a-z0-9._-]{0,62})(?::([1-9][0-9]{0,8}))?$/.exec(ref);
+  if (!match) throw new UsageError(`expected <name> or <name>:<version>, not ${JSON.stringify(ref)}`);
+  return { name: match[1]!, version: match[2] === undefined ? undefined : Number(match[2]) };
+}
+
+export const modelsRetire: Command = {
+  usage:
+    'models retire <name>[:<version>] [--reroute] [--yes]   (no new jobs for the version, or every version; queued ones finish; ' +
+    'asks first unless --yes; --reroute takes it out of the routing table)',
+  options: { reroute: { type: 'boolean' }, yes: { type: 'boolean', short: 'y' } },
+  async run(ctx) {
+    const ref = onePositional(ctx.args, 'model (name or name:version)');
+    const { name, version } = parseModelRef(ref);
+    if (ctx.values.yes !== true) {
+      const what = version === undefined ? `every version of ${name}` : ref;
+      // Anything but y or yes is no, and so is a CLI with no way to ask.
+      const yes = (await ctx.io.confirm?.(`retire ${what}? It takes no new jobs, and this cannot be undone [y/N] `)) ?? false;
+      if (!yes) {
+        ctx.io.stderr('nothing retired (answer y to go ahead, or pass --yes to skip the question)\n');
+        return 1;
+      }
+    }
+    const retirement = await ctx.client.models.retire(name, version, { reroute: ctx.values.reroute === true });
+    emit(ctx, retirement, () => formatModelRetirement(retirement));
     return 0;
   },
 };

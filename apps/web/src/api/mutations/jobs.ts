@@ -1,9 +1,9 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import type { JobAccepted, SubmitJobBody } from '@inferq/sdk';
+import type { JobAccepted, SubmitRequest } from '@inferq/sdk';
 import { queryKeys } from '../query-keys.ts';
 import { inferq } from '../sdk-client.ts';
 
-export const submitJob = (body: SubmitJobBody): Promise<JobAccepted> => inferq().jobs.submit(body);
+export const submitJob = (body: SubmitRequest): Promise<JobAccepted> => inferq().jobs.submit(body);
 
 export function useSubmitJob() {
   const queryClient = useQueryClient();
@@ -18,6 +18,15 @@ export function useCancelJob() {
   const queryClient = useQueryClient();
   return useMutation({
     mutationFn: (id: string) => inferq().jobs.cancel(id),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: queryKeys.jobs.all }),
+  });
+}
+
+/** Purges a job now (409 JOB_RUNNING while it runs); its detail then answers 410 JOB_PURGED. */
+export function useDeleteJob() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: (id: string) => inferq().jobs.delete(id),
     onSuccess: () => queryClient.invalidateQueries({ queryKey: queryKeys.jobs.all }),
   });
 }

@@ -11,6 +11,15 @@ export function useCreateKey() {
   });
 }
 
+/** Sets key `id`'s job retention in seconds (null: the server's default). */
+export function useSetKeyRetention(id: string) {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: (retentionS: number | null) => inferq().keys.update(id, { retentionS }),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: queryKeys.keys.all }),
+  });
+}
+
 export function useRevokeKey() {
   const queryClient = useQueryClient();
   return useMutation({

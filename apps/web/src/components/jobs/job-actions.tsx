@@ -3,17 +3,18 @@ import type { Job } from '@inferq/contracts';
 import { useCancelJob, useRetryJob } from '../../api/mutations/jobs.ts';
 import { Button } from '../ui/button.tsx';
 import { ErrorAlert } from '../ui/states.tsx';
+import { DeleteJobButton } from './delete-job-button.tsx';
 
 const RESUBMITTABLE = new Set<Job['status']>(['failed', 'canceled', 'expired']);
 
-/** Cancel while queued; re-submit once failed or stopped (as a new job, which the page then shows). */
+/** Cancel while queued; re-submit once failed or stopped (as a new job, which the page then shows); delete unless running. */
 export function JobActions({ job }: { job: Job }) {
   const navigate = useNavigate();
   const cancel = useCancelJob();
   const retry = useRetryJob();
   const canCancel = job.status === 'queued';
   const canRetry = RESUBMITTABLE.has(job.status);
-  if (!canCancel && !canRetry && !cancel.isError && !retry.isError) return null;
+  const canRetryInputs = canRetry && !job.inputsDroppedAt;
 
   return (
     <div className="space-y-3">
@@ -23,7 +24,7 @@ export function JobActions({ job }: { job: Job }) {
             {cancel.isPending ? 'Canceling…' : 'Cancel job'}
           </Button>
         )}
-        {canRetry && (
+        {canRetryInputs && (
           <Button
             variant="primary"
             disabled={retry.isPending}
@@ -33,6 +34,7 @@ export function JobActions({ job }: { job: Job }) {
           </Button>
         )}
       </div>
+      <DeleteJobButton job={job} />
       {cancel.isError && <ErrorAlert error={cancel.error} />}
       {retry.isError && <ErrorAlert error={retry.error} />}
     </div>

@@ -23,7 +23,20 @@ const COLUMNS: ReadonlyArray<Column<JobSummary>> = [
     ),
   },
   { header: 'Priority', cell: (job) => job.priority },
-  { header: 'Status', cell: (job) => <JobStatusBadge status={job.status} /> },
+  {
+    header: 'Status',
+    cell: (job) => (
+      <div className="flex flex-wrap items-center gap-x-2 gap-y-0.5">
+        <JobStatusBadge status={job.status} />
+        {/* The last failure's code; its message shows on hover and on the job's page. */}
+        {job.status === 'failed' && job.error && (
+          <span className="font-mono text-xs text-tone-danger" title={job.error.message}>
+            {job.error.code}
+          </span>
+        )}
+      </div>
+    ),
+  },
   { header: 'Created', cell: (job) => <RelativeTime iso={job.createdAt} /> },
   { header: 'Queue wait', cell: (job) => formatMs(job.queueMs), className: 'text-right tabular-nums' },
   { header: 'Inference', cell: (job) => formatMs(job.inferMs), className: 'text-right tabular-nums' },

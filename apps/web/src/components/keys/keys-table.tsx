@@ -5,8 +5,9 @@ import { Button } from '../ui/button.tsx';
 import { DataTable } from '../ui/data-table.tsx';
 import { RelativeTime } from '../ui/relative-time.tsx';
 import { ErrorAlert } from '../ui/states.tsx';
+import { KeyRetention } from './key-retention.tsx';
 
-/** Every key with its scopes, limits and state; active keys other than the caller's own can be revoked. */
+/** Every key with its scopes, limits, job retention and state; active keys other than the caller's own can be revoked. */
 export function KeysTable({ keys, currentKeyId }: { keys: readonly ApiKey[]; currentKeyId: string | undefined }) {
   const revoke = useRevokeKey();
   return (
@@ -22,6 +23,7 @@ export function KeysTable({ keys, currentKeyId }: { keys: readonly ApiKey[]; cur
           { header: 'Scopes', cell: (k) => <span className="font-mono text-xs">{k.scopes.join(', ')}</span> },
           { header: 'Rate limit', cell: (k) => (k.rateLimitPerMin === null ? <span className="text-slate-500">default</span> : `${k.rateLimitPerMin}/min`) },
           { header: 'Weight', cell: (k) => <span className="tabular-nums">{k.weight}</span> },
+          { header: 'Job retention', cell: (k) => <KeyRetention apiKey={k} /> },
           { header: 'Created', cell: (k) => <RelativeTime iso={k.createdAt} /> },
           {
             header: 'State',

@@ -10,6 +10,7 @@ import { Card } from '../ui/card.tsx';
 import { Select } from '../ui/form-controls.tsx';
 import { ErrorAlert, LoadingState } from '../ui/states.tsx';
 import { EmbeddingsBadge } from './model-badges.tsx';
+import { RetentionSummary } from './model-retention.tsx';
 import { SignatureTable } from './signature-table.tsx';
 
 interface ModelCardProps {
@@ -34,6 +35,7 @@ export function ModelCard({ latest, workers, canSubmit }: ModelCardProps) {
             {latest.name}
           </Link>
           {model?.embedding && <EmbeddingsBadge />}
+          {model?.retiredAt && <Badge tone="muted">retired</Badge>}
         </span>
       }
       actions={
@@ -82,6 +84,14 @@ export function ModelCard({ latest, workers, canSubmit }: ModelCardProps) {
                 {model.sha256.slice(0, 16)}…
               </dd>
             </div>
+            {latest.retention && (
+              <div>
+                <dt className="text-xs text-slate-500">Job retention</dt>
+                <dd>
+                  <RetentionSummary retention={latest.retention} />
+                </dd>
+              </div>
+            )}
             {model.embedding && (
               <div className="col-span-2 sm:col-span-4">
                 <dt className="text-xs text-slate-500">Embeddings</dt>

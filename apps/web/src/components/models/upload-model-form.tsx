@@ -9,7 +9,7 @@ import { CheckboxField, Field, Input } from '../ui/form-controls.tsx';
 import { ErrorAlert } from '../ui/states.tsx';
 import { BatchingFields } from './batching-fields.tsx';
 import { EmbeddingSettingsFields } from './embedding-settings-fields.tsx';
-import { FileDrop } from './file-drop.tsx';
+import { FileDrop } from '../ui/file-drop.tsx';
 
 /** Problems about the file itself: shown beside it when the API names no field. */
 const FILE_PROBLEMS = new Set(['MODEL_INVALID', 'MODEL_UNSUPPORTED', 'PAYLOAD_TOO_LARGE']);

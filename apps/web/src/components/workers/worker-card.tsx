@@ -21,8 +21,28 @@ export function WorkerCard({ worker }: { worker: WorkerStatus }) {
     <Card
       title={<span className="font-mono">{worker.workerId}</span>}
       headingLevel="h2"
-      actions={currentBatch ? <Badge tone="progress">busy</Badge> : <Badge tone="success">idle</Badge>}
+      actions={
+        <span className="flex gap-2">
+          {worker.ready === false && <Badge tone="danger">not ready</Badge>}
+          {currentBatch ? <Badge tone="progress">busy</Badge> : <Badge tone="success">idle</Badge>}
+        </span>
+      }
     >
+      {worker.faults && worker.faults.length > 0 && (
+        <div role="alert" aria-label="Worker faults" className="mb-4 rounded-lg border border-tone-danger/30 bg-tone-danger/5 p-3 text-sm">
+          <p className="font-medium">Not taking these models after a fault of its own; their jobs go to other workers, unspent.</p>
+          <ul className="mt-1 space-y-1">
+            {worker.faults.map((f) => (
+              <li key={f.model}>
+                <span className="font-mono">
+                  {f.model} v{f.version}
+                </span>{' '}
+                · {f.code}: {f.message} · since <RelativeTime iso={f.since} />, retries <RelativeTime iso={f.retryAt} />
+              </li>
+            ))}
+          </ul>
+        </div>
+      )}
       <dl className="grid grid-cols-2 gap-3 sm:grid-cols-3">
         <Fact label="Device">{worker.device}</Fact>
         <Fact label="Execution provider">{providers.length > 0 ? providers.join(', ') : 'none loaded yet'}</Fact>

@@ -1,6 +1,6 @@
 import { useState, type DragEvent } from 'react';
 import { formatBytes } from '../../lib/format.ts';
-import type { ControlProps } from '../ui/form-controls.tsx';
+import type { ControlProps } from './form-controls.tsx';
 
 interface FileDropProps {
   control: ControlProps;

@@ -1,0 +1,28 @@
+import type { Logger } from '@inferq/core';
+
+export interface PeriodicTask {
+  start(): void;
+  /** Stops the timer and waits for a run in progress. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Runs `run` every `intervalMs` (the timer does not keep the process alive);
+ * a failed run is logged as "<what> failed" and the next one goes ahead.
+ */
+export function createPeriodicTask(o: { what: string; intervalMs: number; logger: Logger; run: () => Promise<unknown> }): PeriodicTask {
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<unknown> = Promise.resolve();
+  return {
+    start(): void {
+      timer = setInterval(() => {
+        running = o.run().catch((err: Error) => o.logger.warn({ err: err.message }, `${o.what} failed`));
+      }, o.intervalMs);
+      timer.unref();
+    },
+    async stop(): Promise<void> {
+      clearInterval(timer);
+      await running;
+    },
+  };
+}

@@ -1,0 +1,15 @@
+import type { StoredTensor } from '@inferq/contracts';
+import type { TensorHead, TensorSlot } from '@inferq/storage';
+import type { Principal } from './api-keys-service.ts';
+
+/**
+ * Moves an upload (POST /v1/uploads) into a job's inputs: the jobs service's
+ * view of the uploads service. `claim` checks that the upload is the
+ * principal's, exists, holds exactly `bytes` bytes and was declared with the
+ * head's datatype and shape, then files it at `index` of `slot` (an upload is
+ * used once) and answers the tensor as the job's row keeps it. It rejects with
+ * the catalogue's error (4xx) when any of that fails.
+ */
+export interface UploadClaims {
+  claim(principal: Principal, uploadId: string, slot: TensorSlot, index: number, head: TensorHead, bytes: number): Promise<StoredTensor>;
+}

@@ -1,0 +1,65 @@
+import { waitFor, type Stack } from '@inferq/test-utils';
+import type { TierCosts } from './costs/tier-costs.ts';
+import { meterStack, submitJobs, waitForFinished } from './driver.ts';
+
+export interface DrainOptions {
+  /** The model's name; its queue is paused while the jobs are submitted. */
+  model: string;
+  jobs: number;
+  body: (i: number) => unknown;
+  /** The worker's settings. */
+  workerEnv: Record<string, string>;
+  /** The session's intra-op threads, for the prediction. */
+  sessionCores: number;
+  /** Submit requests in flight. @default 64 */
+  concurrency?: number;
+}
+
+export interface DrainRun {
+  /** Jobs per second from the first claim (started_at) to the last completion (finished_at). */
+  itemsPerS: number;
+  spanS: number;
+  avgBatchSize: number | null;
+  failed: number;
+  costs: TierCosts;
+}
+
+/**
+ * The worker's side alone: `jobs` submitted while the model's queue is paused and no worker of it runs, then one
+ * worker started (its model preloaded and warmed, as its heartbeat shows) and the queue resumed, so the span holds only claims,
+ * batches, result writes and acknowledgements. Run on a stack with no other worker for the model; the worker is
+ * stopped and the jobs table emptied afterwards.
+ */
+export async function drainQueued(stack: Stack, o: DrainOptions): Promise<DrainRun> {
+  const pause = await stack.request('POST', `/v1/models/${o.model}/pause`);
+  if (pause.status !== 200) throw new Error(`pausing ${o.model} answered ${pause.status}`);
+  await submitJobs(stack.baseUrl, o.jobs, o.concurrency ?? 64, o.body);
+  // Preloaded, and waited for: the model's load and warm-up stay out of the span.
+  const worker = await stack.startWorker({ ...o.workerEnv, WORKER_PRELOAD_MODELS: o.model });
+  try {
+    await waitFor(
+      async () => {
+        const { items } = (await stack.request('GET', '/v1/workers')).json as { items: Array<{ pid: number; modelsLoaded: Array<{ model: string }> }> };
+        return items.some((w) => w.pid === worker.child.pid && w.modelsLoaded.some((m) => m.model === o.model));
+      },
+      { timeoutMs: 60_000, intervalMs: 100, what: `the worker to load ${o.model}` },
+    );
+    const meter = await meterStack(stack, { workers: [worker], sessionCores: o.sessionCores });
+    const resume = await stack.request('POST', `/v1/models/${o.model}/resume`);
+    if (resume.status !== 200) throw new Error(`resuming ${o.model} answered ${resume.status}`);
+    await waitForFinished(stack.ctx.pool, o.jobs);
+    const costs = await meter.stop(o.jobs);
+    const {
+      rows: [r],
+    } = await stack.ctx.pool.query(
+      `SELECT extract(epoch FROM max(finished_at) - min(started_at))::float AS s,
+              count(*) FILTER (WHERE status = 'failed')::int AS failed,
+              (count(*) FILTER (WHERE batch_size > 0) / nullif(sum(1.0 / batch_size), 0))::float AS batch
+         FROM jobs`,
+    );
+    await stack.ctx.pool.query('DELETE FROM jobs');
+    return { itemsPerS: o.jobs / r.s, spanS: r.s, avgBatchSize: r.batch, failed: r.failed, costs };
+  } finally {
+    await worker.stop();
+  }
+}

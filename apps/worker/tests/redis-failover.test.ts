@@ -1,0 +1,63 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import {
+  ADMIN_KEY,
+  installCompletionLog,
+  mlpJob,
+  settleLoad,
+  startRedisCluster,
+  startRedisSentinel,
+  startStack,
+  startSteadyLoad,
+  waitFor,
+  type RedisTopologyServers,
+} from '@inferq/test-utils';
+import { queueNameFor } from '@inferq/queue';
+
+// A Redis primary dies under a steady load: the Sentinel group's, and the
+// Cluster primary that owns the busy model's slot. A replica is promoted; API
+// and worker reconnect by themselves. Redis replicates asynchronously, so
+// queue writes acknowledged just before the kill may be gone on the new
+// primary: Postgres is the record and the reconciler queues those jobs again.
+// Promise: no reply but 202 or a 503 with Retry-After, 503s for no longer than
+// the failover takes, and every accepted job completes once.
+
+/** Room beyond the failover itself for clients to find the new primary. */
+const RECONNECT_MARGIN_MS = 3_000;
+
+const open: Array<{ close(): Promise<void> }> = [];
+afterAll(async () => {
+  for (const o of open.reverse()) await o.close();
+});
+
+async function failOverUnderLoad(what: string, servers: RedisTopologyServers): Promise<void> {
+  open.push(servers);
+  const stack = await startStack({ services: { REDIS_URL: servers.url } });
+  open.push(stack);
+  await installCompletionLog(stack.ctx.pool);
+  await stack.registerModel('mlp');
+  await stack.startWorker();
+  const load = startSteadyLoad(stack, { ratePerS: 25, body: (i) => mlpJob(i), authorization: `Bearer ${ADMIN_KEY}` });
+  await waitFor(() => load.accepted.length >= 25, { what: 'jobs accepted before the kill' });
+
+  // The key whose slot holds the model's queue (the hash tag of its name).
+  const port = await servers.killPrimary(queueNameFor('mlp'));
+  const failoverMs = await servers.waitForFailover(queueNameFor('mlp'));
+  console.log(`${what}: primary on port ${port} killed, a replica took over in ${failoverMs} ms`);
+  const before = load.accepted.length;
+  await waitFor(() => load.accepted.length >= before + 50, { timeoutMs: 30_000, what: 'jobs accepted after the failover' });
+
+  const { result, report } = await settleLoad(stack.ctx.pool, load, what, 60_000);
+  expect(result.violations).toEqual([]);
+  expect(result.longestRefusalMs).toBeLessThan(failoverMs + RECONNECT_MARGIN_MS);
+  expect(report).toMatchObject({ lost: 0, duplicated: 0, failed: 0 });
+}
+
+describe('a Redis primary killed under load', () => {
+  it('Sentinel: the replica is promoted, clients follow, no job is lost or run into two results', async () => {
+    await failOverUnderLoad('Sentinel primary killed', await startRedisSentinel());
+  });
+
+  it("Cluster: the replica of the busy model's slot is promoted, clients follow, no job is lost or duplicated", async () => {
+    await failOverUnderLoad('Cluster primary killed', await startRedisCluster());
+  });
+});
