@@ -1,6 +1,7 @@
 import { waitFor, type Stack } from '@inferq/test-utils';
 import type { TierCosts } from './costs/tier-costs.ts';
 import { meterStack, submitJobs, waitForFinished } from './driver.ts';
+import { sampleGpu, type GpuUtilisation } from './gpu-sampler.ts';
 
 export interface DrainOptions {
   /** The model's name; its queue is paused while the jobs are submitted. */
@@ -13,6 +14,8 @@ export interface DrainOptions {
   sessionCores: number;
   /** Submit requests in flight. @default 64 */
   concurrency?: number;
+  /** The worker's device, whose GPU is sampled during the drain. @default cpu */
+  device?: string;
 }
 
 export interface DrainRun {
@@ -22,6 +25,8 @@ export interface DrainRun {
   avgBatchSize: number | null;
   failed: number;
   costs: TierCosts;
+  /** During the drain; null on the CPU. */
+  gpu: GpuUtilisation | null;
 }
 
 /**
@@ -45,10 +50,12 @@ export async function drainQueued(stack: Stack, o: DrainOptions): Promise<DrainR
       { timeoutMs: 60_000, intervalMs: 100, what: `the worker to load ${o.model}` },
     );
     const meter = await meterStack(stack, { workers: [worker], sessionCores: o.sessionCores });
+    const gpuSampler = sampleGpu(o.device ?? 'cpu');
     const resume = await stack.request('POST', `/v1/models/${o.model}/resume`);
     if (resume.status !== 200) throw new Error(`resuming ${o.model} answered ${resume.status}`);
     await waitForFinished(stack.ctx.pool, o.jobs);
     const costs = await meter.stop(o.jobs);
+    const gpu = await gpuSampler.stop();
     const {
       rows: [r],
     } = await stack.ctx.pool.query(
@@ -58,7 +65,7 @@ export async function drainQueued(stack: Stack, o: DrainOptions): Promise<DrainR
          FROM jobs`,
     );
     await stack.ctx.pool.query('DELETE FROM jobs');
-    return { itemsPerS: o.jobs / r.s, spanS: r.s, avgBatchSize: r.batch, failed: r.failed, costs };
+    return { itemsPerS: o.jobs / r.s, spanS: r.s, avgBatchSize: r.batch, failed: r.failed, costs, gpu };
   } finally {
     await worker.stop();
   }

@@ -37,7 +37,9 @@ const only = args.only?.split(',').map((s) => s.trim());
 const startedAt = new Date().toISOString();
 const commit = (() => {
   try {
-    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT }).toString().trim();
+    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'ignore'] })
+      .toString()
+      .trim();
   } catch {
     return undefined; // not a git checkout
   }

@@ -147,7 +147,8 @@ export function createModelSessions(deps: ModelSessionsDeps) {
     const started = performance.now();
     let session = await openSession(path);
     const loadMs = performance.now() - loadStarted;
-    deps.logger.info(
+    // A model that fell back (a GPU worker running it on the CPU) is worth a warning: it works, slowly.
+    deps.logger[session.failedProviders.length > 0 ? 'warn' : 'info'](
       {
         model: e.model,
         modelVersion: e.version,
@@ -155,7 +156,7 @@ export function createModelSessions(deps: ModelSessionsDeps) {
         failedProviders: session.failedProviders,
         loadMs: Math.round(performance.now() - started),
       },
-      'model loaded',
+      session.failedProviders.length > 0 ? `model loaded on ${session.provider} after other providers failed` : 'model loaded',
     );
     deps.metrics?.modelLoaded(e.model, loadMs / 1000);
     emit(e, 'loaded', { ms: roundMs(loadMs) });

@@ -1,9 +1,10 @@
-import { providerCandidates } from '@inferq/inference';
-import { demoModel, type Stack } from '@inferq/test-utils';
+import { parseDevice, providerCandidates } from '@inferq/inference';
+import { demoModel, waitFor, type Stack } from '@inferq/test-utils';
 import { runRawOnnx } from '../ceilings/raw-onnx.ts';
 import { drainQueued } from '../drain-run.ts';
 import { BODY_FORMS, runBurst, SHIPPED_WORKER_ENV, tensorBody, type BodyForm, type JobsRun } from '../driver.ts';
 import { cpuMsPerMiB } from '../costs/process-cpu.ts';
+import { sampleGpu, type GpuUtilisation } from '../gpu-sampler.ts';
 import { goal, type Scenario } from '../scenario.ts';
 import { median, round } from '../stats.ts';
 
@@ -14,33 +15,6 @@ const INTRA_OP_THREADS = 1;
 const CONCURRENCY = 64;
 const IMAGE_SHAPE = [1, 3, 32, 32];
 
-interface WorkerView {
-  modelsLoaded: Array<{ model: string; provider: string }>;
-  gpu: { utilizationPercent: number } | null;
-}
-
-/** Samples the worker's heartbeat (provider, GPU utilisation from nvidia-smi) once a second until stopped. */
-function sampleWorker(stack: Stack): { stop(): Promise<{ provider: string | null; gpuUtilization: number[] }> } {
-  const gpuUtilization: number[] = [];
-  let provider: string | null = null;
-  let running = true;
-  const loop = (async () => {
-    while (running) {
-      const [worker] = (await stack.request('GET', '/v1/workers')).json.items as WorkerView[];
-      provider = worker?.modelsLoaded.find((m) => m.model === 'cnn')?.provider ?? provider;
-      if (worker?.gpu) gpuUtilization.push(worker.gpu.utilizationPercent);
-      await new Promise((r) => setTimeout(r, 1_000));
-    }
-  })();
-  return {
-    async stop() {
-      running = false;
-      await loop;
-      return { provider, gpuUtilization };
-    },
-  };
-}
-
 export const batchingEfficiency: Scenario = {
   id: '1',
   title: 'Batching efficiency: CNN end to end against raw onnxruntime',
@@ -48,6 +22,7 @@ export const batchingEfficiency: Scenario = {
     const jobs = ctx.size(30_000, 40);
     const drainJobs = ctx.size(30_000, 200);
     const model = demoModel('cnn');
+    const rawGpuSampler = sampleGpu(ctx.device);
     const raw = await runRawOnnx({
       modelPath: model.path,
       input: 'image',
@@ -58,10 +33,11 @@ export const batchingEfficiency: Scenario = {
       executionProviders: providerCandidates(ctx.device).slice(0, 1),
     });
     const rawItemsPerS = raw.itemsPerS;
+    const rawGpu = await rawGpuSampler.stop();
     const stack = await ctx.startStack();
     try {
       await stack.registerModel('cnn', { maxBatchSize: String(MAX_BATCH_SIZE), maxBatchDelayMs: String(MAX_BATCH_DELAY_MS) });
-      const workerEnv = { ...SHIPPED_WORKER_ENV, INTRA_OP_THREADS: String(INTRA_OP_THREADS), WORKER_MODELS: 'cnn', WORKER_DEVICES: ctx.device };
+      const workerEnv = { ...SHIPPED_WORKER_ENV, INTRA_OP_THREADS: String(INTRA_OP_THREADS), WORKER_MODELS: 'cnn', WORKER_DEVICE: ctx.device };
       const worker = await stack.startWorker(workerEnv);
       const tiers = { workers: [worker], sessionCores: INTRA_OP_THREADS };
       const image = new Float32Array(3 * 32 * 32).map((_, i) => Math.sin(i));
@@ -70,14 +46,24 @@ export const batchingEfficiency: Scenario = {
       for (const form of BODY_FORMS) await runBurst(stack, ctx.size(256, 8), CONCURRENCY, bodies[form]);
       const rounds = ctx.size(3, 1);
       const runs: Record<BodyForm, JobsRun[]> = { json: [], binary: [] };
-      const sampler = sampleWorker(stack);
+      const gpuSampler = sampleGpu(ctx.device);
       // The forms alternate, so drift on the machine hits both alike.
       for (let i = 0; i < rounds; i++) for (const form of BODY_FORMS) runs[form].push(await runBurst(stack, jobs, CONCURRENCY, bodies[form], tiers));
-      const sampled = await sampler.stop();
-      const gpu = sampled.gpuUtilization;
+      const gpu = await gpuSampler.stop();
+      const provider = await loadedProvider(stack);
+      // A worker that fell back to the CPU would make every GPU figure a CPU one.
+      if (provider !== parseDevice(ctx.device).kind)
+        throw new Error(`the worker runs the CNN on ${provider}, not on ${ctx.device}: its log (model loaded, failedProviders) says why`);
       // The worker's side alone: the e2e worker goes, the jobs queue up, then one worker drains them.
       await worker.stop();
-      const drain = await drainQueued(stack, { model: 'cnn', jobs: drainJobs, body: bodies.json, workerEnv, sessionCores: INTRA_OP_THREADS });
+      const drain = await drainQueued(stack, {
+        model: 'cnn',
+        jobs: drainJobs,
+        body: bodies.json,
+        workerEnv,
+        sessionCores: INTRA_OP_THREADS,
+        device: ctx.device,
+      });
       const drainRatio = drain.itemsPerS / rawItemsPerS;
       const figures = (form: BodyForm) => {
         const r = runs[form];
@@ -105,7 +91,7 @@ export const batchingEfficiency: Scenario = {
         title: this.title,
         metrics: {
           device: ctx.device,
-          worker_provider: sampled.provider,
+          worker_provider: provider,
           jobs,
           rounds,
           raw_onnx_items_per_s: round(rawItemsPerS, 0),
@@ -133,8 +119,9 @@ export const batchingEfficiency: Scenario = {
           worker_side_session_thread_us_per_job: round(drain.costs.cpuUsPerJob['worker session'], 1),
           raw_onnx_cpu_us_per_item: round(raw.costs.cpuUsPerJob.worker, 1),
           failed_jobs: json.failed + binary.failed + drain.failed,
-          gpu_utilization_mean_percent: gpu.length === 0 ? null : round(gpu.reduce((a, b) => a + b, 0) / gpu.length, 0),
-          gpu_utilization_max_percent: gpu.length === 0 ? null : Math.max(...gpu),
+          ...gpuMetrics('raw_gpu', rawGpu),
+          ...gpuMetrics('e2e_gpu', gpu),
+          ...gpuMetrics('worker_side_gpu', drain.gpu),
         },
         goals: [
           goal('e2e ÷ raw onnxruntime, max batch 32 (JSON body)', round(json.ratio, 3), '>=', 0.9),
@@ -162,7 +149,8 @@ export const batchingEfficiency: Scenario = {
           'API CPU: user + system time of the API process (/proc/<pid>/stat) while the jobs were submitted, per MiB of request bodies.',
           `Raw: one onnxruntime-node session in the bench process running batch ${MAX_BATCH_SIZE} back to back; ` +
             `both sides use intraOpNumThreads ${INTRA_OP_THREADS} on device ${ctx.device} (\`--device\`).`,
-          "GPU utilisation: the worker heartbeat's nvidia-smi reading, sampled once a second during the burst (null on the CPU).",
+          "GPU utilisation: nvidia-smi's utilization.gpu (the share of time a kernel ran) and memory, sampled every 250 ms during the raw run, " +
+            'the e2e bursts and the worker-side drain (absent on the CPU).',
           `Worker side: ${drainJobs} jobs submitted while the model's queue is paused and no worker runs, then one worker ` +
             '(same settings) started and the queue resumed; items/s from the first claim (started_at) to the last finished_at. ' +
             "Its worker main thread's CPU per job is the worker's own work beyond session.run (claim, inputs, results, acknowledgement).",
@@ -174,3 +162,27 @@ export const batchingEfficiency: Scenario = {
     }
   },
 };
+
+/** The provider the worker's heartbeat says the CNN runs on (it reports a model once loaded). */
+async function loadedProvider(stack: Stack): Promise<string | null> {
+  let provider: string | null = null;
+  await waitFor(
+    async () => {
+      const { items } = (await stack.request('GET', '/v1/workers')).json as { items: Array<{ modelsLoaded: Array<{ model: string; provider: string }> }> };
+      provider = items.flatMap((w) => w.modelsLoaded).find((m) => m.model === 'cnn')?.provider ?? null;
+      return provider !== null;
+    },
+    { timeoutMs: 15_000, intervalMs: 200, what: "the worker's heartbeat to name the CNN's provider" },
+  );
+  return provider;
+}
+
+/** Mean and max utilisation and peak memory of one phase, under `prefix`; none on the CPU. */
+function gpuMetrics(prefix: string, gpu: GpuUtilisation | null): Record<string, number> {
+  if (!gpu) return {};
+  return {
+    [`${prefix}_utilization_mean_percent`]: gpu.meanPercent,
+    [`${prefix}_utilization_max_percent`]: gpu.maxPercent,
+    [`${prefix}_memory_max_mib`]: gpu.memoryMaxMiB,
+  };
+}
