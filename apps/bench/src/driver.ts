@@ -88,13 +88,17 @@ export async function submitJobs(baseUrl: string, count: number, concurrency: nu
 }
 
 /** Waits until `count` jobs of the schema are finished; returns when the last one finished. */
+/**
+ * Polls every 500 ms: the count scans every finished row (8 ms at 20,000 on two cores), and polled every 100 ms it was
+ * 14 % of Postgres's CPU in a drain, charged to the Postgres tier. Spans come from the rows' timestamps, not from here.
+ */
 export async function waitForFinished(pool: Pool, count: number, timeoutMs = 600_000): Promise<void> {
   await waitFor(
     async () => {
       const { rows } = await pool.query("SELECT count(*)::int AS n FROM jobs WHERE status IN ('succeeded', 'failed', 'canceled', 'expired')");
       return rows[0].n >= count;
     },
-    { timeoutMs, intervalMs: 100, what: `${count} jobs to finish` },
+    { timeoutMs, intervalMs: 500, what: `${count} jobs to finish` },
   );
 }
 
