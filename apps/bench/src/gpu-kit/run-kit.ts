@@ -104,6 +104,11 @@ function probe(candidate: string): ProbeResult {
   }
 }
 
+function cudaProviderText(): string {
+  if (!manifest.cudaProvider) return 'none';
+  return manifest.cudaProvider.version ?? 'of unknown version';
+}
+
 function summary(): string {
   const results = join(out, 'results.json');
   const metrics = existsSync(results)
@@ -115,7 +120,7 @@ function summary(): string {
     '# The GPU run',
     '',
     `GPU: ${gpu ?? 'none found'}. Kit built ${manifest.builtAt}${manifest.commit ? ` at commit ${manifest.commit}` : ''}: Node ${manifest.node.version}, ` +
-      `onnxruntime-node ${manifest.onnxruntimeNode.version}, CUDA execution provider ${manifest.cudaProvider ? (manifest.cudaProvider.version ?? 'of unknown version') : 'none'}.`,
+      `onnxruntime-node ${manifest.onnxruntimeNode.version}, CUDA execution provider ${cudaProviderText()}.`,
     '',
     '| device | starts | ms per batch of 32 | why not |',
     '| --- | --- | --- | --- |',
