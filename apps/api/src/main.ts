@@ -101,6 +101,7 @@ const retentionSweeper = createRetentionSweeper({
   intervalMs: config.RETENTION_SWEEP_INTERVAL_MS,
   jobRetentionS: config.JOB_RETENTION_S,
   inputRetentionS: config.JOB_INPUT_RETENTION_S,
+  onSwept: metrics.retentionSweepBehind,
 });
 const orphans = createOrphanSweeper({
   pool,

@@ -65,7 +65,7 @@ const finishedAgo = (id: string, seconds: number) =>
     [id, seconds],
   );
 
-function sweeper(settings: { jobRetentionS: number; inputRetentionS: number }) {
+function sweeper(settings: { jobRetentionS: number; inputRetentionS: number; batchSize?: number; budgetMs?: number; onSwept?(behind: boolean): void }) {
   return createRetentionSweeper({
     pool: t.ctx.pool,
     redis,
@@ -328,6 +328,24 @@ describe('the retention sweep', () => {
     expect(metrics).toMatch(/inferq_jobs_purged_total\{reason="retention"\} [1-9]/);
   });
 
+  it('works batches until none is left, however many, and stops on its time budget saying it is behind', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 7; i++) {
+      const id = await submit({});
+      await succeed(id, { inline: true });
+      await finishedAgo(id, 3 * DAY_S);
+      ids.push(id);
+    }
+    const told: boolean[] = [];
+    const settings = { ...LONG, jobRetentionS: 2 * DAY_S, batchSize: 2, onSwept: (behind: boolean) => told.push(behind) };
+    // No time at all: one full batch, then out of time with rows still due.
+    expect(await sweeper({ ...settings, budgetMs: 0 }).sweepOnce()).toMatchObject({ purged: 2, behind: true });
+    // Time enough: every batch (three more, the last one short), where a fixed count of batches would stop.
+    expect(await sweeper(settings).sweepOnce()).toMatchObject({ purged: 5, behind: false });
+    expect(told).toEqual([true, false]);
+    for (const id of ids) expect((await request('GET', `/v1/jobs/${id}`, t.adminKey)).statusCode).toBe(410);
+  });
+
   it('is one replica at a time: a sweep skips while another holds the lease', async () => {
     expect(await takeLease(redis, t.producer.prefix, RETENTION_PASS, 60_000)).toBe(true);
     try {
@@ -335,7 +353,7 @@ describe('the retention sweep', () => {
     } finally {
       await releaseLease(redis, t.producer.prefix, RETENTION_PASS);
     }
-    expect(await sweeper(LONG).sweepOnce()).toEqual({ purged: 0, inputsDropped: 0, objectsDeleted: 0 });
+    expect(await sweeper(LONG).sweepOnce()).toEqual({ purged: 0, inputsDropped: 0, objectsDeleted: 0, behind: false });
   });
 });
 

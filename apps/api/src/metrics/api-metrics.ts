@@ -58,6 +58,11 @@ export function createApiMetrics(deps: { pool: Pool; producer: JobProducer; redi
     help: 'Daily partitions of jobs dropped after the tombstone retention (JOB_TOMBSTONE_RETENTION_S)',
     registers: [registry],
   });
+  const retentionBehind = new Gauge({
+    name: 'inferq_retention_sweep_behind',
+    help: 'Whether the last retention sweep ran out of time with jobs still due (1): purges are falling behind the finish rate',
+    registers: [registry],
+  });
   const rowsDeleted = new Counter({
     name: 'inferq_retention_rows_deleted_total',
     help: 'Rows deleted past their retention by the partition maintainer: batches of dropped days, audit_log past AUDIT_RETENTION_S',
@@ -150,6 +155,9 @@ export function createApiMetrics(deps: { pool: Pool; producer: JobProducer; redi
     },
     cacheLookup(model: string, hit: boolean): void {
       cacheLookups.inc({ model, result: hit ? 'hit' : 'miss' });
+    },
+    retentionSweepBehind(behind: boolean): void {
+      retentionBehind.set(behind ? 1 : 0);
     },
     jobsPurged(reason: string, count: number): void {
       purged.inc({ reason }, count);
