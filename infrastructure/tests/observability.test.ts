@@ -36,6 +36,9 @@ describe('observability config', () => {
     const rules = await run(bin, ['check', 'rules', resolve(dir, 'prometheus/alerts.yml')]);
     expect(rules.stdout).toMatch(/SUCCESS: \d+ rules found/);
     await run(bin, ['check', 'config', resolve(dir, 'prometheus/prometheus.yml')]);
+    // Unit tests of the rules: per-worker and per-sweep gauges (alerts.test.yml).
+    const tests = await run(bin, ['test', 'rules', resolve(dir, 'prometheus/alerts.test.yml')]);
+    expect(tests.stdout).toMatch(/SUCCESS/);
   }, 300_000);
 
   it('queries only metrics the API and workers export', async () => {

@@ -102,6 +102,9 @@ export async function startWorkerProcess(config: WorkerConfig, baseLogger: Logge
   async function refreshModels(): Promise<void> {
     for (const m of await listLatestModels(pool)) {
       if (workers.has(m.name) || (served && !served.has(m.name))) continue;
+      // A series of 0 from every worker that serves the model: without it, one faulted worker among healthy ones
+      // would be the only series, and InferqModelNoReadyWorker (min by model) would fire.
+      metrics.modelFaulted(m.name, false);
       workers.set(
         m.name,
         createModelWorker({
