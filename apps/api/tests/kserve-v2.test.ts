@@ -198,6 +198,29 @@ describe('the binary tensor data extension', () => {
     }
   });
 
+  it("takes a header shaped like the extension document's example: top-level model_name and model_version, ignored", async () => {
+    const data = new Uint8Array(mlpRows(1, 5).buffer.slice(0));
+    const header = Buffer.from(
+      JSON.stringify({
+        model_name: 'mlp',
+        model_version: '1',
+        inputs: [{ name: 'features', shape: [1, 64], datatype: 'FP32', parameters: { binary_data_size: data.byteLength } }],
+        outputs: [{ name: 'logits', parameters: { binary_data: true } }],
+      }),
+    );
+    const res = await fetch(`${stack.baseUrl}/v2/models/mlp/infer`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/octet-stream', [IHCL]: String(header.byteLength) },
+      body: Buffer.concat([header, data]),
+    });
+    const body = new Uint8Array(await res.arrayBuffer());
+    expect(res.status).toBe(200);
+    const parsed = parseInferResponseBody(body, Number(res.headers.get(IHCL)));
+    if (!parsed.ok) throw new Error(parsed.detail);
+    const expected = await v1Logits(1, 5);
+    logitsOf(parsed.value.tensors[0]!).forEach((v, i) => expect(v).toBeCloseTo(expected[i]!, 5));
+  });
+
   it('mixes binary inputs with JSON outputs, takes integer priorities, and the C++ client all-JSON form', async () => {
     const { res, body } = await infer({ inputs: [features(1, 3)], outputs: [{ name: 'logits', binary: false }], parameters: { priority: 1 } });
     expect(res.status).toBe(200);

@@ -69,6 +69,9 @@ export const V2InferInputSchema = Type.Object(
 export const V2InferBodySchema = Type.Object(
   {
     id: Type.Optional(Type.String({ maxLength: 256, description: 'Echoed in the response' })),
+    // The binary extension's own example request carries these; the path names the model, so (as Triton) they are ignored.
+    model_name: Type.Optional(Type.String({ maxLength: 256, description: 'Accepted and ignored: the path names the model' })),
+    model_version: Type.Optional(Type.String({ maxLength: 64, description: 'Accepted and ignored: the path names the version' })),
     parameters: Type.Optional(
       Type.Object(
         {
