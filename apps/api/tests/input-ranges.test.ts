@@ -85,6 +85,30 @@ describe('values that do not fit their datatype', () => {
     }
   });
 
+  it('refuses BOOL bytes other than 0 or 1 in base64 data and in a framed /v2 body, naming the element', async () => {
+    const index = DATATYPES.indexOf('BOOL');
+    const withBool = (bool: object) =>
+      `[${DATATYPES.map((d) => {
+        const head = `"name":"${inputName(d)}","datatype":"${d}","shape":[1,2]`;
+        return d === 'BOOL' ? JSON.stringify({ ...JSON.parse(`{${head}}`), ...bool }) : `{${head},"data":[${ZERO[d]},${ZERO[d]}]}`;
+      }).join(',')}]`;
+    const base64 = await post('/v1/jobs', `{"model":"${TYPED_MODEL}","inputs":${withBool({ data: Buffer.from([0, 2]).toString('base64') })}}`);
+    expect(base64.statusCode, base64.body).toBe(400);
+    expect(base64.json()).toMatchObject({ code: 'INPUT_DATA_INVALID', detail: 'input "x_bool": base64 data: element 1 (byte 2) is not a valid BOOL (0 or 1)' });
+    expect(base64.json().errors[0].pointer).toBe(`/inputs/${index}/data/1`);
+
+    const header = Buffer.from(`{"inputs":${withBool({ parameters: { binary_data_size: 2 } })}}`);
+    const framed = await t.server.inject({
+      method: 'POST',
+      url: `/v2/models/${TYPED_MODEL}/infer`,
+      payload: Buffer.concat([header, Buffer.from([1, 7])]),
+      headers: { ...t.auth(), 'content-type': 'application/octet-stream', 'inference-header-content-length': String(header.byteLength) },
+    });
+    expect(framed.statusCode, framed.body).toBe(400);
+    expect(framed.json()).toMatchObject({ code: 'INPUT_DATA_INVALID', detail: 'input "x_bool": element 1 (byte 7) is not a valid BOOL (0 or 1)' });
+    expect(framed.json().errors[0].pointer).toBe(`/inputs/${index}`);
+  });
+
   it.each(cases)('/v2/models/…/infer refuses %s %s the same way, with the protocol `error`', async (datatype, bad, detail) => {
     for (const url of [`/v2/models/${TYPED_MODEL}/infer`, `/v2/models/${TYPED_MODEL}/versions/1/infer`]) {
       const res = await post(url, `{"inputs":${inputsText(datatype, bad, false)}}`);

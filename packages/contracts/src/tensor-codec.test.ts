@@ -174,6 +174,18 @@ describe('BYTES tensors', () => {
     expect(checkTensorBytes('BYTES', [2], bytes)).toMatch(/element 1 is not valid UTF-8/);
   });
 
+  it('refuses BOOL bytes other than 0 and 1, in base64 and in raw bytes, naming the element', () => {
+    expect(decodeTensorData('BOOL', [3], Buffer.from([1, 0, 1]).toString('base64'))).toMatchObject({ ok: true });
+    expect(decodeTensorData('BOOL', [3], Buffer.from([1, 0, 255]).toString('base64'))).toEqual({
+      ok: false,
+      code: 'INPUT_DATA_INVALID',
+      detail: 'base64 data: element 2 (byte 255) is not a valid BOOL (0 or 1)',
+      element: [2],
+    });
+    expect(checkTensorBytes('BOOL', [2], new Uint8Array([0, 1]))).toBeUndefined();
+    expect(checkTensorBytes('BOOL', [2], new Uint8Array([2, 1]))).toBe('element 0 (byte 2) is not a valid BOOL (0 or 1)');
+  });
+
   it('checks fixed-size tensors by byte length', () => {
     expect(checkTensorBytes('FP32', [2], new Uint8Array(8))).toBeUndefined();
     expect(checkTensorBytes('FP32', [2], new Uint8Array(7))).toBe('holds 7 bytes; FP32 of shape [2] needs 8');

@@ -75,13 +75,23 @@ export function bytesTensorProblem(data: Uint8Array, count: number): { detail: s
   return undefined;
 }
 
-/** Why bytes are not a tensor of the datatype and shape (a byte length, or BYTES framing and UTF-8), or undefined when they are. */
+/** The first element of BOOL bytes that is neither 0 nor 1, or undefined: the binary form of "BOOL other than true/false/0/1". */
+function invalidBoolElement(data: Uint8Array): number | undefined {
+  const at = data.findIndex((b) => b > 1);
+  return at < 0 ? undefined : at;
+}
+
+const invalidBoolDetail = (data: Uint8Array, at: number) => `element ${at} (byte ${data[at]}) is not a valid BOOL (0 or 1)`;
+
+/** Why bytes are not a tensor of the datatype and shape (a byte length, BYTES framing and UTF-8, BOOL bytes 0 or 1), or undefined when they are. */
 export function checkTensorBytes(datatype: DataType, shape: readonly number[], data: Uint8Array): string | undefined {
   const count = elementCount(shape);
   if (count === undefined) return `shape [${shape.join(',')}] is not a list of non-negative integers with a safe product`;
   if (datatype === 'BYTES') return bytesTensorProblem(data, count)?.detail;
   const bytes = count * DataTypes[datatype].bytes;
-  return bytes === data.byteLength ? undefined : `holds ${data.byteLength} bytes; ${datatype} of shape [${shape.join(',')}] needs ${bytes}`;
+  if (bytes !== data.byteLength) return `holds ${data.byteLength} bytes; ${datatype} of shape [${shape.join(',')}] needs ${bytes}`;
+  const bool = datatype === 'BOOL' ? invalidBoolElement(data) : undefined;
+  return bool === undefined ? undefined : invalidBoolDetail(data, bool);
 }
 
 /** The elements of a framed BYTES tensor as strings (UTF-8; a byte that is not becomes U+FFFD). Throws when the framing is broken. */
@@ -247,6 +257,8 @@ export function decodeTensorData(datatype: DataType, shape: readonly number[], d
     if (!bytes) return fail('INPUT_DATA_INVALID', 'data is a string but not valid base64');
     if (bytes.byteLength !== byteLength)
       return fail('INPUT_DATA_INVALID', `base64 data has ${bytes.byteLength} bytes; ${datatype} of shape [${shape.join(',')}] needs ${byteLength}`);
+    const bool = datatype === 'BOOL' ? invalidBoolElement(bytes) : undefined;
+    if (bool !== undefined) return fail('INPUT_DATA_INVALID', `base64 data: ${invalidBoolDetail(bytes, bool)}`, [bool]);
     // Copy into an aligned buffer of its own so typed-array views over it are valid.
     return { ok: true, value: bytes.byteOffset % 8 === 0 ? bytes : new Uint8Array(bytes) };
   }

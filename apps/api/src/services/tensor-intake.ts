@@ -77,7 +77,12 @@ export function decodeInputs(inputs: readonly SubmitTensor[], inputMaxBytes: num
           detail: `input "${h.name}" has ${given} bytes; ${h.datatype} of shape [${h.shape.join(',')}] is ${h.byteLength}`,
         },
       ]);
-    if ('bytes' in t) return { ...h, data: t.bytes };
+    if ('bytes' in t) {
+      // Right size; a BOOL byte other than 0 or 1 is a value that does not fit (as `2` in JSON is).
+      const problem = h.datatype === 'BOOL' ? checkTensorBytes(h.datatype, h.shape, t.bytes) : undefined;
+      if (problem) reject([{ pointer: `/inputs/${i}`, code: 'INPUT_DATA_INVALID', detail: `input "${h.name}": ${problem}` }]);
+      return { ...h, data: t.bytes };
+    }
     // A streamed BYTES part is checked by the worker (its framing and UTF-8), which fails the job with INPUT_DATA_INVALID.
     if ('stored' in t) return { ...h, byteLength: t.stored.bytes, stored: t.stored, sha256: t.sha256 };
     const decoded = decodeTensorData(h.datatype, h.shape, t.data);
