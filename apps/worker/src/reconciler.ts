@@ -1,7 +1,7 @@
 import type { Logger } from '@inferq/core';
 import { batchShapeKey } from '@inferq/contracts';
-import { findUnfinishedJobs, readJobInputs, type Pool, type UnfinishedJob } from '@inferq/db';
-import { claimQueueEpoch, type JobProducer, type RedisClient } from '@inferq/queue';
+import { findUnfinishedJobs, listLatestModels, readJobInputs, type Pool, type UnfinishedJob } from '@inferq/db';
+import { claimQueueEpochs, type JobProducer, type RedisClient } from '@inferq/queue';
 
 const PAGE_SIZE = 1_000;
 /** The incremental window reaches this far behind the last pass, for clock skew between worker and database. */
@@ -13,8 +13,9 @@ const SKEW_MARGIN_MS = 5_000;
  * - a crash between insert and enqueue: each pass checks the jobs created
  *   since the previous pass, once they are `minAgeMs` old, so the cost follows
  *   the submission rate, not the backlog;
- * - Redis losing its data (flush, restart without persistence): the queue's
- *   epoch key is gone, and that pass checks every unfinished job.
+ * - Redis losing its data (flush, restart without persistence, a Cluster
+ *   shard that lost its data): a model queue's epoch key is gone, and that
+ *   pass checks every unfinished job.
  * Queue job ids are the job ids, so a job already queued is never added twice,
  * and workers skip rows that finished meanwhile.
  */
@@ -60,7 +61,9 @@ export function createReconciler(deps: { pool: Pool; producer: JobProducer; redi
   return {
     async reconcileOnce(): Promise<{ full: boolean; checked: number; requeued: number }> {
       const passStart = Date.now();
-      const full = (await claimQueueEpoch(deps.redis, deps.producer.prefix)) || checkedUpTo === undefined;
+      const models = (await listLatestModels(deps.pool)).map((m) => m.name);
+      const lost = await claimQueueEpochs(deps.redis, deps.producer.prefix, models);
+      const full = lost.length > 0 || checkedUpTo === undefined;
       const createdAfter = full ? undefined : new Date(checkedUpTo!.getTime() - SKEW_MARGIN_MS);
       let checked = 0;
       let requeued = 0;
@@ -73,7 +76,7 @@ export function createReconciler(deps: { pool: Pool; producer: JobProducer; redi
         after = rows[rows.length - 1];
       }
       checkedUpTo = new Date(passStart - deps.minAgeMs);
-      if (requeued > 0) deps.logger.warn({ full, checked, requeued }, 'reconciler re-enqueued jobs missing from the queue');
+      if (requeued > 0) deps.logger.warn({ full, lostQueues: lost, checked, requeued }, 'reconciler re-enqueued jobs missing from the queue');
       return { full, checked, requeued };
     },
   };

@@ -9,14 +9,35 @@ beforeAll(async () => {
 });
 afterAll(() => stack?.close());
 
-async function deleteQueueKeys(): Promise<number> {
+/** Deletes the stack's Redis keys: all of them, or those under `under` (one queue's, as a Cluster shard that lost its data). */
+async function deleteQueueKeys(under = ''): Promise<number> {
   const redis = createRedisConnection(stack.ctx.env.REDIS_URL!, 'consumer');
   try {
-    return await deleteKeysWithPrefix(redis, stack.ctx.prefix);
+    return await deleteKeysWithPrefix(redis, `${stack.ctx.prefix}${under}`);
   } finally {
     redis.disconnect();
   }
 }
+
+/** A queued job created an hour ago: outside the incremental window, so only a full pass finds it. */
+async function insertOldQueuedJob(seed: number): Promise<string> {
+  const {
+    rows: [owner],
+  } = await stack.ctx.pool.query('SELECT id FROM api_keys LIMIT 1');
+  const id = testJobId();
+  await stack.ctx.pool.query(
+    `INSERT INTO jobs (id, owner_key_id, model_name, model_version, priority, status, inputs, created_at) ` +
+      `VALUES ($1, $2, 'mlp', 1, 'low', 'queued', $3, now() - interval '1 hour')`,
+    [
+      id,
+      owner.id,
+      JSON.stringify([{ name: 'features', datatype: 'FP32', shape: [1, 64], bytes: 256, b64: Buffer.from(mlpRows(1, seed).buffer).toString('base64') }]),
+    ],
+  );
+  return id;
+}
+
+const succeeded = async (id: string) => (await stack.ctx.pool.query('SELECT status FROM jobs WHERE id = $1', [id])).rows[0].status === 'succeeded';
 
 describe('the reconciler (invariant 1: Postgres is the record)', () => {
   it('runs accepted jobs whose queue entries were lost in a Redis flush', async () => {
@@ -55,24 +76,14 @@ describe('the reconciler (invariant 1: Postgres is the record)', () => {
   });
 
   it('checks every unfinished job again when Redis loses its data while the worker runs', async () => {
-    const {
-      rows: [owner],
-    } = await stack.ctx.pool.query('SELECT id FROM api_keys LIMIT 1');
-    // Old enough to be outside the incremental window: only a full pass finds it.
-    const id = testJobId();
-    await stack.ctx.pool.query(
-      `INSERT INTO jobs (id, owner_key_id, model_name, model_version, priority, status, inputs, created_at) ` +
-        `VALUES ($1, $2, 'mlp', 1, 'low', 'queued', $3, now() - interval '1 hour')`,
-      [
-        id,
-        owner.id,
-        JSON.stringify([{ name: 'features', datatype: 'FP32', shape: [1, 64], bytes: 256, b64: Buffer.from(mlpRows(1, 9).buffer).toString('base64') }]),
-      ],
-    );
+    const id = await insertOldQueuedJob(9);
     expect(await deleteQueueKeys()).toBeGreaterThan(0);
-    await waitFor(async () => (await stack.ctx.pool.query('SELECT status FROM jobs WHERE id = $1', [id])).rows[0].status === 'succeeded', {
-      timeoutMs: 30_000,
-      what: 'the job to run after the flush',
-    });
+    await waitFor(() => succeeded(id), { timeoutMs: 30_000, what: 'the job to run after the flush' });
+  });
+
+  it("checks every unfinished job again when only one model's queue loses its data (a Cluster shard), the rest of Redis kept", async () => {
+    const id = await insertOldQueuedJob(11);
+    expect(await deleteQueueKeys(':{infer.mlp}')).toBeGreaterThan(0);
+    await waitFor(() => succeeded(id), { timeoutMs: 30_000, what: "the job to run after its queue's keys went" });
   });
 });

@@ -10,8 +10,8 @@ export const JOB_NAME = 'infer.run';
 
 /** The hash of live workers' heartbeats. */
 export const workerRegistryKey = (prefix: string): string => `${prefix}:workers`;
-/** Present while Redis still holds the queue data it was given (queue-epoch.ts). */
-export const queueEpochKey = (prefix: string): string => `${prefix}:epoch`;
+/** Present while Redis still holds the model's queue data (queue-epoch.ts): in the queue's slot, so it goes when that shard's data does. */
+export const queueEpochKey = (prefix: string, model: string): string => `${prefix}:${queueNameFor(model)}:inferq-epoch`;
 /** A lease on a periodic pass that one worker of the fleet runs at a time. */
 export const leaseKey = (prefix: string, pass: string): string => `${prefix}:lease:${pass}`;
 /** The namespace of the API's per-key rate limit counters. */
