@@ -135,6 +135,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       await Promise.all(apis.map((a) => a.stop()));
       await redis.quit().catch(() => {}); // a fault test may have left it closed
       await ctx.close();
+      assertNoCrossSlot([...apis, ...workers]);
     },
   };
 }
@@ -185,4 +186,18 @@ export async function runLimited<T>(count: number, limit: number, task: (i: numb
     }),
   );
   return results;
+}
+
+/**
+ * A Redis Cluster refuses a multi-key command whose keys hash to different slots (CROSSSLOT). Wherever an API or
+ * worker logged one (a retried or swallowed error included), the test that ran the stack fails when it closes it.
+ */
+function assertNoCrossSlot(processes: readonly TestProcess[]): void {
+  for (const p of processes) {
+    const line = p
+      .output()
+      .split('\n')
+      .find((l) => l.includes('CROSSSLOT'));
+    if (line) throw new Error(`a process of the stack (pid ${p.child.pid}) logged a CROSSSLOT error: ${line.slice(0, 500)}`);
+  }
 }
