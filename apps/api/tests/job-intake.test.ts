@@ -23,9 +23,11 @@ describe('group commit of submissions', () => {
     t = await buildTestApp();
     // Count the INSERTs into jobs that reach Postgres (the real one, only observed).
     const query = t.ctx.pool.query.bind(t.ctx.pool) as (...args: unknown[]) => Promise<unknown>;
-    (t.ctx.pool as unknown as { query: unknown }).query = (text: unknown, ...rest: unknown[]) => {
-      if (typeof text === 'string' && /\bINSERT INTO jobs \(/.test(text)) inserts++;
-      return query(text, ...rest);
+    (t.ctx.pool as unknown as { query: unknown }).query = (statement: unknown, ...rest: unknown[]) => {
+      // A string, or a config object (the job statements are named, prepared ones).
+      const text = typeof statement === 'string' ? statement : (statement as { text?: string } | undefined)?.text;
+      if (text && /\bINSERT INTO jobs \(/.test(text)) inserts++;
+      return query(statement, ...rest);
     };
     expect((await t.registerModel('mlp')).statusCode).toBe(201);
   });

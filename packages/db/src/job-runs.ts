@@ -1,5 +1,6 @@
 import type { Priority, StoredTensor } from '@inferq/contracts';
 import { packTensorRows, rowDataSql, unpackTensors } from './inline-tensors.ts';
+import { prepared } from './prepared.ts';
 import type { Pool } from './pool.ts';
 
 // The worker side of the jobs table: claiming, settling, reconciling.
@@ -22,13 +23,15 @@ const EXPIRE = `status = 'expired', finished_at = now(), error_code = 'DEADLINE_
 export async function startJobs(pool: Pool, b: StartBatch): Promise<Map<string, ClaimedJobRow>> {
   // The two updates touch disjoint rows (now() is one instant per statement).
   const { rows } = await pool.query<{ id: string; attempts: number; inputs: StoredTensor[]; input_data: Buffer | null; node_faults: string[] }>(
-    `WITH expired AS (
+    prepared(
+      `WITH expired AS (
        UPDATE jobs SET ${EXPIRE} WHERE id = ANY($1::uuid[]) AND status = 'queued' AND deadline_at <= now())
      UPDATE jobs SET status = 'running', started_at = now(), attempts = attempts + 1, worker_id = $2, batch_id = $3, batch_size = $4,
             queue_ms = GREATEST(0, (EXTRACT(EPOCH FROM (now() - created_at)) * 1000)::int)
       WHERE id = ANY($1::uuid[]) AND status IN ('queued', 'running') AND NOT (status = 'queued' AND deadline_at IS NOT NULL AND deadline_at <= now())
       RETURNING id, attempts, inputs, input_data, node_faults`,
-    [b.ids, b.workerId, b.batchId, b.batchSize],
+      [b.ids, b.workerId, b.batchId, b.batchSize],
+    ),
   );
   return new Map(rows.map((r) => [r.id, { attempts: r.attempts, inputs: unpackTensors(r.inputs, r.input_data), nodeFaults: r.node_faults }]));
 }
@@ -96,21 +99,23 @@ export async function completeJobs(pool: Pool, batchId: string, results: JobSucc
   if (results.length === 0) return new Set();
   const packed = packTensorRows(results.map((r) => r.outputs));
   const { rows } = await pool.query<{ id: string }>(
-    `UPDATE jobs SET status = 'succeeded', outputs = r.outputs, output_data = ${rowDataSql('$3', 'r')}, infer_ms = r.infer_ms, items = r.items,
+    prepared(
+      `UPDATE jobs SET status = 'succeeded', outputs = r.outputs, output_data = ${rowDataSql('$3', 'r')}, infer_ms = r.infer_ms, items = r.items,
             device_ms = r.device_ms, finished_at = now(), error_code = NULL, error_message = NULL
        FROM jsonb_to_recordset($1::jsonb) AS r(id uuid, outputs jsonb, infer_ms float8, items int, device_ms float8, data_at int, data_len int)
       WHERE jobs.id = r.id AND jobs.status = 'running' AND jobs.batch_id = $2::uuid
       RETURNING jobs.id`,
-    [
-      JSON.stringify(
-        results.map((r, i) => {
-          const { tensors, dataAt, dataLen } = packed.rows[i]!;
-          return { id: r.id, outputs: tensors, infer_ms: r.inferMs, items: r.items, device_ms: r.deviceMs, data_at: dataAt, data_len: dataLen };
-        }),
-      ),
-      batchId,
-      packed.data,
-    ],
+      [
+        JSON.stringify(
+          results.map((r, i) => {
+            const { tensors, dataAt, dataLen } = packed.rows[i]!;
+            return { id: r.id, outputs: tensors, infer_ms: r.inferMs, items: r.items, device_ms: r.deviceMs, data_at: dataAt, data_len: dataLen };
+          }),
+        ),
+        batchId,
+        packed.data,
+      ],
+    ),
   );
   return new Set(rows.map((r) => r.id));
 }

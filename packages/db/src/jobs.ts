@@ -1,6 +1,7 @@
 import type { JobStatus, Priority, PurgeReason, StoredTensor } from '@inferq/contracts';
 import { jobFilterConditions, type JobFilter } from './job-filter.ts';
 import { CLAIM_IDEMPOTENCY_KEYS } from './job-idempotency.ts';
+import { prepared } from './prepared.ts';
 import { packTensorRows, rowDataSql, unpackTensors } from './inline-tensors.ts';
 import type { Pool } from './pool.ts';
 
@@ -124,7 +125,8 @@ export async function insertJobs(pool: Pool, jobs: NewJob[]): Promise<Set<string
   // before 0022 too (the upgrade test of 0016–0019 inserts through this release's code).
   const data = packed.data;
   const { rows } = await pool.query<{ id: string }>(
-    `WITH input AS (
+    prepared(
+      `WITH input AS (
        SELECT * FROM jsonb_to_recordset($1::jsonb) AS j(id uuid, owner_key_id uuid, model_name text, model_version int, priority text,
             idempotency_key text, request_hash text, inputs jsonb, metadata jsonb, deadline_at timestamptz, webhook_url text, input_sha256 text,
             keep_inputs boolean, data_at int, data_len int)),
@@ -136,28 +138,29 @@ export async function insertJobs(pool: Pool, jobs: NewJob[]): Promise<Set<string
        FROM input j
       WHERE j.idempotency_key IS NULL OR j.id IN (SELECT job_id FROM claimed)
      RETURNING id`,
-    [
-      JSON.stringify(
-        jobs.map((j, i) => ({
-          id: j.id,
-          owner_key_id: j.ownerKeyId,
-          model_name: j.modelName,
-          model_version: j.modelVersion,
-          priority: j.priority,
-          idempotency_key: j.idempotencyKey,
-          request_hash: j.requestHash,
-          inputs: packed.rows[i]!.tensors,
-          data_at: packed.rows[i]!.dataAt,
-          data_len: packed.rows[i]!.dataLen,
-          metadata: j.metadata,
-          deadline_at: j.deadlineAt,
-          webhook_url: j.webhookUrl,
-          input_sha256: j.inputSha256,
-          keep_inputs: j.keepInputs ?? false,
-        })),
-      ),
-      ...(data ? [data] : []),
-    ],
+      [
+        JSON.stringify(
+          jobs.map((j, i) => ({
+            id: j.id,
+            owner_key_id: j.ownerKeyId,
+            model_name: j.modelName,
+            model_version: j.modelVersion,
+            priority: j.priority,
+            idempotency_key: j.idempotencyKey,
+            request_hash: j.requestHash,
+            inputs: packed.rows[i]!.tensors,
+            data_at: packed.rows[i]!.dataAt,
+            data_len: packed.rows[i]!.dataLen,
+            metadata: j.metadata,
+            deadline_at: j.deadlineAt,
+            webhook_url: j.webhookUrl,
+            input_sha256: j.inputSha256,
+            keep_inputs: j.keepInputs ?? false,
+          })),
+        ),
+        ...(data ? [data] : []),
+      ],
+    ),
   );
   return new Set(rows.map((r) => r.id));
 }
