@@ -31,6 +31,8 @@ export interface RedisTopologyServers {
   close(): Promise<void>;
 }
 
+const PORT_ATTEMPTS = 3;
+
 async function startNodes(
   count: number,
   kind: string,
@@ -47,11 +49,26 @@ async function startNodes(
       configFile: configFile && (await configFile(node.port, node.dir)),
     });
   };
+  /**
+   * The first start only: a port found free can be taken before redis binds it (an outgoing connection's local port,
+   * or a Cluster node's bus port, port + 10000), so it tries another. A restart keeps its port: the others know it.
+   */
+  const launchOnSomePort = async (node: Node) => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await launch(node);
+      } catch (err) {
+        if (attempt >= PORT_ATTEMPTS || !/address already in use/i.test((err as Error).message)) throw err;
+        await rm(node.dir, { recursive: true, force: true }); // a Cluster node may have written nodes.conf for the old port
+        node.port = await findFreePort();
+      }
+    }
+  };
   for (let i = 0; i < count; i++) {
     const node: Node = { port: await findFreePort(), dir: join(root, String(i)), server: undefined };
     nodes.push(node);
   }
-  await Promise.all(nodes.map(launch));
+  await Promise.all(nodes.map(launchOnSomePort));
   return {
     nodes,
     launch,
