@@ -7,6 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { loadBenchEnv } from '../bench-env.ts';
 import { cudaProviderMismatch, MANIFEST_FILE, type KitManifest } from './kit-manifest.ts';
 import type { ProbeResult } from './probe-device.ts';
 
@@ -18,7 +19,8 @@ const { values: args } = parseArgs({
 });
 const log = (line: string) => console.log(`[gpu-kit] ${line}`);
 // The run script changes into the kit; --out is relative to where it was typed.
-const out = resolve(process.env.INFERQ_KIT_CALLER_DIR ?? process.cwd(), args.out);
+const started = loadBenchEnv();
+const out = resolve(started.INFERQ_KIT_CALLER_DIR ?? process.cwd(), args.out);
 
 const manifestPath = join(KIT, MANIFEST_FILE);
 if (!existsSync(manifestPath)) throw new Error(`${manifestPath} is missing: run the kit built by \`npm run gpu-kit\`, not the repo`);
@@ -51,11 +53,11 @@ function kitEnv(): NodeJS.ProcessEnv {
   const vulkanIcd = driverFile('vulkan/icd.d/nvidia_icd.json');
   const eglVendor = driverFile('glvnd/egl_vendor.d/10_nvidia.json');
   return {
-    ...process.env,
-    PATH: joined(join(KIT, 'node/bin'), join(system, 'bin'), process.env.PATH),
-    LD_LIBRARY_PATH: joined(process.env.LD_LIBRARY_PATH, join(system, 'lib/x86_64-linux-gnu')),
-    ...(vulkanIcd && !process.env.VK_DRIVER_FILES ? { VK_DRIVER_FILES: vulkanIcd } : {}),
-    ...(eglVendor && !process.env.__EGL_VENDOR_LIBRARY_FILENAMES ? { __EGL_VENDOR_LIBRARY_FILENAMES: eglVendor } : {}),
+    ...started,
+    PATH: joined(join(KIT, 'node/bin'), join(system, 'bin'), started.PATH),
+    LD_LIBRARY_PATH: joined(started.LD_LIBRARY_PATH, join(system, 'lib/x86_64-linux-gnu')),
+    ...(vulkanIcd && !started.VK_DRIVER_FILES ? { VK_DRIVER_FILES: vulkanIcd } : {}),
+    ...(eglVendor && !started.__EGL_VENDOR_LIBRARY_FILENAMES ? { __EGL_VENDOR_LIBRARY_FILENAMES: eglVendor } : {}),
   };
 }
 
