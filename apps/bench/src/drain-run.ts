@@ -1,6 +1,6 @@
-import { waitFor, type Stack } from '@inferq/test-utils';
+import type { Stack } from '@inferq/test-utils';
 import type { TierCosts } from './costs/tier-costs.ts';
-import { meterStack, submitJobs, waitForFinished } from './driver.ts';
+import { meterStack, submitJobs, waitForFinished, waitForLoadedModel } from './driver.ts';
 import { sampleGpu, type GpuUtilisation } from './gpu-sampler.ts';
 
 export interface DrainOptions {
@@ -42,13 +42,7 @@ export async function drainQueued(stack: Stack, o: DrainOptions): Promise<DrainR
   // Preloaded, and waited for: the model's load and warm-up stay out of the span.
   const worker = await stack.startWorker({ ...o.workerEnv, WORKER_PRELOAD_MODELS: o.model });
   try {
-    await waitFor(
-      async () => {
-        const { items } = (await stack.request('GET', '/v1/workers')).json as { items: Array<{ pid: number; modelsLoaded: Array<{ model: string }> }> };
-        return items.some((w) => w.pid === worker.child.pid && w.modelsLoaded.some((m) => m.model === o.model));
-      },
-      { timeoutMs: 60_000, intervalMs: 100, what: `the worker to load ${o.model}` },
-    );
+    await waitForLoadedModel(stack, o.model, { pid: worker.child.pid });
     const meter = await meterStack(stack, { workers: [worker], sessionCores: o.sessionCores });
     const gpuSampler = sampleGpu(o.device ?? 'cpu');
     const resume = await stack.request('POST', `/v1/models/${o.model}/resume`);

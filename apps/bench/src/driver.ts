@@ -270,3 +270,25 @@ export async function registerModelAs(stack: Stack, name: string, file: string, 
   const res = await fetch(`${stack.baseUrl}/v1/models`, { method: 'POST', body: form, headers: { authorization: `Bearer ${ADMIN_KEY}` } });
   if (res.status !== 201) throw new Error(`model upload failed: ${res.status} ${await res.text()}`);
 }
+
+/**
+ * Waits until a worker's heartbeat (GET /v1/workers) lists `model` as loaded — the worker with `pid` when given —
+ * and returns the execution provider its session ended on.
+ */
+export async function waitForLoadedModel(stack: Stack, model: string, o: { pid?: number; timeoutMs?: number } = {}): Promise<string> {
+  let provider: string | undefined;
+  await waitFor(
+    async () => {
+      const { items } = (await stack.request('GET', '/v1/workers')).json as {
+        items: Array<{ pid: number; modelsLoaded: Array<{ model: string; provider: string }> }>;
+      };
+      provider = items
+        .filter((w) => o.pid === undefined || w.pid === o.pid)
+        .flatMap((w) => w.modelsLoaded)
+        .find((m) => m.model === model)?.provider;
+      return provider !== undefined;
+    },
+    { timeoutMs: o.timeoutMs ?? 60_000, intervalMs: 100, what: `a worker to report ${model} loaded` },
+  );
+  return provider!;
+}

@@ -1,8 +1,8 @@
 import { parseDevice, providerCandidates } from '@inferq/inference';
-import { demoModel, waitFor, type Stack } from '@inferq/test-utils';
+import { demoModel } from '@inferq/test-utils';
 import { runRawOnnx } from '../ceilings/raw-onnx.ts';
 import { drainQueued } from '../drain-run.ts';
-import { BODY_FORMS, runBurst, SHIPPED_WORKER_ENV, tensorBody, type BodyForm, type JobsRun } from '../driver.ts';
+import { BODY_FORMS, runBurst, SHIPPED_WORKER_ENV, tensorBody, waitForLoadedModel, type BodyForm, type JobsRun } from '../driver.ts';
 import { cpuMsPerMiB } from '../costs/process-cpu.ts';
 import { sampleGpu, type GpuUtilisation } from '../gpu-sampler.ts';
 import { goal, type Scenario } from '../scenario.ts';
@@ -50,7 +50,7 @@ export const batchingEfficiency: Scenario = {
       // The forms alternate, so drift on the machine hits both alike.
       for (let i = 0; i < rounds; i++) for (const form of BODY_FORMS) runs[form].push(await runBurst(stack, jobs, CONCURRENCY, bodies[form], tiers));
       const gpu = await gpuSampler.stop();
-      const provider = await loadedProvider(stack);
+      const provider = await waitForLoadedModel(stack, 'cnn', { timeoutMs: 15_000 });
       // A worker that fell back to the CPU would make every GPU figure a CPU one.
       if (provider !== parseDevice(ctx.device).kind)
         throw new Error(`the worker runs the CNN on ${provider}, not on ${ctx.device}: its log (model loaded, failedProviders) says why`);
@@ -162,20 +162,6 @@ export const batchingEfficiency: Scenario = {
     }
   },
 };
-
-/** The provider the worker's heartbeat says the CNN runs on (it reports a model once loaded). */
-async function loadedProvider(stack: Stack): Promise<string | null> {
-  let provider: string | null = null;
-  await waitFor(
-    async () => {
-      const { items } = (await stack.request('GET', '/v1/workers')).json as { items: Array<{ modelsLoaded: Array<{ model: string; provider: string }> }> };
-      provider = items.flatMap((w) => w.modelsLoaded).find((m) => m.model === 'cnn')?.provider ?? null;
-      return provider !== null;
-    },
-    { timeoutMs: 15_000, intervalMs: 200, what: "the worker's heartbeat to name the CNN's provider" },
-  );
-  return provider;
-}
 
 /** Mean and max utilisation and peak memory of one phase, under `prefix`; none on the CPU. */
 function gpuMetrics(prefix: string, gpu: GpuUtilisation | null): Record<string, number> {
