@@ -148,7 +148,8 @@ export function createModelSessions(deps: ModelSessionsDeps) {
     let session = await openSession(path);
     const loadMs = performance.now() - loadStarted;
     // A model that fell back (a GPU worker running it on the CPU) is worth a warning: it works, slowly.
-    deps.logger[session.failedProviders.length > 0 ? 'warn' : 'info'](
+    const fellBack = session.failedProviders.length > 0;
+    deps.logger[fellBack ? 'warn' : 'info'](
       {
         model: e.model,
         modelVersion: e.version,
@@ -156,7 +157,7 @@ export function createModelSessions(deps: ModelSessionsDeps) {
         failedProviders: session.failedProviders,
         loadMs: Math.round(performance.now() - started),
       },
-      session.failedProviders.length > 0 ? `model loaded on ${session.provider} after other providers failed` : 'model loaded',
+      fellBack ? `model loaded on ${session.provider} after other providers failed` : 'model loaded',
     );
     deps.metrics?.modelLoaded(e.model, loadMs / 1000);
     emit(e, 'loaded', { ms: roundMs(loadMs) });
