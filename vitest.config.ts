@@ -21,6 +21,7 @@ const ON_EVERY_TOPOLOGY = [
   'apps/api/tests/job-events-stream.test.ts',
   'apps/api/tests/key-weights.test.ts',
   'apps/api/tests/tenants.test.ts',
+  'packages/queue/tests/request-counter.test.ts',
 ];
 
 const onTopology = (topology: 'cluster' | 'sentinel') => ({

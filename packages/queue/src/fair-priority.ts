@@ -1,6 +1,7 @@
 import type { Queue } from 'bullmq';
 import type { Priority } from '@inferq/contracts';
 import type { RedisClient } from './connection.ts';
+import { luaScript } from './lua-script.ts';
 
 // Fair ordering inside each priority class of a model queue. BullMQ serves
 // the lowest priority number first, FIFO within a number. The number space
@@ -34,8 +35,10 @@ export const priorityOfBull = (bull: number): Priority => PRIORITY_CLASSES[Math.
  * Shared Lua: `fairTag(c, tenant, cost)` is a job's number in class c (0 high,
  * 1 normal, 2 low) for key `tenant`, advancing the key's finish by `cost`.
  * Each class keeps its keys' finishes in a hash of its own (KEYS[2] .. ':' ..
- * class, in the queue's hash slot), deleted when the class has nothing
- * waiting: it starts afresh, and keys that stopped sending leave nothing
+ * class, in the queue's hash slot: read once per key and class and written
+ * once per class by `saveFinishes()` at the end of a call, so a group of
+ * submits costs one HGET per key, not an HGET and an HSET per job), deleted
+ * when the class has nothing waiting: it starts afresh, and keys that stopped sending leave nothing
  * behind. An empty tenant is a flow of its own and keeps no state. Scores are
  * priority × 2^32 + counter (BullMQ), exact in a double. KEYS[1] is the
  * prioritized set, ARGV[1] the class range size.
@@ -58,25 +61,51 @@ local function classStart(c)
   end
   return now[c]
 end
+local finishes = {}
 local function fairTag(c, tenant, cost)
   local start = classStart(c)
   if tenant ~= '' then
-    local finishes = KEYS[2] .. ':' .. c
-    start = math.max(start, tonumber(redis.call('HGET', finishes, tenant) or '0'))
-    redis.call('HSET', finishes, tenant, start + cost)
+    local class = finishes[c]
+    if class == nil then
+      class = {}
+      finishes[c] = class
+    end
+    local finish = class[tenant]
+    if finish == nil then finish = tonumber(redis.call('HGET', KEYS[2] .. ':' .. c, tenant) or '0') end
+    start = math.max(start, finish)
+    class[tenant] = start + cost
   end
   return c * range + 1 + math.min(math.floor(start), range - 1)
+end
+local function saveFinishes()
+  for c, class in pairs(finishes) do
+    local fields = {}
+    for tenant, finish in pairs(class) do
+      fields[#fields + 1] = tenant
+      fields[#fields + 1] = string.format('%.17g', finish)
+      if #fields == 1000 then
+        redis.call('HSET', KEYS[2] .. ':' .. c, unpack(fields))
+        fields = {}
+      end
+    end
+    if #fields > 0 then redis.call('HSET', KEYS[2] .. ':' .. c, unpack(fields)) end
+  end
 end
 `;
 
 /** ARGV after the range: (key id, class index, cost) per job. Returns a priority per job. */
-const ASSIGN_LUA = `${FAIR_TAG_LUA}
+const assignScript = luaScript(
+  'inferqFairAssign',
+  2,
+  `${FAIR_TAG_LUA}
 local out = {}
 for i = 2, #ARGV, 3 do
   out[#out + 1] = fairTag(tonumber(ARGV[i + 1]), ARGV[i], tonumber(ARGV[i + 2]))
 end
+saveFinishes()
 return out
-`;
+`,
+);
 
 /**
  * KEYS[3] the priority counter, KEYS[4] the marker, KEYS[5] the queue's meta
@@ -90,7 +119,10 @@ return out
  * the pace of the passes instead of all at once ahead of other keys' work
  * there. Returns how many moved.
  */
-const PROMOTE_LUA = `${FAIR_TAG_LUA}
+const promoteScript = luaScript(
+  'inferqFairPromote',
+  5,
+  `${FAIR_TAG_LUA}
 local moved = 0
 local done = {}
 for i = 3, #ARGV, 3 do
@@ -107,8 +139,10 @@ for i = 3, #ARGV, 3 do
     moved = moved + 1
   end
 end
+saveFinishes()
 return moved
-`;
+`,
+);
 
 export interface FairJob {
   /** Whose job: the API key id; '' for a job that is a flow of its own (nothing is kept for it). */
@@ -122,7 +156,7 @@ export interface FairJob {
 export async function assignFairPriorities(connection: RedisClient, queue: Queue, jobs: readonly FairJob[]): Promise<number[]> {
   if (jobs.length === 0) return [];
   const args = jobs.flatMap((j) => [j.tenant, String(PRIORITY_CLASSES.indexOf(j.priority)), String(1 / (j.weight ?? 1))]);
-  return (await connection.eval(ASSIGN_LUA, 2, queue.toKey('prioritized'), queue.toKey('fair'), String(CLASS_RANGE), ...args)) as number[];
+  return (await assignScript(connection, [queue.toKey('prioritized'), queue.toKey('fair')], [CLASS_RANGE, ...args])) as number[];
 }
 
 /** Moves waiting jobs up to their target class (aging), at most one per key, each to its key's fair number there, in one round trip; returns how many moved. */
@@ -133,17 +167,10 @@ export async function promoteJobs(
 ): Promise<number> {
   if (jobs.length === 0) return 0;
   const args = jobs.flatMap((j) => [j.id, j.tenant, String(PRIORITY_CLASSES.indexOf(j.target))]);
-  return (await connection.eval(
-    PROMOTE_LUA,
-    5,
-    queue.toKey('prioritized'),
-    queue.toKey('fair'),
-    queue.toKey('pc'),
-    queue.toKey('marker'),
-    queue.toKey('meta'),
-    String(CLASS_RANGE),
-    queue.toKey(''),
-    ...args,
+  return (await promoteScript(
+    connection,
+    [queue.toKey('prioritized'), queue.toKey('fair'), queue.toKey('pc'), queue.toKey('marker'), queue.toKey('meta')],
+    [CLASS_RANGE, queue.toKey(''), ...args],
   )) as number;
 }
 

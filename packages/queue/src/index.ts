@@ -11,3 +11,4 @@ export * from './worker-registry.ts';
 export * from './queue-depth.ts';
 export * from './queue-epoch.ts';
 export * from './job-events.ts';
+export * from './request-counter.ts';
