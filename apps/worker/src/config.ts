@@ -45,6 +45,12 @@ export const workerConfig = {
   PRIORITY_AGING_S: Type.Number({ default: 10, minimum: 0 }),
   /** How long a worker holds a queue job before another may take it over. */
   WORKER_LOCK_DURATION_MS: Type.Integer({ default: 30_000, minimum: 1_000 }),
+  /**
+   * Batches of one model in flight at once: one runs on the session while the others are claimed (Postgres) or have
+   * their results written. Two keep a CPU session busy; a fast GPU whose batch runs in less than a claim and a result
+   * write together may want more (the bench's worker-side drain sweeps it: BENCH_BATCHES_IN_FLIGHT).
+   */
+  WORKER_BATCHES_IN_FLIGHT: Type.Integer({ default: 2, minimum: 1, maximum: 16 }),
   WORKER_STALLED_INTERVAL_MS: Type.Integer({ default: 30_000, minimum: 500 }),
   MODEL_REFRESH_INTERVAL_MS: Type.Integer({ default: 5_000, minimum: 100 }),
   RECONCILE_INTERVAL_MS: Type.Integer({ default: 10_000, minimum: 100 }),

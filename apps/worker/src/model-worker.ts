@@ -14,6 +14,8 @@ export interface ModelWorkerOptions {
   maxBatchDelayMs: number;
   lockDurationMs: number;
   stalledIntervalMs: number;
+  /** Batches in flight at once (WORKER_BATCHES_IN_FLIGHT). @default 2 */
+  batchesInFlight?: number;
   runner: BatchRunner;
   logger: Logger;
   /** The model's measured inference time per batch size. */
@@ -39,17 +41,18 @@ const UNMEASURED_RUN_MS = 25;
 const DEADLINE_MARGIN_MS = 20;
 
 /**
- * Batches in flight per model. The session thread runs one batch at a time;
- * with two in flight, one batch's claim (Postgres) and the previous one's
- * result writes overlap inference instead of leaving the device idle.
+ * Batches in flight per model, by default. The session thread runs one batch
+ * at a time; with two in flight, one batch's claim (Postgres) and the previous
+ * one's result writes overlap inference instead of leaving the device idle.
  */
-const BATCHES_IN_FLIGHT = 2;
+const DEFAULT_BATCHES_IN_FLIGHT = 2;
 
 /**
  * Consumes one model's queue. BullMQ holds one batch's worth of jobs more
  * than the batches in flight, so the next batch fills while they run.
  */
 export function createModelWorker(o: ModelWorkerOptions) {
+  const inFlight = o.batchesInFlight ?? DEFAULT_BATCHES_IN_FLIGHT;
   const batcher = new Batcher<PendingJob>({
     maxBatchSize: o.maxBatchSize,
     maxBatchDelayMs: o.maxBatchDelayMs,
@@ -71,7 +74,7 @@ export function createModelWorker(o: ModelWorkerOptions) {
     let batches = 0;
     for (;;) {
       if (++batches % ADAPT_EVERY_BATCHES === 0) adapt();
-      if (running.size >= BATCHES_IN_FLIGHT) await Promise.race(running);
+      if (running.size >= inFlight) await Promise.race(running);
       let batch: PendingJob[];
       try {
         batch = await batcher.next(stopLoop.signal);
@@ -130,7 +133,7 @@ export function createModelWorker(o: ModelWorkerOptions) {
       connection: o.connection,
       prefix: o.prefix,
       model: o.model,
-      concurrency: Math.min(o.maxBatchSize * (BATCHES_IN_FLIGHT + 1), 1024),
+      concurrency: Math.min(o.maxBatchSize * (inFlight + 1), 1024),
       lockDurationMs: o.lockDurationMs,
       stalledIntervalMs: o.stalledIntervalMs,
       maxStalledCount: 3,

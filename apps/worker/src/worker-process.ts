@@ -127,6 +127,7 @@ export async function startWorkerProcess(config: WorkerConfig, baseLogger: Logge
           maxBatchDelayMs: m.batching.maxBatchDelayMs,
           lockDurationMs: config.WORKER_LOCK_DURATION_MS,
           stalledIntervalMs: config.WORKER_STALLED_INTERVAL_MS,
+          batchesInFlight: config.WORKER_BATCHES_IN_FLIGHT,
         }),
       );
       status.setModelsServed([...workers.keys()]);

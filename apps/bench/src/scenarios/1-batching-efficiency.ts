@@ -1,6 +1,7 @@
 import { parseDevice, providerCandidates } from '@inferq/inference';
 import { demoModel } from '@inferq/test-utils';
 import { runRawOnnx } from '../ceilings/raw-onnx.ts';
+import { loadBenchEnv } from '../bench-env.ts';
 import { drainQueued } from '../drain-run.ts';
 import { BODY_FORMS, runBurst, SHIPPED_WORKER_ENV, tensorBody, waitForLoadedModel, type BodyForm, type JobsRun } from '../driver.ts';
 import { cpuMsPerMiB } from '../costs/process-cpu.ts';
@@ -14,6 +15,19 @@ const MAX_BATCH_DELAY_MS = 5;
 const INTRA_OP_THREADS = 1;
 const CONCURRENCY = 64;
 const IMAGE_SHAPE = [1, 3, 32, 32];
+
+/**
+ * The worker-side drain's WORKER_BATCHES_IN_FLIGHT values, the first the
+ * reported one: BENCH_BATCHES_IN_FLIGHT (a comma list), else 2 on the CPU
+ * (one session thread, two cores) and 2, 4, 8 on a GPU, whose batches may run
+ * faster than a claim and a result write.
+ */
+function drainInFlight(device: string): number[] {
+  const listed = loadBenchEnv().BENCH_BATCHES_IN_FLIGHT;
+  const values = (listed ?? (device === 'cpu' ? '2' : '2,4,8')).split(',').map(Number);
+  if (values.some((v) => !Number.isInteger(v) || v < 1 || v > 16)) throw new Error(`BENCH_BATCHES_IN_FLIGHT must list integers 1-16, not "${listed}"`);
+  return values;
+}
 
 export const batchingEfficiency: Scenario = {
   id: '1',
@@ -56,15 +70,21 @@ export const batchingEfficiency: Scenario = {
         throw new Error(`the worker runs the CNN on ${provider}, not on ${ctx.device}: its log (model loaded, failedProviders) says why`);
       // The worker's side alone: the e2e worker goes, the jobs queue up, then one worker drains them.
       await worker.stop();
-      const drain = await drainQueued(stack, {
-        model: 'cnn',
-        jobs: drainJobs,
-        body: bodies.json,
-        workerEnv,
-        sessionCores: INTRA_OP_THREADS,
-        device: ctx.device,
-      });
+      const drains = [];
+      for (const inFlight of drainInFlight(ctx.device)) {
+        const run = await drainQueued(stack, {
+          model: 'cnn',
+          jobs: drainJobs,
+          body: bodies.json,
+          workerEnv: { ...workerEnv, WORKER_BATCHES_IN_FLIGHT: String(inFlight) },
+          sessionCores: INTRA_OP_THREADS,
+          device: ctx.device,
+        });
+        drains.push({ inFlight, run });
+      }
+      const drain = drains[0]!.run;
       const drainRatio = drain.itemsPerS / rawItemsPerS;
+      const sweep = drains.slice(1);
       const figures = (form: BodyForm) => {
         const r = runs[form];
         const itemsPerS = median(r.map((b) => b.jobsPerS));
@@ -122,6 +142,14 @@ export const batchingEfficiency: Scenario = {
           ...gpuMetrics('raw_gpu', rawGpu),
           ...gpuMetrics('e2e_gpu', gpu),
           ...gpuMetrics('worker_side_gpu', drain.gpu),
+          worker_side_batches_in_flight: drains[0]!.inFlight,
+          ...Object.fromEntries(
+            sweep.flatMap(({ inFlight, run }) => [
+              [`worker_side_items_per_s_in_flight_${inFlight}`, round(run.itemsPerS, 0)],
+              [`worker_side_to_raw_ratio_in_flight_${inFlight}`, round(run.itemsPerS / rawItemsPerS, 3)],
+              ...Object.entries(gpuMetrics(`worker_side_gpu_in_flight_${inFlight}`, run.gpu)),
+            ]),
+          ),
         },
         goals: [
           goal('e2e ÷ raw onnxruntime, max batch 32 (JSON body)', round(json.ratio, 3), '>=', 0.9),
@@ -132,6 +160,11 @@ export const batchingEfficiency: Scenario = {
           { name: 'e2e (JSON)', costs: json.costs, measuredJobsPerS: round(json.itemsPerS, 0) },
           { name: 'e2e (binary)', costs: binary.costs, measuredJobsPerS: round(binary.itemsPerS, 0) },
           { name: 'worker side', costs: drain.costs, measuredJobsPerS: round(drain.itemsPerS, 0) },
+          ...sweep.map(({ inFlight, run }) => ({
+            name: `worker side, ${inFlight} batches in flight`,
+            costs: run.costs,
+            measuredJobsPerS: round(run.itemsPerS, 0),
+          })),
           { name: 'raw onnxruntime', costs: raw.costs, measuredJobsPerS: round(rawItemsPerS, 0), ceiling: true },
         ],
         table: {
@@ -153,7 +186,9 @@ export const batchingEfficiency: Scenario = {
             'the e2e bursts and the worker-side drain (absent on the CPU).',
           `Worker side: ${drainJobs} jobs submitted while the model's queue is paused and no worker runs, then one worker ` +
             '(same settings) started and the queue resumed; items/s from the first claim (started_at) to the last finished_at. ' +
-            "Its worker main thread's CPU per job is the worker's own work beyond session.run (claim, inputs, results, acknowledgement).",
+            "Its worker main thread's CPU per job is the worker's own work beyond session.run (claim, inputs, results, acknowledgement). " +
+            `It runs with ${drains[0]!.inFlight} batches in flight (WORKER_BATCHES_IN_FLIGHT)` +
+            (sweep.length ? `, then again with ${sweep.map((d) => d.inFlight).join(', ')} (the *_in_flight_N figures; BENCH_BATCHES_IN_FLIGHT).` : '.'),
           "Tier costs: the median round's for each body form; the raw ceiling's is the bench process's CPU per item, as the worker tier.",
         ],
       };

@@ -1,0 +1,79 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '@inferq/core';
+import { InferenceProfile } from '@inferq/inference';
+import { createJobProducer, createRedisConnection, type JobProducer, type RedisClient } from '@inferq/queue';
+import { createTestContext, waitFor, type TestContext } from '@inferq/test-utils';
+import type { BatchRunner } from './batch-runner.ts';
+import { createModelWorker } from './model-worker.ts';
+import type { PendingJob } from './pending-job.ts';
+
+// How many batches of one model a worker keeps in flight (WORKER_BATCHES_IN_FLIGHT),
+// on real Redis with a runner that holds each batch a while and counts.
+
+let ctx: TestContext;
+let redis: RedisClient;
+let consumer: RedisClient;
+let producer: JobProducer;
+beforeAll(async () => {
+  ctx = await createTestContext();
+  redis = createRedisConnection(ctx.env.REDIS_URL!, 'producer');
+  consumer = createRedisConnection(ctx.env.REDIS_URL!, 'consumer');
+  producer = createJobProducer({ connection: redis, prefix: ctx.prefix });
+  await new Promise((resolve) => redis.once('ready', resolve));
+});
+afterAll(async () => {
+  await producer?.close();
+  await redis?.quit();
+  consumer?.disconnect();
+  await ctx?.close();
+});
+
+/** Runs `jobs` jobs of a fresh model through a model worker; returns the most batches that ran at once. */
+async function mostInFlight(jobs: number, batchesInFlight?: number): Promise<number> {
+  const model = `in-flight-${randomUUID().slice(0, 8)}`;
+  let running = 0;
+  let most = 0;
+  let done = 0;
+  const runner = {
+    async runBatch(batch: PendingJob[]) {
+      most = Math.max(most, ++running);
+      await new Promise((resolve) => setTimeout(resolve, 300)); // long enough for the next batches to be fetched even on a busy box
+      running--;
+      for (const job of batch) job.settle({ ok: true });
+      done += batch.length;
+    },
+    failIntake: async (_job: unknown, err: unknown) => err as Error,
+  } as unknown as BatchRunner;
+  await producer.enqueueJobs(
+    Array.from({ length: jobs }, () => ({ jobId: randomUUID(), model, priority: 'normal' as const, payload: { modelVersion: 1, batchKey: 'x' } })),
+  );
+  const worker = createModelWorker({
+    model,
+    connection: consumer,
+    prefix: ctx.prefix,
+    maxBatchSize: 4,
+    maxBatchDelayMs: 5,
+    lockDurationMs: 30_000,
+    stalledIntervalMs: 30_000,
+    runner,
+    logger: createLogger({ service: 'test', level: 'silent' }),
+    profile: new InferenceProfile(),
+    deadlines: false,
+    ...(batchesInFlight === undefined ? {} : { batchesInFlight }),
+  });
+  try {
+    await waitFor(async () => done === jobs, { timeoutMs: 20_000, intervalMs: 20, what: `${jobs} jobs run` });
+  } finally {
+    await worker.close();
+  }
+  return most;
+}
+
+describe('batches in flight per model', () => {
+  it('runs two at once by default, and as many as WORKER_BATCHES_IN_FLIGHT says', async () => {
+    expect(await mostInFlight(40)).toBe(2);
+    expect(await mostInFlight(40, 5)).toBe(5);
+    expect(await mostInFlight(12, 1)).toBe(1);
+  });
+});
