@@ -66,7 +66,8 @@ interface Tally {
  * Redis returns; once that count is past the limit the window's remaining
  * requests are refused without asking (a window's count only grows). With
  * one process the limit is exact; with several, a key can pass it by what
- * the others admit within about one sync interval of their views. A window
+ * the others admit while this one's view lags: at most two sync intervals
+ * (theirs not yet added, this one's not yet read back). A window
  * starts with its key's first request and its key expires with it; one key
  * per call, so it works on every topology, Cluster included.
  */
