@@ -1,6 +1,7 @@
 import type { Priority, StoredTensor } from '@inferq/contracts';
 import { packTensorRows, rowDataSql, unpackTensors } from './inline-tensors.ts';
 import { prepared } from './prepared.ts';
+import { copyRows, literal } from './copy-rows.ts';
 import type { Pool } from './pool.ts';
 
 // The worker side of the jobs table: claiming, settling, reconciling.
@@ -19,21 +20,33 @@ const EXPIRE = `status = 'expired', finished_at = now(), error_code = 'DEADLINE_
  * their inputs: jobs canceled or already finished (a retried batch after a
  * crash) are left out, so a result is never computed twice into a finished
  * job; queued jobs past their deadline end `expired` here instead of running.
+ * Read as a binary COPY (copy-rows.ts), so the inputs' bytes come as they are,
+ * not as hex; its values are literals, as COPY takes no parameters.
  */
 export async function startJobs(pool: Pool, b: StartBatch): Promise<Map<string, ClaimedJobRow>> {
+  if (!Number.isInteger(b.batchSize)) throw new TypeError(`batch size ${b.batchSize} is not an integer`);
+  const ids = `ARRAY[${b.ids.map(literal).join(',')}]::uuid[]`;
   // The two updates touch disjoint rows (now() is one instant per statement).
-  const { rows } = await pool.query<{ id: string; attempts: number; inputs: StoredTensor[]; input_data: Buffer | null; node_faults: string[] }>(
-    prepared(
-      `WITH expired AS (
-       UPDATE jobs SET ${EXPIRE} WHERE id = ANY($1::uuid[]) AND status = 'queued' AND deadline_at <= now())
-     UPDATE jobs SET status = 'running', started_at = now(), attempts = attempts + 1, worker_id = $2, batch_id = $3, batch_size = $4,
+  const rows = await copyRows(
+    pool,
+    `WITH expired AS (
+       UPDATE jobs SET ${EXPIRE} WHERE id = ANY(${ids}) AND status = 'queued' AND deadline_at <= now())
+     UPDATE jobs SET status = 'running', started_at = now(), attempts = attempts + 1, worker_id = ${literal(b.workerId)},
+            batch_id = ${literal(b.batchId)}::uuid, batch_size = ${b.batchSize},
             queue_ms = GREATEST(0, (EXTRACT(EPOCH FROM (now() - created_at)) * 1000)::int)
-      WHERE id = ANY($1::uuid[]) AND status IN ('queued', 'running') AND NOT (status = 'queued' AND deadline_at IS NOT NULL AND deadline_at <= now())
-      RETURNING id, attempts, inputs, input_data, node_faults`,
-      [b.ids, b.workerId, b.batchId, b.batchSize],
-    ),
+      WHERE id = ANY(${ids}) AND status IN ('queued', 'running') AND NOT (status = 'queued' AND deadline_at IS NOT NULL AND deadline_at <= now())
+      RETURNING id::text, attempts::int4, inputs::text, input_data, array_to_json(node_faults)::text`,
   );
-  return new Map(rows.map((r) => [r.id, { attempts: r.attempts, inputs: unpackTensors(r.inputs, r.input_data), nodeFaults: r.node_faults }]));
+  return new Map(
+    rows.map(([id, attempts, inputs, data, faults]) => [
+      id!.toString(),
+      {
+        attempts: attempts!.readInt32BE(0),
+        inputs: unpackTensors(JSON.parse(inputs!.toString()) as StoredTensor[], data),
+        nodeFaults: JSON.parse(faults!.toString()) as string[],
+      },
+    ]),
+  );
 }
 
 export interface ClaimedJobRow {
