@@ -92,6 +92,17 @@ describe('inline tensor bytes', () => {
     expect(new Uint8Array(jsonRow.input_data!)).toEqual(bytes);
   });
 
+  it("reads a job's inline input bytes only for a download or a retry; a view (a poll) gets their descriptions", async () => {
+    const bytes = bytesOf(mlpInput(1, 7).data);
+    const res = await framedSubmit(1, bytes);
+    const id = res.json().id as string;
+    const view = (await findJob(t.ctx.pool, id, null))!.inputs[0]!;
+    expect(view).toEqual({ ...FEATURES, shape: [1, 64], bytes: bytes.byteLength });
+    expect(new Uint8Array((await findJob(t.ctx.pool, id, null, { inputBytes: true }))!.inputs[0]!.data!)).toEqual(bytes);
+    expect((await get(`/v1/jobs/${id}`)).json().inputs).toEqual([{ ...FEATURES, shape: [1, 64], bytes: bytes.byteLength }]);
+    expect(await storedInput(id)).toEqual(bytes);
+  });
+
   it("gives each job of a group insert its own slice of the group's bytes, and the claim hands them back", async () => {
     const a = bytesOf([1, 2, 3]);
     const b = bytesOf([4]);

@@ -53,6 +53,12 @@ const COLUMNS = `id, owner_key_id, model_name, model_version, priority, status, 
   error_code, error_message, attempts, worker_id, batch_id, batch_size, created_at, started_at, finished_at, queue_ms, infer_ms,
   deadline_at, webhook_url, metadata,
   input_sha256, cached_from, items, device_ms, keep_inputs, purged_at, purge_reason, inputs_dropped_at`;
+/**
+ * Columns for one job's view: its input tensors' descriptions without their
+ * bytes (a view shows name, type, shape and size; a poll of a CNN job would
+ * otherwise carry its 12 KiB input from Postgres, as hex, every time).
+ */
+const VIEW_COLUMNS = COLUMNS.replace('input_data,', 'NULL::bytea AS input_data,');
 /** Columns for lists: everything but the tensors. */
 const SUMMARY_COLUMNS = COLUMNS.replace(
   'inputs, outputs, input_data, output_data,',
@@ -176,9 +182,10 @@ export async function findJobByIdempotencyKey(pool: Pool, ownerKeyId: string, id
 }
 
 /** A job by id, with where its batch ran; ownerKeyId null means any owner (admin). */
-export async function findJob(pool: Pool, id: string, ownerKeyId: string | null): Promise<JobRecord | undefined> {
+/** One job; `inputBytes`: with its inline inputs' bytes (a download or a retry), else its inputs as descriptions only. */
+export async function findJob(pool: Pool, id: string, ownerKeyId: string | null, o: { inputBytes?: boolean } = {}): Promise<JobRecord | undefined> {
   const { rows } = await pool.query(
-    `SELECT ${COLUMNS}, b.device, b.provider, b.model_sha256 FROM jobs
+    `SELECT ${o.inputBytes ? COLUMNS : VIEW_COLUMNS}, b.device, b.provider, b.model_sha256 FROM jobs
        LEFT JOIN LATERAL (SELECT device, provider, model_sha256 FROM batches WHERE batches.id = jobs.batch_id) b ON true
       WHERE id = $1 AND ($2::uuid IS NULL OR owner_key_id = $2)`,
     [id, ownerKeyId],

@@ -115,15 +115,16 @@ export function createJobsService(deps: JobsServiceDeps): JobsService {
   /** Small tensors travel inline; large ones are written to S3 and referenced (invariant 5): the tensor store decides. */
   const storage = createInputStorage({ tensors: deps.tensors, uploads: deps.uploads });
 
-  async function findJobRow(id: string, ownerKeyId: string | null): Promise<JobRecord> {
-    const job = await findJob(deps.pool, id, ownerKeyId);
+  /** `inputBytes`: with the inline inputs' bytes, which only a download or a retry reads; a view shows the inputs' descriptions. */
+  async function findJobRow(id: string, ownerKeyId: string | null, inputBytes = false): Promise<JobRecord> {
+    const job = await findJob(deps.pool, id, ownerKeyId, { inputBytes });
     if (!job) throw new AppError('JOB_NOT_FOUND', `job ${id} does not exist`);
     return job;
   }
 
   /** Every read of a job's data comes through here: a tombstone is 410 JOB_PURGED. */
-  async function findOwnJob(id: string, ownerKeyId: string | null): Promise<JobRecord> {
-    const job = await findJobRow(id, ownerKeyId);
+  async function findOwnJob(id: string, ownerKeyId: string | null, inputBytes = false): Promise<JobRecord> {
+    const job = await findJobRow(id, ownerKeyId, inputBytes);
     if (job.purgedAt) throw jobPurgedError(job);
     return job;
   }
@@ -194,7 +195,7 @@ export function createJobsService(deps: JobsServiceDeps): JobsService {
       return accepted ?? (await findIdempotent(input, hash))!;
     },
     async retryJob(id, principal) {
-      const job = await findOwnJob(id, ownerFilter(principal));
+      const job = await findOwnJob(id, ownerFilter(principal), true);
       if (job.inputsDroppedAt) throw inputsDroppedError(job);
       // A retry is a new job: a retired version takes none (410 MODEL_VERSION_RETIRED).
       await deps.models.resolveModel(`${job.modelName}:${job.modelVersion}`);
@@ -225,13 +226,13 @@ export function createJobsService(deps: JobsServiceDeps): JobsService {
       ))!;
     },
     async openTensor(id, ownerKeyId, kind, index) {
-      const job = await findOwnJob(id, ownerKeyId);
+      const job = await findOwnJob(id, ownerKeyId, kind === 'inputs');
       if (kind === 'inputs' && job.inputsDroppedAt) throw inputsDroppedError(job);
       const tensor = (kind === 'inputs' ? job.inputs : (job.outputs ?? []))[index];
       if (!tensor) throw new AppError('OUTPUT_NOT_FOUND', `job ${id} has no ${kind.slice(0, -1)} ${index}`);
       return { tensor, body: await deps.tensors.readTensorStream(tensor) };
     },
-    getJob: findOwnJob,
+    getJob: (id, ownerKeyId) => findOwnJob(id, ownerKeyId),
     findJobRow,
     async listJobs(q, ownerKeyId) {
       const limit = q.limit ?? 50;
