@@ -181,14 +181,21 @@ export async function findJobByIdempotencyKey(pool: Pool, ownerKeyId: string, id
   return rows[0] ? toRecord(rows[0]) : undefined;
 }
 
-/** A job by id, with where its batch ran; ownerKeyId null means any owner (admin). */
-/** One job; `inputBytes`: with its inline inputs' bytes (a download or a retry), else its inputs as descriptions only. */
+/**
+ * A job by id, with where its batch ran; ownerKeyId null means any owner
+ * (admin). `inputBytes`: with its inline inputs' bytes (a download or a
+ * retry), else its inputs as descriptions only. Prepared: every poll of every
+ * job runs it, and planning it over the daily partitions costs more than
+ * running it.
+ */
 export async function findJob(pool: Pool, id: string, ownerKeyId: string | null, o: { inputBytes?: boolean } = {}): Promise<JobRecord | undefined> {
   const { rows } = await pool.query(
-    `SELECT ${o.inputBytes ? COLUMNS : VIEW_COLUMNS}, b.device, b.provider, b.model_sha256 FROM jobs
-       LEFT JOIN LATERAL (SELECT device, provider, model_sha256 FROM batches WHERE batches.id = jobs.batch_id) b ON true
-      WHERE id = $1 AND ($2::uuid IS NULL OR owner_key_id = $2)`,
-    [id, ownerKeyId],
+    prepared(
+      `SELECT ${o.inputBytes ? COLUMNS : VIEW_COLUMNS}, b.device, b.provider, b.model_sha256 FROM jobs
+         LEFT JOIN LATERAL (SELECT device, provider, model_sha256 FROM batches WHERE batches.id = jobs.batch_id) b ON true
+        WHERE id = $1 AND ($2::uuid IS NULL OR owner_key_id = $2)`,
+      [id, ownerKeyId],
+    ),
   );
   return rows[0] ? toRecord(rows[0]) : undefined;
 }
