@@ -38,8 +38,8 @@ export const priorityOfBull = (bull: number): Priority => PRIORITY_CLASSES[Math.
  * class, in the queue's hash slot: read once per key and class and written
  * once per class by `saveFinishes()` at the end of a call, so a group of
  * submits costs one HGET per key, not an HGET and an HSET per job), deleted
- * when the class has nothing waiting: it starts afresh, and keys that stopped sending leave nothing
- * behind. An empty tenant is a flow of its own and keeps no state. Scores are
+ * when the class has nothing waiting: it starts afresh, and keys that
+ * stopped sending leave nothing behind. An empty tenant is a flow of its own and keeps no state. Scores are
  * priority × 2^32 + counter (BullMQ), exact in a double. KEYS[1] is the
  * prioritized set, ARGV[1] the class range size.
  */

@@ -9,9 +9,10 @@ export interface WindowCount {
 
 export interface RequestCounter {
   /**
-   * Counts one request of `key` in its fixed window of `windowMs`. Below `max` the count is this process's view: the shared count as of its
-   * last sync plus its own requests since. From `max` on it is read fresh
-   * from Redis, so a request is refused only on the shared count.
+   * Counts one request of `key` in its fixed window of `windowMs`. Below
+   * `max` the count is this process's view: the shared count as of its last
+   * sync plus its own requests since. From `max` on it is read fresh from
+   * Redis, so a request is refused only on the shared count.
    */
   hit(key: string, windowMs: number, max: number): Promise<WindowCount>;
   /** The count `hit` would start from, without counting. */
@@ -96,7 +97,7 @@ export function createRequestCounter(connection: RedisClient, options: { prefix:
     await Promise.all(
       [...tallies].map(async ([key, tally]) => {
         if (tally.pending === 0) {
-          if (tally.endsAtMs <= now && tallies.get(key) === tally) tallies.delete(key);
+          if (tally.endsAtMs <= now) tallies.delete(key);
           return;
         }
         const n = tally.pending;
