@@ -27,6 +27,7 @@ function sample(text: string, name: string, labels: Record<string, string> = {})
     .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
 }
 const metricsPort = (worker: TestProcess): number => Number(/"port":(\d+),"msg":"metrics listening"/.exec(worker.output())?.[1]);
+const workerIdOf = (worker: TestProcess): string | undefined => /"workerId":"([^"]+)"/.exec(worker.output())?.[1];
 
 describe('two APIs and two workers on one Redis and Postgres', () => {
   it('split the jobs across both workers, and every process counts what it did at /metrics', async () => {
@@ -59,7 +60,9 @@ describe('two APIs and two workers on one Redis and Postgres', () => {
 
     const scraped = await Promise.all(workers.map((w) => scrape(`http://127.0.0.1:${metricsPort(w)}/metrics`)));
     const finished = scraped.map((text) => sample(text, 'inferq_jobs_finished_total', { model: 'mlp', priority: 'normal', outcome: 'succeeded' }));
-    expect(finished).toEqual(rows.map((r) => r.n));
+    // Each worker's counter against the rows that name it (worker ids need not sort in start order).
+    const jobsOf = new Map(rows.map((r) => [r.worker_id as string, r.n as number]));
+    expect(finished).toEqual(workers.map((w) => jobsOf.get(workerIdOf(w) ?? '')));
     for (const text of scraped) {
       expect(sample(text, 'inferq_batch_size_count', { model: 'mlp' })).toBeGreaterThan(0);
       expect(sample(text, 'inferq_queue_wait_seconds_count', { model: 'mlp' })).toBeGreaterThan(0);
