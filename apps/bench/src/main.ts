@@ -30,7 +30,7 @@ const ctx: BenchContext = {
   smoke: args.smoke,
   device: args.device,
   size: (full, smoke) => (args.smoke ? smoke : full),
-  startStack: (apiEnv, services) => startStack({ logLevel: 'warn', apiEnv, services }),
+  startStack: (apiEnv, services, apiNodeArgs) => startStack({ logLevel: 'warn', apiEnv, services, apiNodeArgs }),
   log,
 };
 const only = args.only?.split(',').map((s) => s.trim());

@@ -58,9 +58,10 @@ export interface BenchContext {
   size(full: number, smoke: number): number;
   /**
    * The real stack (API process, workers on demand) over fresh schema, prefix and bucket; `apiEnv`: extra API
-   * settings; `services`: service URLs of the scenario's own (a Redis Cluster's `REDIS_URL`).
+   * settings; `services`: service URLs of the scenario's own (a Redis Cluster's `REDIS_URL`); `apiNodeArgs`: node flags
+   * for the API process (`--cpu-prof`).
    */
-  startStack(apiEnv?: Record<string, string>, services?: Record<string, string>): Promise<Stack>;
+  startStack(apiEnv?: Record<string, string>, services?: Record<string, string>, apiNodeArgs?: string[]): Promise<Stack>;
   log(line: string): void;
 }
 

@@ -15,7 +15,8 @@ describe('benchmark suite (smoke)', () => {
       smoke: true,
       device: 'cpu',
       size: (_full: number, smoke: number) => smoke,
-      startStack: (apiEnv?: Record<string, string>, services?: Record<string, string>) => startStack({ logLevel: 'warn', apiEnv, services }),
+      startStack: (apiEnv?: Record<string, string>, services?: Record<string, string>, apiNodeArgs?: string[]) =>
+        startStack({ logLevel: 'warn', apiEnv, services, apiNodeArgs }),
       log: () => {},
     };
     const results = await runScenarios(ctx, SCENARIOS);

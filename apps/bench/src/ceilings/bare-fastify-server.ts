@@ -18,5 +18,7 @@ app.post('/v1/jobs', async (request, reply) => {
   await queue.add(JOB_NAME, request.body, jobOptions(id, BULL_PRIORITY.normal));
   return reply.status(202).send({ id });
 });
+// Exit as a process ends normally, so `--cpu-prof` writes its profile.
+process.once('SIGTERM', () => process.exit(0));
 await app.listen({ host: '127.0.0.1', port: 0 });
 console.log(`listening on ${(app.server.address() as { port: number }).port}`);

@@ -10,10 +10,10 @@ export interface BareFastify {
   close(): Promise<void>;
 }
 
-/** Starts the bare submit route (bare-fastify-server.ts) as a process on a free port, adding to its own queue prefix. */
-export async function startBareFastify(redisUrl: string): Promise<BareFastify> {
+/** Starts the bare submit route (bare-fastify-server.ts) as a process on a free port, adding to its own queue prefix; `nodeArgs` e.g. `--cpu-prof`. */
+export async function startBareFastify(redisUrl: string, nodeArgs: string[] = []): Promise<BareFastify> {
   const prefix = `{bench-bare-${randomBytes(4).toString('hex')}}`;
-  const server = startProcess('apps/bench/src/ceilings/bare-fastify-server.ts', {}, [], [redisUrl, prefix]);
+  const server = startProcess('apps/bench/src/ceilings/bare-fastify-server.ts', {}, nodeArgs, [redisUrl, prefix]);
   try {
     await server.waitForOutput(/listening on \d+/);
   } catch (err) {

@@ -1,11 +1,15 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { ADMIN_KEY, requiredTestVar } from '@inferq/test-utils';
 import { startBareFastify } from '../ceilings/bare-fastify.ts';
 import { BODY_FORMS, mlpJobBody, wireBody, type BodyForm, type EncodedBody } from '../driver.ts';
 import { runLoad, type LoadResult } from '../load/autocannon.ts';
 import { cpuMsPerMiB, cpuStopwatch } from '../costs/process-cpu.ts';
+import { monotonicMicros, readMainThreadProfile, stageShares, SUBMIT_STAGES } from '../costs/cpu-profile-stages.ts';
 import { meterTiers, type TierCosts } from '../costs/tier-costs.ts';
 import { meterStack } from '../driver.ts';
-import { goal, type Scenario } from '../scenario.ts';
+import { goal, type BenchContext, type Scenario, type ScenarioResult } from '../scenario.ts';
 import { median, round } from '../stats.ts';
 
 const CONNECTIONS = 100;
@@ -21,6 +25,69 @@ async function costed(meter: () => Promise<{ stop(jobs: number): Promise<TierCos
   const m = await meter();
   const r = await load();
   return { ...r, costs: await m.stop(r.requests) };
+}
+
+/**
+ * One more JSON round against an API and a bare route that run under `node --cpu-prof` (their own processes, so the
+ * measured rounds carry no profiler): where each one's CPU per request goes, stage by stage, over the load's span only.
+ */
+async function profiledRound(
+  ctx: BenchContext,
+  body: EncodedBody,
+  seconds: number,
+  /** CPU µs per request of each side in the measured rounds, which the shares divide. */
+  measured: { api: number | null; bare: number | null },
+): Promise<NonNullable<ScenarioResult['table']>> {
+  const dir = await mkdtemp(join(tmpdir(), 'inferq-bench-profile-'));
+  const profiling = (side: string) => ['--cpu-prof', `--cpu-prof-dir=${join(dir, side)}`];
+  const spans: Record<'api' | 'bare', { fromUs: number; toUs: number; cpuUsPerReq: number }> = {} as never;
+  const perRequest = (side: 'api' | 'bare', share: number) => (measured[side] === null ? null : round(share * measured[side], 1));
+  try {
+    const bare = await startBareFastify(requiredTestVar('REDIS_URL'), profiling('bare'));
+    const stack = await ctx.startStack(undefined, undefined, profiling('api'));
+    try {
+      await stack.registerModel('mlp');
+      const sides = {
+        api: { url: `${stack.baseUrl}/v1/jobs`, headers: { authorization: `Bearer ${ADMIN_KEY}` }, pid: stack.api.child.pid },
+        bare: { url: bare.submitUrl, headers: {}, pid: bare.pid },
+      };
+      for (const [side, { url, headers, pid }] of Object.entries(sides) as Array<[keyof typeof sides, (typeof sides)['api']]>) {
+        await runLoad({ url, method: 'POST', headers: { ...body.headers, ...headers }, body: body.bytes, connections: CONNECTIONS, durationS: seconds });
+        const fromUs = monotonicMicros();
+        const cpu = cpuStopwatch(pid);
+        const r = await runLoad({
+          url,
+          method: 'POST',
+          headers: { ...body.headers, ...headers },
+          body: body.bytes,
+          connections: CONNECTIONS,
+          durationS: seconds,
+        });
+        spans[side] = { fromUs, toUs: monotonicMicros(), cpuUsPerReq: ((cpu.stop() ?? NaN) * 1e6) / r.requests };
+      }
+    } finally {
+      // Both write their profiles as they exit.
+      await Promise.all([stack.close(), bare.close()]);
+    }
+    const shares = {
+      api: stageShares(await readMainThreadProfile(join(dir, 'api')), SUBMIT_STAGES, spans.api),
+      bare: stageShares(await readMainThreadProfile(join(dir, 'bare')), SUBMIT_STAGES, spans.bare),
+    };
+    const percent = (share: number) => `${round(share * 100, 1)} %`;
+    return {
+      columns: ['stage (profiled round)', 'API: share of CPU', 'API: µs per request', 'bare route: share', 'bare route: µs per request'],
+      rows: [
+        ...shares.api.map(({ stage, share }, i) => {
+          const bareShare = shares.bare[i]!.share;
+          return [stage, percent(share), perRequest('api', share), percent(bareShare), perRequest('bare', bareShare)];
+        }),
+        ['all: the measured rounds (median)', '100 %', perRequest('api', 1), '100 %', perRequest('bare', 1)],
+        ['all: the profiled round itself', '', round(spans.api.cpuUsPerReq, 1), '', round(spans.bare.cpuUsPerReq, 1)],
+      ],
+    };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 }
 
 export const submitLatency: Scenario = {
@@ -69,6 +136,7 @@ export const submitLatency: Scenario = {
 
     const a = medianRun(api);
     const b = medianRun(bare);
+    const stages = await profiledRound(ctx, bodies.json, durationS, { api: a.costs.cpuUsPerJob.api, bare: b.costs.cpuUsPerJob.api });
     const bin = medianRun(binary);
     const ratio = a.reqPerS / b.reqPerS;
     const apiP99 = median(api.map((r) => r.p99Ms!));
@@ -105,6 +173,7 @@ export const submitLatency: Scenario = {
         binary_req_per_s_rounds: binary.map((r) => Math.round(r.reqPerS)).join(' / '),
         bare_req_per_s_rounds: bare.map((r) => Math.round(r.reqPerS)).join(' / '),
       },
+      table: stages,
       costs: [
         { name: 'POST /v1/jobs (JSON)', costs: a.costs, measuredJobsPerS: round(a.reqPerS, 0) },
         { name: 'POST /v1/jobs (binary)', costs: bin.costs, measuredJobsPerS: round(bin.reqPerS, 0) },
@@ -123,6 +192,13 @@ export const submitLatency: Scenario = {
           'api tier, no worker (the queue grows), autocannon in the bench process as the load generator.',
         'Bare: Fastify in its own process parsing the same body and doing one BullMQ add (own prefix, inferq ' +
           'job options) on the same Redis; no auth, validation or Postgres.',
+        'The table: one more JSON round of each after the measured ones, against a fresh API and bare route run under ' +
+          '`node --cpu-prof` (the profiler slows them a little; shares, not the rounds above, are its figures). Each ' +
+          "sample's time goes to the first stage in the table's order that a frame of its stack belongs to " +
+          '(apps/bench/src/costs/cpu-profile-stages.ts), idle time left out; µs per request = share × the CPU per ' +
+          "request of the measured rounds' median (the profiled round's own is the last row: the profiler's cost shows " +
+          'there). Each side is warmed up for a full round first. The API runs from its TypeScript sources (tsx), as in ' +
+          'the rounds above.',
       ],
     };
   },
