@@ -67,12 +67,17 @@ function checkClaims(
   return { limitBytes, contentBytes, headerBytes: claimed.value };
 }
 
-/** Reads the body into one buffer: allocated once when Content-Length is known, else grown chunk by chunk up to the limit. */
-function readBody(payload: NodeJS.ReadableStream, limitBytes: number, contentBytes: number | undefined): Promise<Uint8Array> {
+/**
+ * Reads the body up to the limit: as one buffer of its own (a copy: the chunks are views of the socket's reads), or
+ * as UTF-8 text (a plain JSON body, decoded straight from a lone chunk).
+ */
+function readBody(payload: NodeJS.ReadableStream, limitBytes: number, contentBytes: number | undefined, as: 'bytes'): Promise<Uint8Array>;
+function readBody(payload: NodeJS.ReadableStream, limitBytes: number, contentBytes: number | undefined, as: 'text'): Promise<string>;
+function readBody(payload: NodeJS.ReadableStream, limitBytes: number, contentBytes: number | undefined, as: 'bytes' | 'text'): Promise<Uint8Array | string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let received = 0;
-    const finish = (err?: Error, body?: Uint8Array) => {
+    const finish = (err?: Error, body?: Uint8Array | string) => {
       payload.removeListener('data', onData);
       payload.removeListener('end', onEnd);
       payload.removeListener('error', onError);
@@ -88,7 +93,8 @@ function readBody(payload: NodeJS.ReadableStream, limitBytes: number, contentByt
     const onEnd = () => {
       if (contentBytes !== undefined && received !== contentBytes)
         return finish(new AppError('MALFORMED_BODY', `the body has ${received} bytes; Content-Length says ${contentBytes}`));
-      finish(undefined, Buffer.concat(chunks, received));
+      if (as === 'bytes') return finish(undefined, Buffer.concat(chunks, received));
+      finish(undefined, chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks, received).toString('utf8'));
     };
     const onError = (err: Error) => finish(err);
     payload.on('data', onData);
@@ -119,7 +125,7 @@ export function registerBinaryBody(scope: FastifyInstance, options: BinaryBodyOp
 
   async function parseFramed(request: FastifyRequest, payload: NodeJS.ReadableStream): Promise<unknown> {
     const { limitBytes, contentBytes, headerBytes } = checkClaims(request, options, true);
-    const body = await readBody(payload, limitBytes, contentBytes);
+    const body = await readBody(payload, limitBytes, contentBytes, 'bytes');
     const split = splitBinaryBody(body, headerBytes, parseJson(request));
     if (!split.ok) throw framingError(split);
     if (split.value.header === null) throw new AppError('INTERNAL', 'a raw binary body got past the checks');
@@ -128,11 +134,11 @@ export function registerBinaryBody(scope: FastifyInstance, options: BinaryBodyOp
   }
 
   scope.addContentTypeParser('application/octet-stream', (request: FastifyRequest, payload: IncomingMessage) => parseFramed(request, payload));
-  scope.addContentTypeParser('application/json', async (request: FastifyRequest, payload: IncomingMessage) => {
-    if (headerValue(request, INFERENCE_HEADER_CONTENT_LENGTH) !== undefined) return parseFramed(request, payload);
+  scope.addContentTypeParser('application/json', (request: FastifyRequest, payload: IncomingMessage, done: (err: Error | null, body?: unknown) => void) => {
+    if (headerValue(request, INFERENCE_HEADER_CONTENT_LENGTH) !== undefined) return void parseFramed(request, payload).then((body) => done(null, body), done);
+    // Every JSON submit comes this way: Fastify's JSON parser on the text, no promise of our own around it.
     const { limitBytes, contentBytes } = checkClaims(request, options, false);
-    const text = Buffer.from(await readBody(payload, limitBytes, contentBytes)).toString('utf8');
-    return parseJson(request)(text);
+    readBody(payload, limitBytes, contentBytes, 'text').then((text) => defaultJson(request, text, done), done);
   });
   // No content type (Node gives none), or one no other parser of the scope reads: framed only with the length header.
   scope.addContentTypeParser('*', async (request: FastifyRequest, payload: IncomingMessage) => {
