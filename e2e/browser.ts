@@ -1,6 +1,6 @@
 import { mkdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
 import { CHROMIUM, createExecutableFinder, resolveDebianBinary } from '@inferq/dev-stack';
 import { optionalTestVar } from '@inferq/test-utils';
 
@@ -26,4 +26,22 @@ export async function newConsolePage(browser: Browser): Promise<Page> {
   const page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
   page.setDefaultTimeout(15_000);
   return page;
+}
+
+/**
+ * Clicks `trigger` until `dialog` shows. Playwright clicks once the trigger holds still, but a section above it that
+ * finishes loading just then moves it, and the click lands beside it (a loaded box, CI). So: wait until nothing on the
+ * page is loading (`aria-busy`), click, and click again only while no dialog is there and after giving the last click
+ * time to open it, so a click never reaches the dialog itself.
+ */
+export async function openDialog(trigger: Locator, dialog: Locator, attempts = 3): Promise<void> {
+  await trigger.page().locator('[aria-busy="true"]').first().waitFor({ state: 'detached' });
+  for (let i = 1; ; i++) {
+    await trigger.click();
+    try {
+      return await dialog.waitFor({ timeout: 5_000 });
+    } catch (err) {
+      if (i === attempts) throw err;
+    }
+  }
 }

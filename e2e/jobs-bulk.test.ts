@@ -1,7 +1,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_KEY, mlpJob, startStack, type Stack } from '@inferq/test-utils';
-import { launchBrowser, newConsolePage, screenshot } from './browser.ts';
+import { launchBrowser, newConsolePage, openDialog, screenshot } from './browser.ts';
 
 // An operator cancels, then retries, every job matching the jobs page's
 // filters, against the real stack. No worker runs, so the jobs stay queued.
@@ -34,9 +34,8 @@ describe('bulk actions on the jobs page', () => {
     await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
 
     await page.goto(`${stack.baseUrl}/jobs?status=queued`);
-    await page.getByRole('button', { name: 'Cancel matching' }).click();
     const confirm = page.getByRole('alertdialog', { name: 'Cancel 3 jobs?' });
-    await confirm.waitFor();
+    await openDialog(page.getByRole('button', { name: 'Cancel matching' }), confirm);
     await screenshot(page, 'jobs-bulk-cancel-confirm');
     expect(await statuses()).toEqual(['queued', 'queued', 'queued']);
     await confirm.getByRole('button', { name: 'Cancel 3 jobs' }).click();
@@ -44,8 +43,9 @@ describe('bulk actions on the jobs page', () => {
     expect(await statuses()).toEqual(['canceled', 'canceled', 'canceled']);
 
     await page.goto(`${stack.baseUrl}/jobs?status=canceled`);
-    await page.getByRole('button', { name: 'Retry matching' }).click();
-    await page.getByRole('alertdialog', { name: 'Retry 3 jobs?' }).getByRole('button', { name: 'Retry 3 jobs' }).click();
+    const retry = page.getByRole('alertdialog', { name: 'Retry 3 jobs?' });
+    await openDialog(page.getByRole('button', { name: 'Retry matching' }), retry);
+    await retry.getByRole('button', { name: 'Retry 3 jobs' }).click();
     await page.getByRole('status').filter({ hasText: 'Retried 3 of 3 jobs matched.' }).waitFor();
     expect(await statuses()).toEqual(['canceled', 'canceled', 'canceled', 'queued', 'queued', 'queued']);
     await screenshot(page, 'jobs-bulk-retried');

@@ -1,7 +1,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_KEY, mlpJob, startStack, type Stack } from '@inferq/test-utils';
-import { launchBrowser, newConsolePage, screenshot } from './browser.ts';
+import { launchBrowser, newConsolePage, openDialog, screenshot } from './browser.ts';
 
 // An operator retires a routed version from the model page: the refusal
 // names the routing table, the reroute retires it, and the API then refuses
@@ -40,8 +40,8 @@ describe('retiring a model version in the console', () => {
     await page.getByLabel('API key').fill(ADMIN_KEY);
     await page.getByRole('button', { name: 'Sign in' }).click();
     const versions = page.getByRole('table', { name: 'Registered versions' });
-    await versions.getByRole('button', { name: 'Retire v1' }).click();
     const dialog = page.getByRole('alertdialog', { name: 'Retire v1 of mlp?' });
+    await openDialog(versions.getByRole('button', { name: 'Retire v1' }), dialog);
     await dialog.getByRole('button', { name: 'Retire v1' }).click();
     await dialog.getByRole('alert').getByText('version 1 (weight 3 of 4)', { exact: false }).waitFor();
     await screenshot(page, 'model-retire-routed');
