@@ -14,16 +14,20 @@ import { median, round } from '../stats.ts';
 
 const CONNECTIONS = 100;
 
+/** POSTs `body` to `url` from CONNECTIONS connections for `seconds`. */
+const load = (url: string, headers: Record<string, string>, body: EncodedBody, seconds: number): Promise<LoadResult> =>
+  runLoad({ url, method: 'POST', headers: { ...body.headers, ...headers }, body: body.bytes, connections: CONNECTIONS, durationS: seconds });
+
 /** A load run and what its requests cost, tier by tier. */
 type CostedLoad = LoadResult & { costs: TierCosts };
 
 /** The run with the median req/s; on a shared 2-core box one run alone swings by a fifth. */
 const medianRun = (runs: CostedLoad[]): CostedLoad => [...runs].sort((a, b) => a.reqPerS - b.reqPerS)[Math.floor(runs.length / 2)]!;
 
-/** Runs `load` between two readings of the tiers `meter` reads. */
-async function costed(meter: () => Promise<{ stop(jobs: number): Promise<TierCosts> }>, load: () => Promise<LoadResult>): Promise<CostedLoad> {
+/** Runs `run` between two readings of the tiers `meter` reads. */
+async function costed(meter: () => Promise<{ stop(jobs: number): Promise<TierCosts> }>, run: () => Promise<LoadResult>): Promise<CostedLoad> {
   const m = await meter();
-  const r = await load();
+  const r = await run();
   return { ...r, costs: await m.stop(r.requests) };
 }
 
@@ -43,12 +47,10 @@ async function profiledRound(
   const perRequest = (side: 'api' | 'bare', share: number) => (measured[side] === null ? null : round(share * measured[side], 1));
   /** A full round of warm-up (after 1 s only, the profiled API ran at 1.75 times its measured CPU), then the measured one. */
   const measureSide = async (url: string, headers: Record<string, string>, pid: number | undefined) => {
-    const load = () =>
-      runLoad({ url, method: 'POST', headers: { ...body.headers, ...headers }, body: body.bytes, connections: CONNECTIONS, durationS: seconds });
-    await load();
+    await load(url, headers, body, seconds);
     const fromUs = monotonicMicros();
     const cpu = cpuStopwatch(pid);
-    const r = await load();
+    const r = await load(url, headers, body, seconds);
     return { fromUs, toUs: monotonicMicros(), cpuUsPerReq: ((cpu.stop() ?? NaN) * 1e6) / r.requests };
   };
   try {
@@ -94,8 +96,6 @@ export const submitLatency: Scenario = {
     const rounds = ctx.size(3, 1);
     const durationS = ctx.size(5, 1);
     const bodies = Object.fromEntries(BODY_FORMS.map((f) => [f, wireBody(mlpJobBody('normal', f))])) as Record<BodyForm, EncodedBody>;
-    const load = (url: string, headers: Record<string, string>, body: EncodedBody, seconds: number) =>
-      runLoad({ url, method: 'POST', headers: { ...body.headers, ...headers }, body: body.bytes, connections: CONNECTIONS, durationS: seconds });
 
     const bareFastify = await startBareFastify(requiredTestVar('REDIS_URL'));
     const stack = await ctx.startStack();
