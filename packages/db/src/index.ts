@@ -18,3 +18,5 @@ export * from './webhook-deliveries.ts';
 export * from './job-retention.ts';
 export * from './model-retention.ts';
 export * from './uploads.ts';
+export * from './job-list.ts';
+export * from './job-id-range.ts';

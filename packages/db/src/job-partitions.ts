@@ -1,3 +1,4 @@
+import { DAY_MS, idAt } from './job-id-range.ts';
 import { withTransaction, type Pool, type PoolClient } from './pool.ts';
 
 // jobs is partitioned by RANGE (id) (migration 0018). Job ids are UUIDv7: the
@@ -9,7 +10,6 @@ import { withTransaction, type Pool, type PoolClient } from './pool.ts';
 // ahead of time. There is no DEFAULT partition (every later CREATE would
 // scan it): an insert with no partition fails, loudly.
 
-const DAY_MS = 86_400_000;
 /** Serialises the creators (API replicas at start), in one database. */
 const LOCK_ID = 72_707_317;
 
@@ -17,10 +17,7 @@ const LOCK_ID = 72_707_317;
 export const utcDayStart = (at: Date): Date => new Date(Math.floor(at.getTime() / DAY_MS) * DAY_MS);
 
 /** The lowest UUIDv7 of the UTC day `day` falls in: the range bound of that day's partition. */
-export function dayBound(day: Date): string {
-  const h = utcDayStart(day).getTime().toString(16).padStart(12, '0');
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-0000-0000-000000000000`;
-}
+export const dayBound = (day: Date): string => idAt(utcDayStart(day).getTime());
 
 /** The name of the partition of the UTC day `day` falls in: jobs_pYYYYMMDD. */
 export const jobPartitionName = (day: Date): string => `jobs_p${utcDayStart(day).toISOString().slice(0, 10).replaceAll('-', '')}`;

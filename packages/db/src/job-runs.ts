@@ -2,6 +2,7 @@ import type { Priority, StoredTensor } from '@inferq/contracts';
 import { packTensorRows, rowDataSql, unpackTensors } from './inline-tensors.ts';
 import { prepared } from './prepared.ts';
 import { copyRows, literal } from './copy-rows.ts';
+import { daysOf, idRangeSql } from './job-id-range.ts';
 import type { Pool } from './pool.ts';
 
 // The worker side of the jobs table: claiming, settling, reconciling.
@@ -73,7 +74,7 @@ export async function releaseJobs(
     `UPDATE jobs SET status = 'queued', attempts = GREATEST(0, attempts - 1), started_at = NULL, error_code = r.code, error_message = r.message,
             node_faults = node_faults || $3::text
        FROM jsonb_to_recordset($1::jsonb) AS r(id uuid, code text, message text)
-      WHERE jobs.id = r.id AND jobs.status = 'running' AND jobs.batch_id = $2::uuid
+      WHERE jobs.id = r.id AND ${idRangeSql(daysOf(jobs.map((j) => j.id)), 'jobs.id')} AND jobs.status = 'running' AND jobs.batch_id = $2::uuid
       RETURNING jobs.id`,
     [JSON.stringify(jobs.map((j) => ({ ...j, message: j.message.slice(0, 2000) }))), batchId, workerId],
   );
@@ -116,7 +117,7 @@ export async function completeJobs(pool: Pool, batchId: string, results: JobSucc
       `UPDATE jobs SET status = 'succeeded', outputs = r.outputs, output_data = ${rowDataSql('$3', 'r')}, infer_ms = r.infer_ms, items = r.items,
             device_ms = r.device_ms, finished_at = now(), error_code = NULL, error_message = NULL
        FROM jsonb_to_recordset($1::jsonb) AS r(id uuid, outputs jsonb, infer_ms float8, items int, device_ms float8, data_at int, data_len int)
-      WHERE jobs.id = r.id AND jobs.status = 'running' AND jobs.batch_id = $2::uuid
+      WHERE jobs.id = r.id AND ${idRangeSql(daysOf(results.map((r) => r.id)), 'jobs.id')} AND jobs.status = 'running' AND jobs.batch_id = $2::uuid
       RETURNING jobs.id`,
       [
         JSON.stringify(
@@ -142,7 +143,7 @@ export async function expireRunningJobs(pool: Pool, batchId: string, jobs: Array
   await pool.query(
     `UPDATE jobs SET status = 'expired', finished_at = now(), error_code = 'DEADLINE_EXCEEDED', error_message = e.message
        FROM jsonb_to_recordset($1::jsonb) AS e(id uuid, message text)
-      WHERE jobs.id = e.id AND jobs.status = 'running' AND jobs.batch_id = $2::uuid`,
+      WHERE jobs.id = e.id AND ${idRangeSql(daysOf(jobs.map((j) => j.id)), 'jobs.id')} AND jobs.status = 'running' AND jobs.batch_id = $2::uuid`,
     [JSON.stringify(jobs), batchId],
   );
 }
@@ -165,7 +166,7 @@ export async function failJobs(pool: Pool, failures: JobFailure[]): Promise<void
             finished_at = CASE WHEN f.final THEN now() ELSE NULL END,
             error_code = f.code, error_message = f.message
        FROM jsonb_to_recordset($1::jsonb) AS f(id uuid, code text, message text, final boolean, batch_id uuid)
-      WHERE jobs.id = f.id
+      WHERE jobs.id = f.id AND ${idRangeSql(daysOf(failures.map((f) => f.id)), 'jobs.id')}
         AND CASE WHEN f.batch_id IS NULL THEN jobs.status IN ('queued', 'running') ELSE jobs.status = 'running' AND jobs.batch_id = f.batch_id END`,
     [JSON.stringify(rows)],
   );
@@ -235,6 +236,9 @@ export async function findAgedQueuedJobs(
 
 /** The input headers of the given jobs, by id (name, datatype, shape, bytes; not where the bytes are): what a re-enqueued job's batch key is made of. */
 export async function readJobInputs(pool: Pool, ids: string[]): Promise<Map<string, StoredTensor[]>> {
-  const { rows } = await pool.query<{ id: string; inputs: StoredTensor[] }>('SELECT id, inputs FROM jobs WHERE id = ANY($1::uuid[])', [ids]);
+  const { rows } = await pool.query<{ id: string; inputs: StoredTensor[] }>(
+    `SELECT id, inputs FROM jobs WHERE id = ANY($1::uuid[]) AND ${idRangeSql(daysOf(ids))}`,
+    [ids],
+  );
   return new Map(rows.map((r) => [r.id, r.inputs.map(({ name, datatype, shape, bytes }) => ({ name, datatype, shape, bytes }))]));
 }

@@ -1,5 +1,5 @@
 import type { JobStatus, Priority, PurgeReason, StoredTensor } from '@inferq/contracts';
-import { jobFilterConditions, type JobFilter } from './job-filter.ts';
+import { daysOf, idRangeSql } from './job-id-range.ts';
 import { CLAIM_IDEMPOTENCY_KEYS } from './job-idempotency.ts';
 import { prepared } from './prepared.ts';
 import { packTensorRows, rowDataSql, unpackTensors } from './inline-tensors.ts';
@@ -60,13 +60,13 @@ const COLUMNS = `id, owner_key_id, model_name, model_version, priority, status, 
  */
 const VIEW_COLUMNS = COLUMNS.replace('input_data,', 'NULL::bytea AS input_data,');
 /** Columns for lists: everything but the tensors. */
-const SUMMARY_COLUMNS = COLUMNS.replace(
+export const SUMMARY_COLUMNS = COLUMNS.replace(
   'inputs, outputs, input_data, output_data,',
   "'[]'::jsonb AS inputs, NULL::jsonb AS outputs, NULL::bytea AS input_data, NULL::bytea AS output_data,",
 );
 
 type JobRow = Record<string, unknown>;
-const toRecord = (r: JobRow): JobRecord => ({
+export const toRecord = (r: JobRow): JobRecord => ({
   id: r.id as string,
   ownerKeyId: r.owner_key_id as string,
   modelName: r.model_name as string,
@@ -172,12 +172,14 @@ export async function insertJobs(pool: Pool, jobs: NewJob[]): Promise<Set<string
 }
 
 export async function findJobByIdempotencyKey(pool: Pool, ownerKeyId: string, idempotencyKey: string): Promise<JobRecord | undefined> {
-  // Through the key's row to the job by id: one partition.
-  const { rows } = await pool.query(
-    `SELECT ${COLUMNS} FROM jobs
-      WHERE id = (SELECT job_id FROM job_idempotency WHERE owner_key_id = $1 AND idempotency_key = $2) AND owner_key_id = $1`,
-    [ownerKeyId, idempotencyKey],
-  );
+  // The key's row first, then the job by id in its day's partition (an id out of a subquery would plan every partition).
+  const key = await pool.query<{ job_id: string }>('SELECT job_id FROM job_idempotency WHERE owner_key_id = $1 AND idempotency_key = $2', [
+    ownerKeyId,
+    idempotencyKey,
+  ]);
+  const id = key.rows[0]?.job_id;
+  if (id === undefined) return undefined;
+  const { rows } = await pool.query(`SELECT ${COLUMNS} FROM jobs WHERE id = $1 AND ${idRangeSql(daysOf([id]))} AND owner_key_id = $2`, [id, ownerKeyId]);
   return rows[0] ? toRecord(rows[0]) : undefined;
 }
 
@@ -185,15 +187,17 @@ export async function findJobByIdempotencyKey(pool: Pool, ownerKeyId: string, id
  * A job by id, with where its batch ran; ownerKeyId null means any owner
  * (admin). `inputBytes`: with its inline inputs' bytes (a download or a
  * retry), else its inputs as descriptions only. Prepared: every poll of every
- * job runs it, and planning it over the daily partitions costs more than
- * running it.
+ * job runs it. Its text names the id's day (job-id-range.ts), so its plan
+ * holds that day's partition alone: one statement per day a connection
+ * meets (the pool renews connections hourly, pool.ts), instead of one
+ * generic plan that locks every partition on every poll.
  */
 export async function findJob(pool: Pool, id: string, ownerKeyId: string | null, o: { inputBytes?: boolean } = {}): Promise<JobRecord | undefined> {
   const { rows } = await pool.query(
     prepared(
       `SELECT ${o.inputBytes ? COLUMNS : VIEW_COLUMNS}, b.device, b.provider, b.model_sha256 FROM jobs
          LEFT JOIN LATERAL (SELECT device, provider, model_sha256 FROM batches WHERE batches.id = jobs.batch_id) b ON true
-        WHERE id = $1 AND ($2::uuid IS NULL OR owner_key_id = $2)`,
+        WHERE id = $1 AND ${idRangeSql(daysOf([id]))} AND ($2::uuid IS NULL OR owner_key_id = $2)`,
       [id, ownerKeyId],
     ),
   );
@@ -203,47 +207,23 @@ export async function findJob(pool: Pool, id: string, ownerKeyId: string | null,
 /** Removes queued jobs that were never accepted (the queue refused them), with their Idempotency-Keys, so a retry may use the key again. */
 export async function deleteJobs(pool: Pool, ids: string[]): Promise<void> {
   await pool.query(
-    `WITH deleted AS (DELETE FROM jobs WHERE id = ANY($1::uuid[]) AND status = 'queued' RETURNING id)
+    `WITH deleted AS (DELETE FROM jobs WHERE id = ANY($1::uuid[]) AND ${idRangeSql(daysOf(ids))} AND status = 'queued' RETURNING id)
      DELETE FROM job_idempotency WHERE job_id IN (SELECT id FROM deleted)`,
     [ids],
   );
 }
 
-export interface JobListQuery extends JobFilter {
-  /** Keyset cursor: rows strictly older than (createdAt, id). */
-  before?: { createdAt: Date; id: string };
-  limit: number;
-}
-
-/** Newest first, keyset-paginated on (created_at, id) so deep pages cost the same as the first. */
-export async function listJobs(pool: Pool, q: JobListQuery): Promise<JobRecord[]> {
-  const params: unknown[] = [];
-  const where = jobFilterConditions(q, params);
-  if (q.before) {
-    params.push(q.before.createdAt, q.before.id);
-    where.push(`(created_at, id) < ($${params.length - 1}::timestamptz, $${params.length}::uuid)`);
-  }
-  params.push(q.limit);
-  const { rows } = await pool.query(
-    `SELECT ${SUMMARY_COLUMNS} FROM jobs
-      ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
-      ORDER BY created_at DESC, id DESC
-      LIMIT $${params.length}`,
-    params,
-  );
-  return rows.map(toRecord);
-}
-
 /** Cancels a job only while it is queued; returns the job as it is afterwards. */
 export async function cancelQueuedJob(pool: Pool, id: string, ownerKeyId: string | null): Promise<JobRecord | undefined> {
+  const day = idRangeSql(daysOf([id]));
   const { rows } = await pool.query(
     `WITH c AS (
        UPDATE jobs SET status = 'canceled', finished_at = now()
-        WHERE id = $1 AND status = 'queued' AND ($2::uuid IS NULL OR owner_key_id = $2)
+        WHERE id = $1 AND ${day} AND status = 'queued' AND ($2::uuid IS NULL OR owner_key_id = $2)
         RETURNING ${COLUMNS})
      SELECT * FROM c
      UNION ALL
-     SELECT ${COLUMNS} FROM jobs WHERE id = $1 AND ($2::uuid IS NULL OR owner_key_id = $2) AND NOT EXISTS (SELECT 1 FROM c)`,
+     SELECT ${COLUMNS} FROM jobs WHERE id = $1 AND ${day} AND ($2::uuid IS NULL OR owner_key_id = $2) AND NOT EXISTS (SELECT 1 FROM c)`,
     [id, ownerKeyId],
   );
   return rows[0] ? toRecord(rows[0]) : undefined;

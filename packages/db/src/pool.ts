@@ -14,6 +14,8 @@ export function createPool(options: { url: string; schema: string; max: number; 
     options: `-c search_path=${options.schema}`,
     connectionTimeoutMillis: 5_000,
     idleTimeoutMillis: 30_000,
+    // Renewed hourly, busy or not: a connection keeps every statement it prepared, and by-id statements are prepared per day (jobs.ts).
+    maxLifetimeSeconds: 3_600,
   });
   // An idle client losing its connection must not crash the process; the next query reports it.
   pool.on('error', () => {});

@@ -97,7 +97,8 @@ function parseDeadline(deadline: string | undefined): Date | null {
   return at;
 }
 
-const encodeCursor = (r: JobRecord): string => Buffer.from(`${r.createdAt.toISOString()}|${r.id}`).toString('base64url');
+const NIL_UUID = '00000000-0000-0000-0000-000000000000';
+const encodeCursor = (r: { createdAt: Date; id: string }): string => Buffer.from(`${r.createdAt.toISOString()}|${r.id}`).toString('base64url');
 function decodeCursor(cursor: string): { createdAt: Date; id: string } {
   const [at, id] = Buffer.from(cursor, 'base64url').toString().split('|');
   const createdAt = new Date(at ?? '');
@@ -236,13 +237,15 @@ export function createJobsService(deps: JobsServiceDeps): JobsService {
     findJobRow,
     async listJobs(q, ownerKeyId) {
       const limit = q.limit ?? 50;
-      const rows = await listJobs(deps.pool, {
+      const { rows, coveredFrom } = await listJobs(deps.pool, {
         ...toJobFilter(q, ownerKeyId),
         limit: limit + 1,
         before: q.cursor ? decodeCursor(q.cursor) : undefined,
       });
       const items = rows.slice(0, limit);
-      return { items, nextCursor: rows.length > limit ? encodeCursor(items[items.length - 1]!) : null };
+      // A page that stopped short of the oldest job (its windows found too few) goes on before the time it covered.
+      const next = rows.length > limit ? items[items.length - 1]! : coveredFrom ? { createdAt: coveredFrom, id: NIL_UUID } : null;
+      return { items, nextCursor: next ? encodeCursor(next) : null };
     },
     async cancelJob(id, ownerKeyId) {
       const job = await cancelQueuedJob(deps.pool, id, ownerKeyId);

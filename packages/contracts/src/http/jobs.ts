@@ -246,7 +246,11 @@ export const JobListSchema = Type.Object(
   {
     // Omit keeps Job's example, outputs and all: the summary's own replaces it.
     items: Type.Array(Type.Omit(JobSchema, ['outputs'], { examples: [exampleJobSummary] })),
-    nextCursor: Type.Union([Type.String(), Type.Null()]),
+    nextCursor: Type.Union([Type.String(), Type.Null()], {
+      description:
+        'Pass as cursor for the next page; null at the end of the list. A page reads at most 31 days of jobs: one whose filter matched ' +
+        'fewer than limit jobs in them has fewer items (maybe none) and a cursor that goes on further back.',
+    }),
   },
   { examples: [{ items: [exampleJobSummary], nextCursor: 'MjAyNS0wNi0wMlQwOTozMDowMC4wMDBafDAxOTBhMWIyLTdjM2QtN2U0Zi04YTViLTZjN2Q4ZTlmMGExYg' }] },
 );
