@@ -1,6 +1,8 @@
 import type { Batch, JobStatus, Usage } from '@inferq/contracts';
 import { deleteCreatedBefore, type ChunkedDeleteOptions } from './chunked-delete.ts';
 import type { Pool } from './pool.ts';
+import { jobIdsFinishedSince } from './job-floors.ts';
+import { CLOCK_SLACK_MS, idRangeSql } from './job-id-range.ts';
 
 // Batch provenance and device-time accounting (migration 0010).
 
@@ -33,19 +35,24 @@ export async function recordBatch(pool: Pool, b: NewBatch): Promise<void> {
 
 /** A batch with its jobs, or undefined. */
 export async function findBatch(pool: Pool, id: string): Promise<Batch | undefined> {
-  const [
-    {
-      rows: [b],
-    },
-    { rows: jobs },
-  ] = await Promise.all([
-    pool.query('SELECT * FROM batches WHERE id = $1', [id]),
-    pool.query<{ id: string; owner_key_id: string; status: JobStatus; items: number | null; queue_ms: number | null; device_ms: number | null }>(
-      'SELECT id, owner_key_id, status, items, queue_ms, device_ms FROM jobs WHERE batch_id = $1 ORDER BY created_at, id',
-      [id],
-    ),
-  ]);
+  const {
+    rows: [b],
+  } = await pool.query('SELECT * FROM batches WHERE id = $1', [id]);
   if (!b) return undefined;
+  // Its jobs were created before it started, and finished (or will) after.
+  const startedMs = (b.started_at as Date).getTime();
+  const { rows: jobs } = await pool.query<{
+    id: string;
+    owner_key_id: string;
+    status: JobStatus;
+    items: number | null;
+    queue_ms: number | null;
+    device_ms: number | null;
+  }>(
+    `SELECT id, owner_key_id, status, items, queue_ms, device_ms FROM jobs
+      WHERE ${idRangeSql(await jobIdsFinishedSince(pool, startedMs, startedMs + CLOCK_SLACK_MS))} AND batch_id = $1 ORDER BY created_at, id`,
+    [id],
+  );
   return {
     id: b.id,
     model: b.model_name,
@@ -75,7 +82,8 @@ export async function readUsage(
   const { rows } = await pool.query(
     `SELECT ${group}, count(*)::int AS jobs, COALESCE(sum(j.items), 0)::int AS items, COALESCE(sum(j.device_ms), 0)::float8 AS device_ms
        FROM jobs j ${q.groupBy === 'key' ? 'JOIN api_keys k ON k.id = j.owner_key_id' : ''}
-      WHERE j.finished_at >= $1 AND j.finished_at < $2 AND j.device_ms IS NOT NULL AND ($3::uuid IS NULL OR j.owner_key_id = $3)
+      WHERE ${idRangeSql(await jobIdsFinishedSince(pool, q.from.getTime(), q.to.getTime() + CLOCK_SLACK_MS), 'j.id')}
+        AND j.finished_at >= $1 AND j.finished_at < $2 AND j.device_ms IS NOT NULL AND ($3::uuid IS NULL OR j.owner_key_id = $3)
       GROUP BY ${group}
       ORDER BY device_ms DESC`,
     [q.from, q.to, q.ownerKeyId],

@@ -20,3 +20,4 @@ export * from './model-retention.ts';
 export * from './uploads.ts';
 export * from './job-list.ts';
 export * from './job-id-range.ts';
+export * from './job-floors.ts';

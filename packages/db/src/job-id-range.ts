@@ -15,6 +15,12 @@
 // its own bits), so it never hides a row; it only tells the planner where.
 
 export const DAY_MS = 86_400_000;
+/**
+ * How far the time in a job's id (the API's clock when it made the id) may lie
+ * from its created_at (the database's clock at the insert), and so how far
+ * bounds taken from times are widened.
+ */
+export const CLOCK_SLACK_MS = 3_600_000;
 /** 2^48: one past the largest time a UUIDv7 can carry. */
 const TIME_LIMIT_MS = 2 ** 48;
 

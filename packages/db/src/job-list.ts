@@ -1,5 +1,5 @@
 import { jobFilterConditions, uuidRange, type JobFilter } from './job-filter.ts';
-import { DAY_MS, idRangeSql, idTimeMs } from './job-id-range.ts';
+import { CLOCK_SLACK_MS, DAY_MS, idRangeSql, idTimeMs } from './job-id-range.ts';
 import { SUMMARY_COLUMNS, toRecord, type JobRecord } from './jobs.ts';
 import { listJobPartitions } from './job-partitions.ts';
 import type { Pool } from './pool.ts';
@@ -12,12 +12,6 @@ import type { Pool } from './pool.ts';
 
 /** The windows one page may walk, newest first (31 days in all). */
 const WINDOW_DAYS = [1, 2, 4, 8, 16] as const;
-/**
- * How far a job's created_at (the database's clock at its insert) may lie from
- * the time in its id (the API's clock before it): windows are on created_at,
- * the order of the list, and their id bounds are widened by this much.
- */
-const CLOCK_SLACK_MS = 3_600_000;
 /** How long the time of the oldest job is kept per pool. */
 const FLOOR_TTL_MS = 60_000;
 
@@ -25,8 +19,6 @@ export interface JobListQuery extends JobFilter {
   /** Keyset cursor: rows strictly older than (createdAt, id). */
   before?: { createdAt: Date; id: string };
   limit: number;
-  /** Where the walk starts when nothing else bounds it. @default now */
-  now?: Date;
 }
 
 export interface JobListPage {
@@ -41,8 +33,7 @@ export interface JobListPage {
 
 /** Newest first, keyset-paginated on (created_at, id), in windows of time (above). */
 export async function listJobs(pool: Pool, q: JobListQuery): Promise<JobListPage> {
-  const now = (q.now ?? new Date()).getTime();
-  let upper = Math.min(now + CLOCK_SLACK_MS, q.createdBefore?.getTime() ?? Infinity, q.before ? q.before.createdAt.getTime() + 1 : Infinity);
+  let upper = Math.min(Date.now() + CLOCK_SLACK_MS, q.createdBefore?.getTime() ?? Infinity, q.before ? q.before.createdAt.getTime() + 1 : Infinity);
   let floor = Math.max((await oldestJobMs(pool)) ?? upper, q.createdAfter?.getTime() ?? -Infinity);
   if (q.idPrefix !== undefined) {
     const [low, high] = uuidRange(q.idPrefix).map(idTimeMs) as [number, number];

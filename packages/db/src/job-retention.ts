@@ -1,5 +1,7 @@
 import type { PurgeReason } from '@inferq/contracts';
 import { withTransaction, type Pool, type PoolClient } from './pool.ts';
+import { unpurgedJobIds } from './job-floors.ts';
+import { daysOf, idRangeSql, type IdRange } from './job-id-range.ts';
 
 // Retention: a finished job is purged to a tombstone once its retention has
 // run out (or when it is deleted), and its input tensors may be dropped
@@ -25,14 +27,15 @@ const SUCCEEDED = `finished_at IS NOT NULL AND status = 'succeeded'`;
 /** The keys of every tensor of the rows in `target` (a CTE with inputs and outputs columns). */
 const TENSOR_KEYS = (tensors: string) => `jsonb_array_elements(${tensors}) AS e WHERE e ? 'key'`;
 
-/** Keys still referenced by another row (not in $1, not purged) of the same response-cache groups as `target`. */
-const SHARED_KEYS = `
+/** Keys still referenced by another row (not in $1, not purged; `unpurged` bounds their ids) of the same response-cache groups as `target`. */
+const sharedKeys = (unpurged: IdRange) => `
   SELECT e->>'key' AS key
     FROM jobs o
     JOIN (SELECT DISTINCT model_name, model_version, input_sha256 FROM target WHERE input_sha256 IS NOT NULL) g
       ON o.model_name = g.model_name AND o.model_version = g.model_version AND o.input_sha256 = g.input_sha256,
          ${TENSOR_KEYS(`o.inputs || COALESCE(o.outputs, '[]'::jsonb)`)}
-     AND o.status = 'succeeded' AND o.input_sha256 IS NOT NULL AND o.purged_at IS NULL AND o.id <> ALL($1::uuid[])`;
+     AND o.status = 'succeeded' AND o.input_sha256 IS NOT NULL AND o.purged_at IS NULL AND o.id <> ALL($1::uuid[])
+     AND ${idRangeSql(unpurged, 'o.id')}`;
 
 export interface PurgeResult {
   /** The jobs purged by this call (already purged or unfinished ones are left out). */
@@ -44,7 +47,7 @@ export interface PurgeResult {
 /** Locks the rows that may be acted on, in id order (no deadlock between two callers); SKIP LOCKED leaves rows another caller holds. */
 async function lockRows(client: PoolClient, ids: string[], condition: string, skipLocked: boolean): Promise<string[]> {
   const { rows } = await client.query<{ id: string }>(
-    `SELECT id FROM jobs WHERE id = ANY($1::uuid[]) AND ${condition} ORDER BY id FOR UPDATE ${skipLocked ? 'SKIP LOCKED' : ''}`,
+    `SELECT id FROM jobs WHERE id = ANY($1::uuid[]) AND ${idRangeSql(daysOf(ids))} AND ${condition} ORDER BY id FOR UPDATE ${skipLocked ? 'SKIP LOCKED' : ''}`,
     [ids],
   );
   return rows.map((r) => r.id);
@@ -65,17 +68,18 @@ export async function purgeJobs(pool: Pool, ids: string[], reason: PurgeReason, 
   return withTransaction(pool, async (client) => {
     const locked = await lockRows(client, ids, `purged_at IS NULL AND ${FINISHED}`, options.skipLocked ?? false);
     if (locked.length === 0) return { ids: [], keys: [] };
+    const days = idRangeSql(daysOf(locked));
     const { rows } = await client.query<{ ids: string[]; keys: string[] }>(
-      `WITH target AS (SELECT id, model_name, model_version, input_sha256, inputs, outputs FROM jobs WHERE id = ANY($1::uuid[])),
+      `WITH target AS (SELECT id, model_name, model_version, input_sha256, inputs, outputs FROM jobs WHERE id = ANY($1::uuid[]) AND ${days}),
        purged AS (
          UPDATE jobs SET inputs = '[]'::jsonb, outputs = NULL, input_data = NULL, output_data = NULL, metadata = '{}'::jsonb, webhook_url = NULL,
                 error_message = NULL, input_sha256 = NULL, purged_at = now(), purge_reason = $2
-           FROM target WHERE jobs.id = target.id
+           FROM target WHERE jobs.id = target.id AND ${idRangeSql(daysOf(locked), 'jobs.id')}
          RETURNING jobs.id),
        deliveries AS (DELETE FROM webhook_deliveries WHERE job_id = ANY($1::uuid[]))
        SELECT ARRAY(SELECT id::text FROM purged) AS ids,
               ARRAY(SELECT e->>'key' FROM target, ${TENSOR_KEYS(`target.inputs || COALESCE(target.outputs, '[]'::jsonb)`)}
-                    EXCEPT ${SHARED_KEYS}) AS keys`,
+                    EXCEPT ${sharedKeys(await unpurgedJobIds(pool))}) AS keys`,
       [locked, reason],
     );
     return rows[0]!;
@@ -95,12 +99,14 @@ export async function dropInputs(pool: Pool, ids: string[], options: { skipLocke
     const condition = `inputs_dropped_at IS NULL AND purged_at IS NULL AND keep_inputs = false AND ${SUCCEEDED}`;
     const locked = await lockRows(client, ids, condition, options.skipLocked ?? false);
     if (locked.length === 0) return { ids: [], keys: [] };
+    const days = idRangeSql(daysOf(locked));
     const { rows } = await client.query<{ ids: string[]; keys: string[] }>(
-      `WITH target AS (SELECT id, model_name, model_version, input_sha256, inputs, outputs FROM jobs WHERE id = ANY($1::uuid[])),
+      `WITH target AS (SELECT id, model_name, model_version, input_sha256, inputs, outputs FROM jobs WHERE id = ANY($1::uuid[]) AND ${days}),
        dropped AS (
-         UPDATE jobs SET inputs = '[]'::jsonb, input_data = NULL, inputs_dropped_at = now() FROM target WHERE jobs.id = target.id RETURNING jobs.id)
+         UPDATE jobs SET inputs = '[]'::jsonb, input_data = NULL, inputs_dropped_at = now() FROM target
+          WHERE jobs.id = target.id AND ${idRangeSql(daysOf(locked), 'jobs.id')} RETURNING jobs.id)
        SELECT ARRAY(SELECT id::text FROM dropped) AS ids,
-              ARRAY(SELECT e->>'key' FROM target, ${TENSOR_KEYS('target.inputs')} EXCEPT ${SHARED_KEYS}) AS keys`,
+              ARRAY(SELECT e->>'key' FROM target, ${TENSOR_KEYS('target.inputs')} EXCEPT ${sharedKeys(await unpurgedJobIds(pool))}) AS keys`,
       [locked],
     );
     return rows[0]!;
@@ -121,7 +127,7 @@ export async function findExpiredJobIds(pool: Pool, options: { defaultRetentionS
      SELECT j.id FROM jobs j
        JOIN api_keys k ON k.id = j.owner_key_id
        LEFT JOIN model_retention m ON m.model_name = j.model_name
-      WHERE j.purged_at IS NULL AND j.finished_at IS NOT NULL
+      WHERE ${idRangeSql(await unpurgedJobIds(pool), 'j.id')} AND j.purged_at IS NULL AND j.finished_at IS NOT NULL
         AND j.finished_at < now() - (SELECT s FROM shortest) * interval '1 second'
         AND j.finished_at < now() - COALESCE(m.retention_s, k.retention_s, $1::int) * interval '1 second'
         AND NOT (j.webhook_url IS NOT NULL AND j.webhook_state IS NULL)
@@ -136,7 +142,7 @@ export async function findExpiredJobIds(pool: Pool, options: { defaultRetentionS
 export async function findInputsToDrop(pool: Pool, options: { inputRetentionS: number; limit: number }): Promise<string[]> {
   const { rows } = await pool.query<{ id: string }>(
     `SELECT id FROM jobs
-      WHERE inputs_dropped_at IS NULL AND purged_at IS NULL AND keep_inputs = false AND finished_at IS NOT NULL AND status = 'succeeded'
+      WHERE ${idRangeSql(await unpurgedJobIds(pool))} AND inputs_dropped_at IS NULL AND purged_at IS NULL AND keep_inputs = false AND finished_at IS NOT NULL AND status = 'succeeded'
         AND finished_at <= now() - $1::int * interval '1 second'
       ORDER BY finished_at
       LIMIT $2`,
@@ -165,8 +171,10 @@ export async function findUnnamedJobObjects(pool: Pool, objects: JobObject[], op
   const names = (alias: string) => `(${alias}.inputs || COALESCE(${alias}.outputs, '[]'::jsonb)) @> jsonb_build_array(jsonb_build_object('key', o.key))`;
   const { rows } = await pool.query<{ key: string }>(
     `SELECT o.key FROM unnest($1::text[], $2::uuid[]) AS o(key, job_id)
-      WHERE NOT EXISTS (SELECT 1 FROM jobs j WHERE j.id = o.job_id AND j.purged_at IS NULL AND (($3 AND NOT (${FINISHED})) OR ${names('j')}))
-        AND NOT EXISTS (SELECT 1 FROM jobs h WHERE h.cached_from IS NOT NULL AND h.purged_at IS NULL AND ${names('h')})`,
+      WHERE NOT EXISTS (SELECT 1 FROM jobs j WHERE j.id = o.job_id AND ${idRangeSql(daysOf(objects.map((o) => o.jobId)), 'j.id')}
+                           AND j.purged_at IS NULL AND (($3 AND NOT (${FINISHED})) OR ${names('j')}))
+        AND NOT EXISTS (SELECT 1 FROM jobs h WHERE ${idRangeSql(await unpurgedJobIds(pool), 'h.id')}
+                           AND h.cached_from IS NOT NULL AND h.purged_at IS NULL AND ${names('h')})`,
     [objects.map((o) => o.key), objects.map((o) => o.jobId), options.keepUnfinished],
   );
   return rows.map((r) => r.key);

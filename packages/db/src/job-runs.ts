@@ -2,8 +2,9 @@ import type { Priority, StoredTensor } from '@inferq/contracts';
 import { packTensorRows, rowDataSql, unpackTensors } from './inline-tensors.ts';
 import { prepared } from './prepared.ts';
 import { copyRows, literal } from './copy-rows.ts';
-import { daysOf, idRangeSql } from './job-id-range.ts';
+import { CLOCK_SLACK_MS, DAY_MS, daysOf, idRangeSql } from './job-id-range.ts';
 import type { Pool } from './pool.ts';
+import { liveJobIds } from './job-floors.ts';
 
 // The worker side of the jobs table: claiming, settling, reconciling.
 
@@ -83,9 +84,11 @@ export async function releaseJobs(
 
 /** Ends queued jobs whose deadline has passed, at most `limit` per call; returns them for their queue jobs to be removed. */
 export async function expireOverdueJobs(pool: Pool, limit: number): Promise<Array<{ id: string; modelName: string }>> {
+  const live = idRangeSql(await liveJobIds(pool));
   const { rows } = await pool.query<{ id: string; model_name: string }>(
     `UPDATE jobs SET ${EXPIRE}
-      WHERE id IN (SELECT id FROM jobs WHERE status = 'queued' AND deadline_at <= now() ORDER BY deadline_at LIMIT $1 FOR UPDATE SKIP LOCKED)
+      WHERE ${live} AND id IN (
+        SELECT id FROM jobs WHERE ${live} AND status = 'queued' AND deadline_at <= now() ORDER BY deadline_at LIMIT $1 FOR UPDATE SKIP LOCKED)
       RETURNING id, model_name`,
     [limit],
   );
@@ -194,9 +197,11 @@ export interface UnfinishedJobsPage {
 
 /** Queued or running jobs, oldest first, a page at a time: candidates for re-enqueueing. */
 export async function findUnfinishedJobs(pool: Pool, page: UnfinishedJobsPage): Promise<UnfinishedJob[]> {
+  const since = page.after?.createdAt ?? page.createdAfter;
+  const ids = since ? { fromMs: since.getTime() - CLOCK_SLACK_MS, toMs: Date.now() + DAY_MS } : await liveJobIds(pool);
   const { rows } = await pool.query(
     `SELECT id, model_name, model_version, priority, created_at, deadline_at, owner_key_id FROM jobs
-      WHERE status IN ('queued', 'running') AND created_at < now() - make_interval(secs => $1::float8 / 1000)
+      WHERE ${idRangeSql(ids)} AND status IN ('queued', 'running') AND created_at < now() - make_interval(secs => $1::float8 / 1000)
         AND ($2::timestamptz IS NULL OR created_at > $2)
         AND ($3::timestamptz IS NULL OR (created_at, id) > ($3, $4::uuid))
       ORDER BY created_at, id LIMIT $5`,
@@ -226,7 +231,7 @@ export async function findAgedQueuedJobs(
     `SELECT id, model_name, priority, owner_key_id, created_at FROM (
        SELECT id, model_name, priority, owner_key_id, created_at,
               row_number() OVER (PARTITION BY model_name, owner_key_id ORDER BY created_at, id) AS rank
-         FROM jobs WHERE status = 'queued' AND created_at < $1 AND priority <> 'high') aged
+         FROM jobs WHERE ${idRangeSql(await liveJobIds(pool))} AND status = 'queued' AND created_at < $1 AND priority <> 'high') aged
       WHERE rank <= $2
       ORDER BY model_name, owner_key_id, created_at, id`,
     [o.olderThan, o.perKey],

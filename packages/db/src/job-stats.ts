@@ -1,4 +1,6 @@
 import type { Pool } from './pool.ts';
+import { jobIdsFinishedSince, liveJobIds } from './job-floors.ts';
+import { CLOCK_SLACK_MS, DAY_MS, idRangeSql } from './job-id-range.ts';
 
 export interface JobStatsPoint {
   at: Date;
@@ -23,6 +25,9 @@ export interface JobStats {
 
 const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
 
+/** The start of a window of whole minutes ending with this one (as the SQL computes it), less a minute for the two clocks. */
+const windowStartMs = (minutes: number): number => (Math.floor(Date.now() / 60_000) - minutes) * 60_000;
+
 /**
  * Submissions by creation minute and outcomes by finish minute over the last
  * `windowMinutes`, for one owner or (null) everyone. Both scans are index
@@ -30,11 +35,14 @@ const num = (v: unknown): number | null => (v === null || v === undefined ? null
  */
 export async function readJobStats(pool: Pool, o: { windowMinutes: number; rateSeconds: number; ownerKeyId: string | null }): Promise<JobStats> {
   const since = `date_trunc('minute', now()) - make_interval(mins => $1::int - 1)`;
+  const sinceMs = windowStartMs(o.windowMinutes);
+  const created = idRangeSql({ fromMs: sinceMs - CLOCK_SLACK_MS, toMs: Date.now() + DAY_MS });
+  const finishedIds = idRangeSql(await jobIdsFinishedSince(pool, sinceMs));
   const [submitted, finished] = await Promise.all([
     pool.query(
       `SELECT date_trunc('minute', created_at) AS at, count(*)::int AS n,
               count(*) FILTER (WHERE created_at >= now() - make_interval(secs => $3::int))::int AS recent
-         FROM jobs WHERE created_at >= ${since} AND ($2::uuid IS NULL OR owner_key_id = $2)
+         FROM jobs WHERE ${created} AND created_at >= ${since} AND ($2::uuid IS NULL OR owner_key_id = $2)
         GROUP BY 1`,
       [o.windowMinutes, o.ownerKeyId, o.rateSeconds],
     ),
@@ -52,7 +60,7 @@ export async function readJobStats(pool: Pool, o: { windowMinutes: number; rateS
               percentile_cont(0.99) WITHIN GROUP (ORDER BY infer_ms) AS infer_p99,
               avg(batch_size) FILTER (WHERE status = 'succeeded') AS avg_batch
          FROM jobs
-        WHERE finished_at >= ${since} AND status IN ('succeeded', 'failed') AND ($2::uuid IS NULL OR owner_key_id = $2)
+        WHERE ${finishedIds} AND finished_at >= ${since} AND status IN ('succeeded', 'failed') AND ($2::uuid IS NULL OR owner_key_id = $2)
         GROUP BY GROUPING SETS ((1), ())`,
       [o.windowMinutes, o.ownerKeyId, o.rateSeconds],
     ),
@@ -109,7 +117,7 @@ export async function readJobStats(pool: Pool, o: { windowMinutes: number; rateS
 export async function readOldestQueuedAges(pool: Pool): Promise<Array<{ model: string; priority: string; ageS: number }>> {
   const { rows } = await pool.query<{ model_name: string; priority: string; age_s: number }>(
     `SELECT model_name, priority, EXTRACT(EPOCH FROM now() - min(created_at))::float8 AS age_s
-       FROM jobs WHERE status = 'queued' GROUP BY model_name, priority`,
+       FROM jobs WHERE ${idRangeSql(await liveJobIds(pool))} AND status = 'queued' GROUP BY model_name, priority`,
   );
   return rows.map((r) => ({ model: r.model_name, priority: r.priority, ageS: r.age_s }));
 }
@@ -146,7 +154,8 @@ export async function readJobBreakdown(
             percentile_cont(ARRAY[0.5, 0.95, 0.99]) WITHIN GROUP (ORDER BY infer_ms) AS infer_p,
             avg(batch_size) FILTER (WHERE status = 'succeeded') AS avg_batch
        FROM jobs
-      WHERE finished_at >= date_trunc('minute', now()) - make_interval(mins => $1::int - 1)
+      WHERE ${idRangeSql(await jobIdsFinishedSince(pool, windowStartMs(o.windowMinutes)))}
+        AND finished_at >= date_trunc('minute', now()) - make_interval(mins => $1::int - 1)
         AND status IN ('succeeded', 'failed') AND ($2::uuid IS NULL OR owner_key_id = $2)
       GROUP BY GROUPING SETS ((model_name, model_version), (worker_id))`,
     [o.windowMinutes, o.ownerKeyId],

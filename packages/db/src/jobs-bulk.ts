@@ -1,5 +1,7 @@
 import type { JobStatus } from '@inferq/contracts';
 import { jobFilterConditions, type JobFilter } from './job-filter.ts';
+import { liveJobIds } from './job-floors.ts';
+import { idRangeSql } from './job-id-range.ts';
 import type { Pool } from './pool.ts';
 
 /** What a bulk action found: how many jobs matched in all, and the ones it acted on (at most its limit, oldest first). */
@@ -8,18 +10,23 @@ export interface BulkJobMatch<T> {
   jobs: T[];
 }
 
-/** The filter's conditions narrowed to jobs in one of these statuses. */
-function conditions(filter: JobFilter, statuses: readonly JobStatus[], params: unknown[]): string {
+/**
+ * The filter's conditions narrowed to jobs in one of these statuses; to the
+ * partitions that may hold unfinished jobs when the statuses are all unfinished
+ * ones (job-floors.ts). Finished jobs, tombstones included, may lie anywhere.
+ */
+async function conditions(pool: Pool, filter: JobFilter, statuses: readonly JobStatus[], params: unknown[]): Promise<string> {
   const where = jobFilterConditions(filter, params);
   params.push(statuses);
   where.push(`status = ANY($${params.length}::text[])`);
+  if (statuses.every((s) => s === 'queued' || s === 'running')) where.push(idRangeSql(await liveJobIds(pool)));
   return where.join(' AND ');
 }
 
 /** How many jobs match the filter in one of these statuses (a dry run). */
 export async function countJobsMatching(pool: Pool, filter: JobFilter, statuses: readonly JobStatus[]): Promise<number> {
   const params: unknown[] = [];
-  const { rows } = await pool.query(`SELECT count(*)::int AS matched FROM jobs WHERE ${conditions(filter, statuses, params)}`, params);
+  const { rows } = await pool.query(`SELECT count(*)::int AS matched FROM jobs WHERE ${await conditions(pool, filter, statuses, params)}`, params);
   return rows[0].matched as number;
 }
 
@@ -31,7 +38,7 @@ export async function countJobsMatching(pool: Pool, filter: JobFilter, statuses:
  */
 export async function cancelQueuedJobsMatching(pool: Pool, filter: JobFilter, limit: number): Promise<BulkJobMatch<{ id: string; modelName: string }>> {
   const params: unknown[] = [];
-  const where = conditions(filter, ['queued'], params);
+  const where = await conditions(pool, filter, ['queued'], params);
   params.push(limit);
   const { rows } = await pool.query(
     `WITH picked AS (
@@ -41,7 +48,7 @@ export async function cancelQueuedJobsMatching(pool: Pool, filter: JobFilter, li
         FOR UPDATE SKIP LOCKED),
      canceled AS (
        UPDATE jobs j SET status = 'canceled', finished_at = now()
-         FROM picked WHERE j.id = picked.id AND j.status = 'queued'
+         FROM picked WHERE j.id = picked.id AND ${idRangeSql(await liveJobIds(pool), 'j.id')} AND j.status = 'queued'
         RETURNING j.id, j.model_name)
      SELECT (SELECT count(*)::int FROM jobs WHERE ${where}) AS matched,
             (SELECT coalesce(json_agg(json_build_object('id', id, 'modelName', model_name)), '[]'::json) FROM canceled) AS jobs`,
@@ -53,7 +60,7 @@ export async function cancelQueuedJobsMatching(pool: Pool, filter: JobFilter, li
 /** The ids of up to `limit` jobs matching the filter in one of these statuses, oldest first, and how many match in all (one snapshot). */
 export async function findJobIdsMatching(pool: Pool, filter: JobFilter, statuses: readonly JobStatus[], limit: number): Promise<BulkJobMatch<string>> {
   const params: unknown[] = [];
-  const where = conditions(filter, statuses, params);
+  const where = await conditions(pool, filter, statuses, params);
   params.push(limit);
   const { rows } = await pool.query(
     `SELECT (SELECT count(*)::int FROM jobs WHERE ${where}) AS matched,

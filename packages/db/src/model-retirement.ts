@@ -1,4 +1,6 @@
 import type { Pool, PoolClient } from './pool.ts';
+import { liveJobIds } from './job-floors.ts';
+import { idRangeSql } from './job-id-range.ts';
 
 // Retired model versions against the jobs that still need them: a retired
 // version's artifact stays while any of its jobs is queued or running.
@@ -64,7 +66,8 @@ export async function findIdleRetiredVersions(
     `SELECT m.name AS model, m.version FROM models m
        JOIN unnest($1::text[], $2::int[]) AS l(name, version) ON m.name = l.name AND m.version = l.version
       WHERE m.retired_at IS NOT NULL
-        AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.model_name = m.name AND j.model_version = m.version AND ${UNFINISHED})`,
+        AND NOT EXISTS (SELECT 1 FROM jobs j WHERE ${idRangeSql(await liveJobIds(pool), 'j.id')} AND j.model_name = m.name AND j.model_version = m.version
+                                                AND ${UNFINISHED})`,
     [loaded.map((l) => l.model), loaded.map((l) => l.version)],
   );
   return rows;

@@ -3,6 +3,8 @@ import { packTensorRows } from './inline-tensors.ts';
 import { CLAIM_IDEMPOTENCY_KEYS } from './job-idempotency.ts';
 import type { NewJob } from './jobs.ts';
 import type { Pool } from './pool.ts';
+import { unpurgedJobIds } from './job-floors.ts';
+import { idRangeSql } from './job-id-range.ts';
 
 /**
  * Answers `job` from the response cache: when a succeeded job of the same
@@ -25,7 +27,7 @@ export async function insertCachedJob(pool: Pool, job: Omit<NewJob, 'inputs'> & 
   const { rowCount } = await pool.query(
     `WITH s AS (
        SELECT id, model_name, model_version, inputs, outputs, input_data, output_data, input_sha256, inputs_dropped_at FROM jobs
-        WHERE model_name = $3 AND model_version = $4 AND input_sha256 = $11 AND status = 'succeeded'
+        WHERE ${idRangeSql(await unpurgedJobIds(pool))} AND model_name = $3 AND model_version = $4 AND input_sha256 = $11 AND status = 'succeeded'
         ORDER BY finished_at DESC LIMIT 1 FOR SHARE),
      input AS (SELECT $1::uuid AS id, $2::uuid AS owner_key_id, $6::text AS idempotency_key FROM s),
      ${CLAIM_IDEMPOTENCY_KEYS}

@@ -1,5 +1,7 @@
 import type { WebhookDelivery, WebhookState } from '@inferq/contracts';
 import type { Pool } from './pool.ts';
+import { liveJobIds } from './job-floors.ts';
+import { daysOf, idRangeSql } from './job-id-range.ts';
 
 // A job's webhook is due once the job has a URL and a finished_at and no
 // webhook_state yet, at COALESCE(webhook_next_at, finished_at): whatever
@@ -22,16 +24,17 @@ export interface ClaimedWebhook {
  * that already used `maxAttempts` (its last attempt's process died) is given up instead.
  */
 export async function claimDueWebhooks(pool: Pool, options: { limit: number; maxAttempts: number; leaseMs: number }): Promise<ClaimedWebhook[]> {
+  const live = await liveJobIds(pool);
   const { rows } = await pool.query<{ id: string; webhook_url: string; webhook_attempts: number }>(
     `WITH due AS (
-       SELECT id FROM jobs WHERE ${PENDING} AND ${DUE_AT} <= now()
+       SELECT id FROM jobs WHERE ${idRangeSql(live)} AND ${PENDING} AND ${DUE_AT} <= now()
         ORDER BY ${DUE_AT} LIMIT $1 FOR UPDATE SKIP LOCKED),
      claimed AS (
        UPDATE jobs SET
               webhook_attempts = jobs.webhook_attempts + CASE WHEN jobs.webhook_attempts < $2 THEN 1 ELSE 0 END,
               webhook_state = CASE WHEN jobs.webhook_attempts < $2 THEN NULL ELSE 'given_up' END,
               webhook_next_at = CASE WHEN jobs.webhook_attempts < $2 THEN now() + $3 * interval '1 millisecond' END
-         FROM due WHERE jobs.id = due.id
+         FROM due WHERE jobs.id = due.id AND ${idRangeSql(live, 'jobs.id')}
        RETURNING jobs.id, jobs.webhook_url, jobs.webhook_attempts, jobs.webhook_state)
      SELECT id, webhook_url, webhook_attempts FROM claimed WHERE webhook_state IS NULL`,
     [options.limit, options.maxAttempts, options.leaseMs],
@@ -64,7 +67,8 @@ export async function recordWebhookAttempts(pool: Pool, attempts: WebhookAttempt
        INSERT INTO webhook_deliveries (id, job_id, attempt, url, status_code, error, duration_ms)
        SELECT id, job_id, attempt, url, status_code, error, duration_ms FROM a)
      UPDATE jobs SET webhook_state = a.state, webhook_next_at = now() + a.retry_in_ms * interval '1 millisecond'
-       FROM a WHERE jobs.id = a.job_id AND jobs.webhook_attempts = a.attempt AND jobs.webhook_state IS NULL`,
+       FROM a WHERE jobs.id = a.job_id AND ${idRangeSql(daysOf(attempts.map((a) => a.jobId)), 'jobs.id')}
+        AND jobs.webhook_attempts = a.attempt AND jobs.webhook_state IS NULL`,
     [
       JSON.stringify(
         attempts.map((a) => ({
@@ -98,7 +102,7 @@ export async function findJobWebhook(pool: Pool, jobId: string, ownerKeyId: stri
             CASE WHEN ${PENDING} THEN ${DUE_AT} END AS next_attempt_at,
             d.id, d.attempt, d.url, d.status_code, d.error, d.duration_ms, d.created_at
        FROM jobs LEFT JOIN webhook_deliveries d ON d.job_id = jobs.id
-      WHERE jobs.id = $1 AND ($2::uuid IS NULL OR jobs.owner_key_id = $2)
+      WHERE jobs.id = $1 AND ${idRangeSql(daysOf([jobId]), 'jobs.id')} AND ($2::uuid IS NULL OR jobs.owner_key_id = $2)
       ORDER BY d.attempt, d.created_at`,
     [jobId, ownerKeyId],
   );

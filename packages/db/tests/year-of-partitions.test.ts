@@ -1,29 +1,35 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestContext, testJobId, type TestContext } from '@inferq/test-utils';
+import { createTestContext, fillYearOfJobs, makePastJobPartitions, testJobId, type TestContext } from '@inferq/test-utils';
 import {
+  claimDueWebhooks,
   completeJobs,
   DAY_MS,
-  ensureJobPartitions,
+  expireOverdueJobs,
   failJobs,
+  findAgedQueuedJobs,
+  findExpiredJobIds,
+  findInputsToDrop,
   findJob,
-  listJobs,
+  findUnfinishedJobs,
   listJobPartitions,
+  listJobs,
+  readJobBreakdown,
+  readJobStats,
+  readOldestQueuedAges,
+  readUsage,
   type JobListQuery,
   type Pool,
-  type PoolClient,
 } from '../src/index.ts';
 
-// A year of partitions: the statements a poll, a list page and a batch's
-// completion run touch the partitions of the days they are about, not the
-// hundreds a year of retention leaves (job-id-range.ts). Counted as the
-// relations of jobs a statement locks (each partition and index it planned
-// or ran on), inside a transaction: no timing.
+// A year of partitions: what a poll, a list page, a batch's completion and
+// every sweep touch is the partitions of the days they are about, not the
+// hundreds a year of retention leaves (job-id-range.ts, job-floors.ts).
+// Counted as the partitions of jobs a statement locks (each one it planned or
+// ran on), inside a transaction: no timing. Each statement runs once first in
+// a savepoint rolled back (its locks go with it), as a process that has been
+// running would have found its floors already.
 
 const DAYS = 400;
-const today = Math.floor(Date.now() / DAY_MS) * DAY_MS;
-/** The walk's "now": far enough ahead that the days it reads are daily partitions. */
-const now = new Date(today + 300 * DAY_MS);
-const dayAt = (n: number) => new Date(today + n * DAY_MS);
 
 let t: TestContext;
 let owner: string;
@@ -34,33 +40,23 @@ beforeAll(async () => {
       `INSERT INTO api_keys (id, name, prefix, secret_hash, scopes) VALUES (gen_random_uuid(), 'year', 'yr', 'h', '{}') RETURNING id`,
     )
   ).rows[0]!.id;
-  await ensureJobPartitions(t.pool, { aheadDays: DAYS });
-  // Jobs every 20 minutes over days 240-300 ahead, one in 40 failed; and one a year back, in jobs_legacy.
-  await insertJobs(t.pool, now, 60 * 72, 20 * 60_000);
-  await insertJobs(t.pool, dayAt(-365), 1, 60_000);
+  await makePastJobPartitions(t.pool, DAYS);
+  await fillYearOfJobs(t.pool, { owner, days: DAYS, jobsPerDay: 20 });
 }, 300_000);
 afterAll(() => t?.close());
 
-async function insertJobs(pool: Pool, from: Date, count: number, stepMs: number): Promise<void> {
-  const ids = Array.from({ length: count }, (_, i) => testJobId(new Date(from.getTime() - (i + 1) * stepMs)));
-  await pool.query(
-    `INSERT INTO jobs (id, owner_key_id, model_name, model_version, priority, status, inputs, created_at, finished_at, error_code)
-     SELECT id, $2, 'mlp', 1, 'normal', CASE WHEN n % 40 = 0 THEN 'failed' ELSE 'succeeded' END, '[]', t, t,
-            CASE WHEN n % 40 = 0 THEN 'INFERENCE_FAILED' END
-       FROM (SELECT id, n, to_timestamp(('x' || lpad(replace(substr(id::text, 1, 13), '-', ''), 16, '0'))::bit(64)::bigint / 1000.0) AS t
-               FROM unnest($1::uuid[]) WITH ORDINALITY AS u(id, n)) s`,
-    [ids, owner],
-  );
-}
-
-/** Runs `fn` in a transaction on one connection, returns what it returned and how many partitions of jobs it locked. */
+/** Runs `fn` in a transaction on one connection (after a rolled-back run), returns its result and how many partitions of jobs it locked. */
 async function lockedPartitions<T>(fn: (pool: Pool) => Promise<T>): Promise<{ result: T; partitions: number }> {
-  const client: PoolClient = await t.pool.connect();
+  const client = await t.pool.connect();
+  const pool = client as unknown as Pool;
   try {
     await client.query('BEGIN');
-    const result = await fn(client as unknown as Pool);
+    await client.query('SAVEPOINT warm');
+    await fn(pool);
+    await client.query('ROLLBACK TO SAVEPOINT warm');
+    const result = await fn(pool);
     const { rows } = await client.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
+      `SELECT count(DISTINCT c.oid)::int AS n FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
         WHERE l.pid = pg_backend_pid() AND l.locktype = 'relation' AND c.relkind = 'r' AND c.relispartition
           AND c.relnamespace = (SELECT oid FROM pg_namespace WHERE nspname = current_schema()) AND c.relname LIKE 'jobs%'`,
     );
@@ -71,45 +67,48 @@ async function lockedPartitions<T>(fn: (pool: Pool) => Promise<T>): Promise<{ re
   }
 }
 
+const recentIds = async (n: number) =>
+  (await t.pool.query<{ id: string }>(`SELECT id FROM jobs WHERE status = 'succeeded' ORDER BY created_at DESC LIMIT $1`, [n])).rows.map((r) => r.id);
+
 describe('a year of daily partitions', () => {
-  it('has them', async () => {
-    expect((await listJobPartitions(t.pool)).length).toBeGreaterThan(DAYS - 10);
+  it('has them, and jobs in them', async () => {
+    expect((await listJobPartitions(t.pool)).length).toBeGreaterThan(DAYS);
+    expect((await t.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM jobs')).rows[0]!.n).toBeGreaterThan(DAYS * 20);
   });
 
   it('a poll plans and locks the partition of its job alone, its prepared plan too', async () => {
-    const id = (await t.pool.query<{ id: string }>(`SELECT id FROM jobs WHERE created_at < $1 ORDER BY created_at DESC LIMIT 1`, [now])).rows[0]!.id;
+    const [id] = await recentIds(1);
     const { result, partitions } = await lockedPartitions(async (pool) => {
       // Past the five runs after which Postgres may switch a prepared statement to its generic plan.
-      for (let i = 0; i < 7; i++) await findJob(pool, id, null);
-      return findJob(pool, id, owner);
+      for (let i = 0; i < 7; i++) await findJob(pool, id!, null);
+      return findJob(pool, id!, owner);
     });
     expect(result?.id).toBe(id);
     expect(partitions).toBe(1);
   });
 
   it('a page of recent jobs reads the partitions of a day or two', async () => {
-    const { result, partitions } = await lockedPartitions((pool) => listJobs(pool, { ownerKeyId: null, limit: 51, now }));
-    expect(result.rows).toHaveLength(51);
+    const { result, partitions } = await lockedPartitions((pool) => listJobs(pool, { ownerKeyId: null, limit: 11 }));
+    expect(result.rows).toHaveLength(11);
     expect(partitions).toBeLessThanOrEqual(3);
   });
 
-  it('a filter that matches nothing reads at most 31 days and a few of slack, and hands on a cursor', async () => {
-    const q: JobListQuery = { ownerKeyId: null, errorCode: 'NO_SUCH_CODE', limit: 50, now };
-    const { result, partitions } = await lockedPartitions((pool) => listJobs(pool, q));
+  it('a filter that matches nothing reads at most 31 days and the slack, and hands on a cursor', async () => {
+    const { result, partitions } = await lockedPartitions((pool) => listJobs(pool, { ownerKeyId: null, errorCode: 'NO_SUCH_CODE', limit: 50 }));
     expect(result.rows).toEqual([]);
-    expect(result.coveredFrom?.getTime()).toBe(now.getTime() + 3_600_000 - 31 * DAY_MS);
+    expect(result.coveredFrom).not.toBeNull();
     expect(partitions).toBeLessThanOrEqual(33);
   });
 
-  it('pages through every job once, newest first, across windows, short pages and the year-old job', async () => {
+  it('pages through every job once, newest first, across windows, short pages and jobs_legacy', async () => {
     const expected = (await t.pool.query<{ id: string }>(`SELECT id FROM jobs WHERE status = 'failed' ORDER BY created_at DESC, id DESC`)).rows.map(
       (r) => r.id,
     );
-    expect(expected.length).toBeGreaterThan(50);
+    expect(expected.length).toBeGreaterThan(DAYS);
     const seen: string[] = [];
     let before: JobListQuery['before'];
-    for (let page = 0; page < 100; page++) {
-      const { rows, coveredFrom } = await listJobs(t.pool, { ownerKeyId: null, status: 'failed', limit: 17, now, before });
+    for (let page = 0; page < 200; page++) {
+      const { rows, coveredFrom } = await listJobs(t.pool, { ownerKeyId: null, status: 'failed', limit: 17, before });
       seen.push(...rows.map((r) => r.id));
       const last = rows.at(-1);
       if (rows.length === 17 && last) before = { createdAt: last.createdAt, id: last.id };
@@ -120,7 +119,7 @@ describe('a year of daily partitions', () => {
   });
 
   it("a batch's completion and failure lock the partitions of its jobs' days alone", async () => {
-    const ids = (await t.pool.query<{ id: string }>(`SELECT id FROM jobs WHERE created_at < $1 ORDER BY created_at DESC LIMIT 4`, [now])).rows.map((r) => r.id);
+    const ids = await recentIds(4);
     const batchId = testJobId();
     await t.pool.query(`UPDATE jobs SET status = 'running', batch_id = $2 WHERE id = ANY($1::uuid[])`, [ids, batchId]);
     const done = await lockedPartitions(async (pool) => {
@@ -140,5 +139,38 @@ describe('a year of daily partitions', () => {
       ),
     );
     expect(failed.partitions).toBeLessThanOrEqual(2);
+  });
+
+  // The live jobs are in the last hour, unpurged ones in the last 7 days (and a day ahead for clock slack).
+  const sweeps: Array<[string, (pool: Pool) => Promise<unknown>, number]> = [
+    ['deadline expiry', (pool) => expireOverdueJobs(pool, 100), 3],
+    ['reconciler, full pass', (pool) => findUnfinishedJobs(pool, { minAgeMs: 0, limit: 100 }), 3],
+    ['reconciler, incremental pass', (pool) => findUnfinishedJobs(pool, { minAgeMs: 0, createdAfter: new Date(Date.now() - 60_000), limit: 100 }), 3],
+    ['priority aging', (pool) => findAgedQueuedJobs(pool, { olderThan: new Date(), perKey: 10 }), 3],
+    ['oldest queued ages', (pool) => readOldestQueuedAges(pool), 3],
+    ['webhook claims', (pool) => claimDueWebhooks(pool, { limit: 10, maxAttempts: 5, leaseMs: 1_000 }), 3],
+    ['retention candidates', (pool) => findExpiredJobIds(pool, { defaultRetentionS: 7 * 86_400, limit: 100 }), 10],
+    ['input drop candidates', (pool) => findInputsToDrop(pool, { inputRetentionS: 3_600, limit: 100 }), 10],
+    ['stats, last hour', (pool) => readJobStats(pool, { windowMinutes: 60, rateSeconds: 10, ownerKeyId: null }), 4],
+    ['breakdown, last hour', (pool) => readJobBreakdown(pool, { windowMinutes: 60, ownerKeyId: null }), 4],
+    ['usage, last 30 days', (pool) => readUsage(pool, { from: new Date(Date.now() - 30 * DAY_MS), to: new Date(), groupBy: 'model', ownerKeyId: null }), 33],
+  ];
+  it.each(sweeps)('%s locks the partitions that may hold its work, not the year', async (_, sweep, most) => {
+    const { partitions } = await lockedPartitions(sweep);
+    expect(partitions).toBeLessThanOrEqual(most);
+  });
+
+  it('the bounded sweeps find what the unbounded ones find', async () => {
+    const usage = await readUsage(t.pool, { from: new Date(Date.now() - 30 * DAY_MS), to: new Date(), groupBy: 'model', ownerKeyId: null });
+    const all = await t.pool.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM jobs WHERE finished_at >= now() - interval '30 days' AND device_ms IS NOT NULL`,
+    );
+    expect(usage.total.jobs).toBe(all.rows[0]!.n);
+    const unfinished = await findUnfinishedJobs(t.pool, { minAgeMs: 0, limit: 1_000 });
+    const count = await t.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM jobs WHERE status IN ('queued', 'running')`);
+    expect(unfinished).toHaveLength(count.rows[0]!.n);
+    const expired = await findExpiredJobIds(t.pool, { defaultRetentionS: 3 * 86_400, limit: 10_000 });
+    const due = await t.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM jobs WHERE purged_at IS NULL AND finished_at < now() - interval '3 days'`);
+    expect(expired).toHaveLength(due.rows[0]!.n);
   });
 });

@@ -14,3 +14,4 @@ export * from './netns/index.ts';
 export * from './attempt-audit.ts';
 export * from './webhook-receiver.ts';
 export * from './fake-worker.ts';
+export * from './year-of-jobs.ts';
