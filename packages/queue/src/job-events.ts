@@ -36,6 +36,8 @@ export interface JobWatch {
    * retried: read the job's row.
    */
   wait(timeoutMs: number, signal?: AbortSignal): Promise<QueueJobEvent | undefined>;
+  /** The latest event reported since the last wait or take, taken at once (undefined: none). */
+  take(): QueueJobEvent | undefined;
   stop(): void;
 }
 
@@ -100,6 +102,11 @@ export function createJobEvents(options: { connection: RedisClient; prefix: stri
             });
             resolveWait = undefined;
           }
+          const event = woken;
+          woken = undefined;
+          return event;
+        },
+        take() {
           const event = woken;
           woken = undefined;
           return event;

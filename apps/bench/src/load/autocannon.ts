@@ -8,6 +8,8 @@ export interface LoadOptions {
   body?: string | Buffer;
   connections: number;
   durationS: number;
+  /** Paths taken in turn, one a request, in place of the url's (polls of many jobs). */
+  paths?: readonly string[];
 }
 
 export interface LoadResult {
@@ -30,8 +32,11 @@ export function runLoad(o: LoadOptions): Promise<LoadResult> {
   (globalThis as { gc?: () => void }).gc?.();
   const latenciesMs: number[] = [];
   return new Promise((resolve, reject) => {
+    let next = 0;
+    const paths = o.paths;
+    const requests = paths ? [{ setupRequest: (req: { path?: string }) => ({ ...req, path: paths[next++ % paths.length] }) }] : undefined;
     const instance = autocannon(
-      { url: o.url, method: o.method ?? 'GET', headers: o.headers, body: o.body, connections: o.connections, duration: o.durationS },
+      { url: o.url, method: o.method ?? 'GET', headers: o.headers, body: o.body, connections: o.connections, duration: o.durationS, requests },
       (err, result) => {
         if (err) return reject(err);
         if (result.non2xx > 0 || result.errors > 0) {

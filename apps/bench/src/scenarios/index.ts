@@ -11,6 +11,7 @@ import { deadlines } from './9-deadlines.ts';
 import { fairness } from './10-fairness.ts';
 import { redisCluster } from './11-redis-cluster.ts';
 import { storageRetention } from './12-storage-retention.ts';
+import { yearOfData } from './13-year-of-data.ts';
 import { soak } from './soak.ts';
 
 /** Every scenario, in report order. */
@@ -27,5 +28,6 @@ export const SCENARIOS: Scenario[] = [
   fairness,
   redisCluster,
   storageRetention,
+  yearOfData,
   soak,
 ];
