@@ -32,6 +32,7 @@ import { uploadsRoutes } from './routes/uploads.ts';
 import { webhooksRoutes } from './routes/webhooks.ts';
 import { createApiKeysService, type ApiKeysService } from './services/api-keys-service.ts';
 import { createAuditService } from './services/audit-service.ts';
+import { createJobViewCache } from './services/job-view-cache.ts';
 import { createJobsService } from './services/jobs-service.ts';
 import { createJobsBulkService } from './services/jobs-bulk-service.ts';
 import { createJobRetention, type JobRetention } from './services/job-retention-service.ts';
@@ -77,6 +78,8 @@ export interface AppDeps {
     queueMaxDepth?: number;
     /** The longest `Prefer: wait=N` honoured, in seconds. @default 60 */
     waitMaxS?: number;
+    /** JOB_VIEW_CACHE_MS: how long a poll may answer from memory (job-view-cache.ts); 0: every poll reads Postgres. @default 0 */
+    jobViewCacheMs?: number;
     /** What the routes need of the webhook settings; the dispatcher is started beside the app (main.ts). */
     webhooks: Pick<WebhookSettings, 'signingSecret' | 'allowPrivate'>;
     /** Requests per minute per key without a limit of its own; 0: not limited. @default 0 */
@@ -193,8 +196,11 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     maxBytes: settings.inputMaxBytes,
     onEvent: (event) => metrics.upload(event),
   });
+  const events = createJobEvents({ connection: deps.redis, prefix: deps.producer.prefix });
+  server.addHook('onClose', () => events.close());
   const jobs = createJobsService({
     uploads,
+    views: createJobViewCache({ events, ttlMs: settings.jobViewCacheMs ?? 0, onRead: metrics.jobViewRead }),
     pool: deps.pool,
     producer: deps.producer,
     tensors,
@@ -220,8 +226,6 @@ export async function buildApp(deps: AppDeps): Promise<App> {
 
   await server.register(healthRoutes, { pool: deps.pool, redis: deps.redis, producer: deps.producer });
   await server.register(metricsRoutes, { metrics });
-  const events = createJobEvents({ connection: deps.redis, prefix: deps.producer.prefix });
-  server.addHook('onClose', () => events.close());
   const waiter = createJobWaiter({
     redis: deps.redis,
     prefix: deps.producer.prefix,

@@ -38,6 +38,12 @@ export const apiConfig = {
   QUEUE_MAX_DEPTH: Type.Integer({ default: 1_000_000, minimum: 0 }),
   /** The longest `Prefer: wait=N` a submit is held for, in seconds. */
   WAIT_MAX_S: Type.Integer({ default: 60, minimum: 0, maximum: 600 }),
+  /**
+   * How long a poll (GET /v1/jobs/:id) may answer from this process's memory: a finished job's view for this long (a purge or
+   * delete through another API process shows within it), an unfinished one's until the queue reports an event for it, and
+   * at most this long. 0: every poll reads Postgres.
+   */
+  JOB_VIEW_CACHE_MS: Type.Integer({ default: 1_000, minimum: 0, maximum: 60_000 }),
   /** How often queued jobs past their deadline are expired. */
   DEADLINE_SWEEP_INTERVAL_MS: Type.Integer({ default: 1_000, minimum: 50 }),
   /** How often the artifacts of retired model versions that no unfinished job needs are deleted from object storage. */

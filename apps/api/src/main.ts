@@ -78,6 +78,7 @@ const { server, keys, retirement, retention, metrics, tensors } = await buildApp
     queueMaxDepth: config.QUEUE_MAX_DEPTH,
     rateLimitPerMin: config.RATE_LIMIT_PER_MIN,
     waitMaxS: config.WAIT_MAX_S,
+    jobViewCacheMs: config.JOB_VIEW_CACHE_MS,
     webhooks: webhookSettings,
     tracing: config.OTEL_EXPORTER_OTLP_ENDPOINT !== undefined,
     headersTimeoutMs: config.HTTP_HEADERS_TIMEOUT_MS,

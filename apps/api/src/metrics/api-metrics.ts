@@ -37,6 +37,13 @@ export function createApiMetrics(deps: { pool: Pool; producer: JobProducer; redi
     registers: [registry],
   });
 
+  const jobViews = new Counter({
+    name: 'inferq_job_views_total',
+    help: 'Job views served (polls, waits, event streams), by source: memory (the job view cache) or postgres',
+    labelNames: ['source'],
+    registers: [registry],
+  });
+
   const purged = new Counter({
     name: 'inferq_jobs_purged_total',
     help: 'Jobs purged to tombstones, by reason: retention (the sweep) or deleted (DELETE /v1/jobs/:id)',
@@ -155,6 +162,9 @@ export function createApiMetrics(deps: { pool: Pool; producer: JobProducer; redi
     },
     cacheLookup(model: string, hit: boolean): void {
       cacheLookups.inc({ model, result: hit ? 'hit' : 'miss' });
+    },
+    jobViewRead(source: 'memory' | 'postgres'): void {
+      jobViews.inc({ source });
     },
     retentionSweepBehind(behind: boolean): void {
       retentionBehind.set(behind ? 1 : 0);

@@ -12,7 +12,7 @@ const RUNNING_RETRY_AFTER_S = 5;
 export interface JobRetentionDeps {
   pool: Pool;
   storage: Pick<Storage, 'deleteObjects'>;
-  jobs: Pick<JobsService, 'findJobRow' | 'cancelJob'>;
+  jobs: Pick<JobsService, 'findJobRow' | 'cancelJob' | 'forgetJobs'>;
   logger: Pick<Logger, 'info' | 'error'>;
   /** Told how many jobs were purged (by reason) and how many jobs' inputs were dropped. */
   onPurged?(reason: PurgeReason, count: number): void;
@@ -44,6 +44,7 @@ export function createJobRetention(deps: JobRetentionDeps): JobRetention {
 
   async function purge(ids: string[], reason: PurgeReason, options: { skipLocked?: boolean } = {}): Promise<PurgeResult> {
     const result = await purgeJobs(deps.pool, ids, reason, options);
+    deps.jobs.forgetJobs(result.ids);
     await deleteObjects(result.keys, 'purge');
     if (result.ids.length > 0) deps.onPurged?.(reason, result.ids.length);
     return result;
@@ -53,6 +54,7 @@ export function createJobRetention(deps: JobRetentionDeps): JobRetention {
     purge,
     async dropInputs(ids, options = {}) {
       const result = await dropInputs(deps.pool, ids, options);
+      deps.jobs.forgetJobs(result.ids);
       await deleteObjects(result.keys, 'inputs');
       if (result.ids.length > 0) deps.onInputsDropped?.(result.ids.length);
       return result;

@@ -38,7 +38,11 @@ const inlineBytes = (tensors: StoredTensor[] | null): number => (tensors ?? []).
  * `ttlMs` for a purge elsewhere and for `running` when the worker's claim
  * commits after the fetch's event has been heard. `ttlMs` 0: every poll reads.
  */
-export function createJobViewCache(o: { events: JobEvents; ttlMs: number }): JobViewCache {
+export function createJobViewCache(o: { events: JobEvents; ttlMs: number; onRead?: (source: 'memory' | 'postgres') => void }): JobViewCache {
+  const fromPostgres = (read: () => Promise<JobRecord | undefined>) => {
+    o.onRead?.('postgres');
+    return read();
+  };
   const cache = new LRUCache<string, Entry>({
     maxSize: MAX_BYTES,
     sizeCalculation: (e) => ENTRY_BYTES + inlineBytes(e.record.outputs),
@@ -66,14 +70,17 @@ export function createJobViewCache(o: { events: JobEvents; ttlMs: number }): Job
 
   return {
     async get(id, read) {
-      if (o.ttlMs <= 0) return read();
+      if (o.ttlMs <= 0) return fromPostgres(read);
       const known = cache.get(id);
       const changed = known?.watch?.take();
-      if (known?.trusted && changed === undefined) return known.record;
+      if (known?.trusted && changed === undefined) {
+        o.onRead?.('memory');
+        return known.record;
+      }
       // Reads meanwhile go to Postgres too; a watch already running started before this read, so it keeps counting.
       if (known) known.trusted = false;
       const carried = known?.watch;
-      const record = await read();
+      const record = await fromPostgres(read);
       if (!record || isTerminalStatus(record.status)) {
         carried?.stop();
         if (record) keep({ record, trusted: true });

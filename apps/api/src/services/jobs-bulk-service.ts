@@ -80,6 +80,7 @@ export function createJobsBulkService(deps: JobsBulkServiceDeps): JobsBulkServic
       const { filter, limit, dryRun } = prepare(body, principal);
       if (dryRun) return dryRunResult(await countJobsMatching(deps.pool, filter, CANCELABLE), limit);
       const { matched, jobs } = await cancelQueuedJobsMatching(deps.pool, filter, limit);
+      deps.jobs.forgetJobs(jobs.map((j) => j.id));
       await removeCanceledJobs(deps.producer, jobs);
       return finish(AuditAction.JobsBulkCanceled, body, actor, { matched, touched: jobs.length, limit });
     },

@@ -16,6 +16,7 @@ import type { JobProducer } from '@inferq/queue';
 import type { TensorStore } from '@inferq/storage';
 import { ownerFilter, type Principal } from './api-keys-service.ts';
 import { inputsDroppedError, jobLinks, jobPurgedError } from './job-view.ts';
+import type { JobViewCache } from './job-view-cache.ts';
 import type { ModelsService } from './models-service.ts';
 import { createJobIntake } from './job-intake.ts';
 import { decodeInputs, type DecodedInput } from './tensor-intake.ts';
@@ -53,8 +54,10 @@ export interface SubmitJobInput {
 export interface JobsService {
   /** Validates, records (Postgres first: invariant 1) and enqueues one job. */
   submitJob(input: SubmitJobInput): Promise<JobAccepted>;
-  /** The job; 410 JOB_PURGED when only its tombstone is left. */
+  /** The job as a poll sees it (job-view-cache.ts); 410 JOB_PURGED when only its tombstone is left. */
   getJob(id: string, ownerKeyId: string | null): Promise<JobRecord>;
+  /** Jobs this process has just changed behind the service (a purge, an input drop, a bulk cancel): their next view is read afresh. */
+  forgetJobs(ids: Iterable<string>): void;
   /** The job's row as it is, tombstones included (deleting one). */
   findJobRow(id: string, ownerKeyId: string | null): Promise<JobRecord>;
   /** Submits a new job with the same model version, priority and inputs as `id` (re-running a failed one). */
@@ -67,6 +70,8 @@ export interface JobsService {
 
 export interface JobsServiceDeps {
   pool: Pool;
+  /** What polls answer from memory; without it every view is read from Postgres. */
+  views?: JobViewCache;
   producer: JobProducer;
   /** Keeps the inputs (inline or S3) and reads tensors back. */
   tensors: TensorStore;
@@ -233,7 +238,15 @@ export function createJobsService(deps: JobsServiceDeps): JobsService {
       if (!tensor) throw new AppError('OUTPUT_NOT_FOUND', `job ${id} has no ${kind.slice(0, -1)} ${index}`);
       return { tensor, body: await deps.tensors.readTensorStream(tensor) };
     },
-    getJob: (id, ownerKeyId) => findOwnJob(id, ownerKeyId),
+    async getJob(id, ownerKeyId) {
+      if (!deps.views) return findOwnJob(id, ownerKeyId);
+      // Any owner's view is kept, and the owner checked here: one entry serves the key and an admin alike.
+      const job = await deps.views.get(id, () => findJob(deps.pool, id, null));
+      if (!job || (ownerKeyId !== null && job.ownerKeyId !== ownerKeyId)) throw new AppError('JOB_NOT_FOUND', `job ${id} does not exist`);
+      if (job.purgedAt) throw jobPurgedError(job);
+      return job;
+    },
+    forgetJobs: (ids) => deps.views?.forget(ids),
     findJobRow,
     async listJobs(q, ownerKeyId) {
       const limit = q.limit ?? 50;
@@ -250,6 +263,7 @@ export function createJobsService(deps: JobsServiceDeps): JobsService {
     async cancelJob(id, ownerKeyId) {
       const job = await cancelQueuedJob(deps.pool, id, ownerKeyId);
       if (!job) throw new AppError('JOB_NOT_FOUND', `job ${id} does not exist`);
+      deps.views?.forget([id]);
       if (job.purgedAt) throw jobPurgedError(job);
       if (job.status !== 'canceled') throw new AppError('JOB_NOT_CANCELABLE', `job ${id} is ${job.status}`);
       await removeCanceledJobs(deps.producer, [job]);
