@@ -47,7 +47,7 @@ const apiKey = {
 const json = (body: unknown) => new Response(JSON.stringify(body), { status: 200, headers: { 'content-type': 'application/json' } });
 
 /** The page at `url` for `principal`; resolves to the job-list queries it sent, newest last. */
-function renderPage(principal: Principal, url = '/jobs') {
+function renderPage(principal: Principal, url = '/jobs', page: { items: unknown[]; nextCursor: string | null } = { items: [failedJob], nextCursor: null }) {
   const listQueries: URLSearchParams[] = [];
   const fetchMock = vi.fn(async (url: string) => {
     const [path, query] = url.split('?');
@@ -56,7 +56,7 @@ function renderPage(principal: Principal, url = '/jobs') {
     if (path === '/v1/keys') return json({ items: [apiKey] });
     if (path === '/v1/jobs') {
       listQueries.push(new URLSearchParams(query));
-      return json({ items: [failedJob], nextCursor: null });
+      return json(page);
     }
     return new Response('{}', { status: 404 });
   });
@@ -95,6 +95,15 @@ afterEach(() => {
 });
 
 describe('JobsPage search', () => {
+  it('says a short page looked through a month of jobs, and lets Next look further back', async () => {
+    const { listQueries } = renderPage(reader, '/jobs?status=failed', { items: [], nextCursor: 'MjAyNi0xMC0yN3ww' });
+    expect(await screen.findByText('Nothing here in this stretch of time')).toBeTruthy();
+    const next = screen.getByRole('button', { name: 'Next' }) as HTMLButtonElement;
+    expect(next.disabled).toBe(false);
+    fireEvent.click(next);
+    await waitFor(() => expect(listQueries.at(-1)?.get('cursor')).toBe('MjAyNi0xMC0yN3ww'));
+  });
+
   it('shows a failed job’s error code beside its status', async () => {
     renderPage(reader);
     const row = within((await screen.findByText('MODEL_LOAD_FAILED')).closest('tr')!);

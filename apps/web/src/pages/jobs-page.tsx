@@ -28,7 +28,12 @@ export function JobsPage() {
       <BulkJobActions key={filterKey} filter={(nowMs) => toListJobsQuery(filters, nowMs)} />
       {jobs.isPending && <LoadingState label="Loading jobs…" />}
       {jobs.isError && <ErrorAlert error={jobs.error} onRetry={() => void jobs.refetch()} />}
-      {jobs.data && jobs.data.items.length === 0 && (
+      {jobs.data && jobs.data.items.length === 0 && jobs.data.nextCursor && (
+        <EmptyState title="Nothing here in this stretch of time">
+          A page looks through a month of jobs at most, and none of those matched; Next looks further back.
+        </EmptyState>
+      )}
+      {jobs.data && jobs.data.items.length === 0 && !jobs.data.nextCursor && (
         <EmptyState
           title={isFiltered ? 'No jobs match these filters' : 'No jobs yet'}
           action={
