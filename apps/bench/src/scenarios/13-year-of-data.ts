@@ -60,7 +60,7 @@ const SWEEPS: Record<string, (pool: Pool) => Promise<unknown>> = {
 async function measure(stack: Stack, o: { days: number; jobsPerDay: number; durationS: number; sweepRuns: number }): Promise<Side> {
   const pool = stack.ctx.pool;
   await stack.registerModel('mlp');
-  const owner = (await pool.query<{ id: string }>(`SELECT id FROM api_keys WHERE name = 'admin'`)).rows[0]!.id;
+  const owner = (await stack.request('GET', '/v1/me')).json.keyId as string;
   if (o.days > 7) await makePastJobPartitions(pool, o.days);
   await fillYearOfJobs(pool, { owner, days: o.days, jobsPerDay: o.jobsPerDay });
   // A fresh API process over the filled schema: what one finds after a restart a year in (the first one read the
