@@ -1,4 +1,5 @@
-import { CLOCK_SLACK_MS, DAY_MS, idTimeMs, type IdRange } from './job-id-range.ts';
+import { CLOCK_SLACK_MS, idTimeMs, type IdRange } from './job-id-range.ts';
+import { listJobPartitionBounds } from './job-partitions.ts';
 import type { Pool } from './pool.ts';
 
 // Where the work of the sweeps lies in jobs' partitions. A sweep looks for
@@ -20,7 +21,7 @@ import type { Pool } from './pool.ts';
 //   at the live floor.
 //
 // A floor never passes the partition of now less the clock slack, and every
-// range ends a day past now (ids carry the API's clock). Everything is
+// range ends the clock slack past now (ids carry the API's clock). Everything is
 // read again from the first partition every ten minutes, so a row written
 // against the rules (by hand, with an old id) is found within that time.
 
@@ -54,16 +55,7 @@ const byPool = new WeakMap<Pool, Floors>();
 async function floorsOf(pool: Pool): Promise<Floors> {
   const known = byPool.get(pool);
   if (known && Date.now() - known.readAtMs < REFRESH_MS) return known;
-  const { rows } = await pool.query<{ name: string; bound: string }>(
-    `SELECT c.relname AS name, pg_get_expr(c.relpartbound, c.oid) AS bound FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
-      WHERE i.inhparent = to_regclass('jobs') AND NOT i.inhdetachpending`,
-  );
-  const partitions = rows
-    .map((r) => {
-      const from = /FROM \('([0-9a-f-]{36})'\)/.exec(r.bound)?.[1];
-      return { name: r.name, fromMs: from ? idTimeMs(from) : 0 };
-    })
-    .sort((a, b) => a.fromMs - b.fromMs);
+  const partitions = (await listJobPartitionBounds(pool)).map((p) => ({ name: p.name, fromMs: p.from === null ? 0 : idTimeMs(p.from) }));
   const fresh: Floors = {
     partitions,
     readAtMs: Date.now(),
@@ -104,7 +96,7 @@ async function floorIndex(pool: Pool, f: Floors, kind: FloorKind): Promise<numbe
 
 const rangeFrom = (f: Floors, index: number, toMs = Infinity): IdRange => ({
   fromMs: f.partitions[index]?.fromMs ?? 0,
-  toMs: Math.min(toMs, Date.now() + DAY_MS),
+  toMs: Math.min(toMs, Date.now() + CLOCK_SLACK_MS),
 });
 
 /** The ids that may belong to an unfinished job or a finished one whose webhook is pending. */

@@ -1,16 +1,17 @@
 import { jobFilterConditions, uuidRange, type JobFilter } from './job-filter.ts';
 import { CLOCK_SLACK_MS, DAY_MS, idRangeSql, idTimeMs } from './job-id-range.ts';
 import { SUMMARY_COLUMNS, toRecord, type JobRecord } from './jobs.ts';
-import { listJobPartitions } from './job-partitions.ts';
+import { listJobPartitionBounds } from './job-partitions.ts';
 import type { Pool } from './pool.ts';
 
 // The jobs list, newest first, read in time windows so that a page costs the
 // partitions its window covers, not the retention (job-id-range.ts). A page
-// walks back from its cursor through windows of 1, 2, 4, 8 and 16 days until
-// it has its rows; a filter that matches nothing in those 31 days ends the
-// page early, with a cursor where it stopped, and the next page walks on.
+// walks back from its cursor through the rest of its day, then windows of 1,
+// 2, 4, 8 and 16 days, until it has its rows; a filter that matches nothing in
+// those 32 days ends the page early, with a cursor where it stopped,
+// and the next page walks on.
 
-/** The windows one page may walk, newest first (31 days in all). */
+/** The windows one page walks after the rest of its first day, newest first (32 days at most in all). */
 const WINDOW_DAYS = [1, 2, 4, 8, 16] as const;
 /** How long the time of the oldest job is kept per pool. */
 const FLOOR_TTL_MS = 60_000;
@@ -41,12 +42,17 @@ export async function listJobs(pool: Pool, q: JobListQuery): Promise<JobListPage
     floor = Math.max(floor, low - CLOCK_SLACK_MS);
   }
   const rows: JobRecord[] = [];
-  for (const days of WINDOW_DAYS) {
+  // The first window ends the page's days at the last edge below it; each edge lies the clock slack past a UTC
+  // midnight, so that with its id bounds widened by the slack a window plans its own days' partitions only.
+  let lower = Math.floor((upper - CLOCK_SLACK_MS) / DAY_MS) * DAY_MS + CLOCK_SLACK_MS;
+  if (lower >= upper) lower -= DAY_MS;
+  for (const days of [0, ...WINDOW_DAYS]) {
+    lower -= days * DAY_MS;
     if (upper <= floor) return { rows, coveredFrom: null };
-    const lower = Math.max(floor, upper - days * DAY_MS);
-    rows.push(...(await listWindow(pool, q, lower, upper, q.limit - rows.length)));
+    const from = Math.max(floor, lower);
+    rows.push(...(await listWindow(pool, q, from, upper, q.limit - rows.length)));
     if (rows.length >= q.limit) return { rows, coveredFrom: null };
-    upper = lower;
+    upper = from;
   }
   return { rows, coveredFrom: upper <= floor ? null : new Date(upper) };
 }
@@ -83,7 +89,7 @@ async function oldestJobMs(pool: Pool): Promise<number | null> {
   const cached = floors.get(pool);
   if (cached && Date.now() - cached.at < FLOOR_TTL_MS) return cached.ms;
   let ms: number | null = null;
-  for (const p of await listJobPartitions(pool)) {
+  for (const p of await listJobPartitionBounds(pool)) {
     if (p.from !== null && idTimeMs(p.from) > Date.now() + CLOCK_SLACK_MS) break;
     const { rows } = await pool.query<{ t: Date | null }>(`SELECT min(created_at) AS t FROM ${p.name}`);
     if (rows[0]?.t) {

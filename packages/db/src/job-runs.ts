@@ -2,7 +2,7 @@ import type { Priority, StoredTensor } from '@inferq/contracts';
 import { packTensorRows, rowDataSql, unpackTensors } from './inline-tensors.ts';
 import { prepared } from './prepared.ts';
 import { copyRows, literal } from './copy-rows.ts';
-import { CLOCK_SLACK_MS, DAY_MS, daysOf, idRangeSql } from './job-id-range.ts';
+import { CLOCK_SLACK_MS, daysOf, idRangeSql } from './job-id-range.ts';
 import type { Pool } from './pool.ts';
 import { liveJobIds } from './job-floors.ts';
 
@@ -198,7 +198,7 @@ export interface UnfinishedJobsPage {
 /** Queued or running jobs, oldest first, a page at a time: candidates for re-enqueueing. */
 export async function findUnfinishedJobs(pool: Pool, page: UnfinishedJobsPage): Promise<UnfinishedJob[]> {
   const since = page.after?.createdAt ?? page.createdAfter;
-  const ids = since ? { fromMs: since.getTime() - CLOCK_SLACK_MS, toMs: Date.now() + DAY_MS } : await liveJobIds(pool);
+  const ids = since ? { fromMs: since.getTime() - CLOCK_SLACK_MS, toMs: Date.now() + CLOCK_SLACK_MS } : await liveJobIds(pool);
   const { rows } = await pool.query(
     `SELECT id, model_name, model_version, priority, created_at, deadline_at, owner_key_id FROM jobs
       WHERE ${idRangeSql(ids)} AND status IN ('queued', 'running') AND created_at < now() - make_interval(secs => $1::float8 / 1000)

@@ -1,6 +1,6 @@
 import type { Pool } from './pool.ts';
 import { jobIdsFinishedSince, liveJobIds } from './job-floors.ts';
-import { CLOCK_SLACK_MS, DAY_MS, idRangeSql } from './job-id-range.ts';
+import { CLOCK_SLACK_MS, idRangeSql } from './job-id-range.ts';
 
 export interface JobStatsPoint {
   at: Date;
@@ -36,7 +36,7 @@ const windowStartMs = (minutes: number): number => (Math.floor(Date.now() / 60_0
 export async function readJobStats(pool: Pool, o: { windowMinutes: number; rateSeconds: number; ownerKeyId: string | null }): Promise<JobStats> {
   const since = `date_trunc('minute', now()) - make_interval(mins => $1::int - 1)`;
   const sinceMs = windowStartMs(o.windowMinutes);
-  const created = idRangeSql({ fromMs: sinceMs - CLOCK_SLACK_MS, toMs: Date.now() + DAY_MS });
+  const created = idRangeSql({ fromMs: sinceMs - CLOCK_SLACK_MS, toMs: Date.now() + CLOCK_SLACK_MS });
   const finishedIds = idRangeSql(await jobIdsFinishedSince(pool, sinceMs));
   const [submitted, finished] = await Promise.all([
     pool.query(

@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { PRIORITIES, type QueueDepth } from '@inferq/contracts';
-import { boundTime, listJobPartitions, readOldestQueuedAges, type Pool } from '@inferq/db';
+import { boundTime, listJobPartitionBounds, readOldestQueuedAges, type Pool } from '@inferq/db';
 import type { JobProducer, RedisClient } from '@inferq/queue';
 import { readQueueOverview } from '../services/stats-service.ts';
 
@@ -127,7 +127,7 @@ export function createApiMetrics(deps: { pool: Pool; producer: JobProducer; redi
     help: 'How far ahead of now the newest partition of jobs reaches: a job past it cannot be inserted (the API creates days ahead)',
     registers: [registry],
     async collect() {
-      const ends = (await listJobPartitions(deps.pool)).flatMap((p) => (p.to === null ? [] : [boundTime(p.to).getTime()]));
+      const ends = (await listJobPartitionBounds(deps.pool)).flatMap((p) => (p.to === null ? [] : [boundTime(p.to).getTime()]));
       if (ends.length > 0) this.set((Math.max(...ends) - Date.now()) / 1000);
     },
   });

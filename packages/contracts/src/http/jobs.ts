@@ -248,7 +248,7 @@ export const JobListSchema = Type.Object(
     items: Type.Array(Type.Omit(JobSchema, ['outputs'], { examples: [exampleJobSummary] })),
     nextCursor: Type.Union([Type.String(), Type.Null()], {
       description:
-        'Pass as cursor for the next page; null at the end of the list. A page reads at most 31 days of jobs: one whose filter matched ' +
+        'Pass as cursor for the next page; null at the end of the list. A page reads at most 32 days of jobs: one whose filter matched ' +
         'fewer than limit jobs in them has fewer items (maybe none) and a cursor that goes on further back.',
     }),
   },
