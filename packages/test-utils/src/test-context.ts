@@ -71,10 +71,39 @@ export async function createTestContext(options: TestContextOptions = {}): Promi
     prefix: env.QUEUE_PREFIX!,
     env,
     async close() {
-      await pool.query(`DROP SCHEMA "${id}" CASCADE`).catch(() => {});
+      await dropSchema(pool, id).catch(() => {});
       await pool.end();
       storage.close();
       await deleteRedisKeys(env.REDIS_URL!, env.QUEUE_PREFIX!);
     },
   };
+}
+
+/**
+ * Drops a test's schema. A schema given a year of partitions (year-of-jobs.ts)
+ * holds more relations than one transaction may lock (max_locks_per_transaction
+ * 64 × connections), so its partitions go first, a hundred at a time.
+ */
+async function dropSchema(pool: Pool, schema: string): Promise<void> {
+  // Foreign keys to a partitioned table (webhook_deliveries → jobs) would keep its partitions from going one by one.
+  const keys = await pool.query<{ name: string; table: string }>(
+    `SELECT k.conname AS name, k.conrelid::regclass::text AS table FROM pg_constraint k JOIN pg_class p ON p.oid = k.confrelid
+      WHERE k.contype = 'f' AND k.conparentid = 0 AND p.relkind = 'p' AND p.relnamespace = to_regnamespace($1)`,
+    [schema],
+  );
+  for (const k of keys.rows) await pool.query(`ALTER TABLE ${k.table} DROP CONSTRAINT "${k.name}"`);
+  const { rows } = await pool.query<{ name: string }>(
+    `SELECT c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+      WHERE n.nspname = $1 AND c.relkind = 'r' AND c.relispartition`,
+    [schema],
+  );
+  for (let i = 0; i < rows.length; i += 100) {
+    await pool.query(
+      `DROP TABLE ${rows
+        .slice(i, i + 100)
+        .map((r) => `"${schema}"."${r.name}"`)
+        .join(', ')}`,
+    );
+  }
+  await pool.query(`DROP SCHEMA "${schema}" CASCADE`);
 }

@@ -39,8 +39,9 @@ interface Side {
   drainJobsPerS: number;
 }
 
-/** Median ms of `runs` calls of `fn`. */
+/** Median ms of `runs` calls of `fn`, after one unmeasured. */
 async function timed(runs: number, fn: () => Promise<unknown>): Promise<number> {
+  await fn();
   const ms: number[] = [];
   for (let i = 0; i < runs; i++) {
     const start = performance.now();
@@ -60,6 +61,7 @@ const SWEEPS: Record<string, (pool: Pool) => Promise<unknown>> = {
 };
 
 async function measure(stack: Stack, o: { days: number; jobsPerDay: number; durationS: number; sweepRuns: number }): Promise<Side> {
+  const durationS = o.durationS;
   const pool = stack.ctx.pool;
   await stack.registerModel('mlp');
   const owner = (await stack.request('GET', '/v1/me')).json.keyId as string;
@@ -72,30 +74,31 @@ async function measure(stack: Stack, o: { days: number; jobsPerDay: number; dura
   const baseUrl = api.baseUrl;
   const recent = (await pool.query<{ id: string }>(`SELECT id FROM jobs WHERE status = 'succeeded' ORDER BY created_at DESC LIMIT 500`)).rows;
   const prefix = recent[0]!.id.slice(0, 8);
-  const load = (path: string, extra: Partial<Parameters<typeof runLoad>[0]> = {}) =>
-    runLoad({ url: `${baseUrl}${path}`, headers: HEADERS, connections: CONNECTIONS, durationS: o.durationS, ...extra });
-
-  const loads: Record<string, LoadResult> = {};
-  loads['list'] = await load('/v1/jobs?limit=50');
-  loads['list, status filter'] = await load('/v1/jobs?limit=50&status=failed');
-  loads['search, error code'] = await load('/v1/jobs?limit=50&errorCode=INFERENCE_FAILED');
-  loads['search, id prefix'] = await load(`/v1/jobs?limit=50&id=${prefix}`);
-  loads['stats'] = await load('/v1/stats?windowMinutes=60');
-  loads['usage'] = await load('/v1/usage?groupBy=model');
   const { postmasterPid } = await readPostgres(pool, false);
-  /** Runs a load, and returns the CPU µs a request of the API process and of Postgres over it. */
-  const costed = async (name: string, path: string, extra: Partial<Parameters<typeof runLoad>[0]>) => {
-    const cpu = () => [processTreeCpuSeconds(api.process.child.pid!), postmasterPid === null ? null : processTreeCpuSeconds(postmasterPid)];
+  const cpu = () => [processTreeCpuSeconds(api.process.child.pid!), postmasterPid === null ? null : processTreeCpuSeconds(postmasterPid)];
+  const loads: Record<string, LoadResult> = {};
+  /**
+   * Runs a load after a second of it unmeasured (a process's first requests read its floors and plan afresh, once);
+   * returns the CPU µs a measured request of the API process and of Postgres.
+   */
+  const load = async (name: string, path: string, extra: Partial<Parameters<typeof runLoad>[0]> = {}) => {
+    const o = { url: `${baseUrl}${path}`, headers: HEADERS, connections: CONNECTIONS, ...extra };
+    await runLoad({ ...o, durationS: 1 });
     const before = cpu();
-    loads[name] = await load(path, extra);
+    const result = (loads[name] = await runLoad({ ...o, durationS }));
     const after = cpu();
-    const n = loads[name]!.requests;
-    return after.map((a, i) => (a === null || before[i] === null || n === 0 ? null : ((a - before[i]!) * 1e6) / n));
+    return after.map((a, i) => (a === null || before[i] === null || result.requests === 0 ? null : ((a - before[i]!) * 1e6) / result.requests));
   };
-  const [apiPoll, pgPoll] = await costed('poll, finished job', '/v1/jobs/x', { paths: recent.map((r) => `/v1/jobs/${r.id}`) });
+  await load('list', '/v1/jobs?limit=50');
+  await load('list, status filter', '/v1/jobs?limit=50&status=failed');
+  await load('search, error code', '/v1/jobs?limit=50&errorCode=INFERENCE_FAILED');
+  await load('search, id prefix', `/v1/jobs?limit=50&id=${prefix}`);
+  await load('stats', '/v1/stats?windowMinutes=60');
+  await load('usage', '/v1/usage?groupBy=model');
+  const [apiPoll, pgPoll] = await load('poll, finished job', '/v1/jobs/x', { paths: recent.map((r) => `/v1/jobs/${r.id}`) });
   const submitsBefore = (await pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM jobs`)).rows[0]!.n;
   const submitsFromMs = Date.now();
-  const [apiSubmit, pgSubmit] = await costed('submit', '/v1/jobs', {
+  const [apiSubmit, pgSubmit] = await load('submit', '/v1/jobs', {
     method: 'POST',
     headers: { ...HEADERS, 'content-type': 'application/json' },
     body: JSON.stringify(mlpJobBody('normal')),
