@@ -52,11 +52,14 @@ const byFrom = (a: JobPartitionBounds, b: JobPartitionBounds) => ((a.from ?? '')
  * size (a year in, summing 400 partitions' sizes costs 100 ms). Empty while
  * jobs is not partitioned.
  */
-export async function listJobPartitionBounds(pool: Pool | PoolClient): Promise<JobPartitionBounds[]> {
+export async function listJobPartitionBounds(pool: Pool | PoolClient, days: { from?: Date; before?: Date } = {}): Promise<JobPartitionBounds[]> {
+  // `days`: only the daily partitions of those days (their names sort as their days), and every other one (jobs_legacy).
   const { rows } = await pool.query<{ name: string; bound: string }>(
     `SELECT c.relname AS name, pg_get_expr(c.relpartbound, c.oid) AS bound
        FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
-      WHERE i.inhparent = to_regclass('jobs')`,
+      WHERE i.inhparent = to_regclass('jobs')
+        AND (c.relname !~ '^jobs_p[0-9]{8}$' OR (($1::text IS NULL OR c.relname >= $1) AND ($2::text IS NULL OR c.relname < $2)))`,
+    [days.from ? jobPartitionName(days.from) : null, days.before ? jobPartitionName(days.before) : null],
   );
   return rows.map(boundsOf).sort(byFrom);
 }
@@ -97,8 +100,8 @@ export async function ensureJobPartitions(pool: Pool, options: { aheadDays: numb
     if (rows[0]?.kind !== 'p') return [];
     await client.query(`SELECT set_config('lock_timeout', $1, true)`, [`${options.lockTimeoutMs ?? 5_000}ms`]);
     await client.query('SELECT pg_advisory_xact_lock($1)', [LOCK_ID]);
-    const existing = await listJobPartitionBounds(client);
     const today = utcDayStart(options.now ?? new Date()).getTime();
+    const existing = await listJobPartitionBounds(client, { from: new Date(today) });
     const created: string[] = [];
     for (let n = 0; n <= options.aheadDays; n++) {
       const day = new Date(today + n * DAY_MS);
@@ -246,7 +249,7 @@ export async function dropExpiredJobPartitions(pool: Pool, options: { olderThan:
         )
       ).rows.map((r) => r.name),
     );
-    for (const bounds of await listJobPartitionBounds(client)) {
+    for (const bounds of await listJobPartitionBounds(client, { before: new Date(boundTime(limit).getTime() + DAY_MS) })) {
       if (!DAILY.test(bounds.name) || bounds.from === null || bounds.to === null || bounds.to > limit) continue;
       const size = await client.query<{ rows: string; bytes: string }>(
         `SELECT reltuples::bigint AS rows, pg_total_relation_size(oid) AS bytes FROM pg_class WHERE oid = to_regclass($1)`,

@@ -121,19 +121,21 @@ export async function dropInputs(pool: Pool, ids: string[], options: { skipLocke
  * still owe a webhook wait for it to be delivered or given up.
  */
 export async function findExpiredJobIds(pool: Pool, options: { defaultRetentionS: number; limit: number }): Promise<string[]> {
+  const shortest = await pool.query<{ s: number }>(
+    'SELECT LEAST($1::int, (SELECT min(retention_s) FROM api_keys), (SELECT min(retention_s) FROM model_retention)) AS s',
+    [options.defaultRetentionS],
+  );
   const { rows } = await pool.query<{ id: string }>(
-    `WITH shortest AS (
-       SELECT LEAST($1::int, (SELECT min(retention_s) FROM api_keys), (SELECT min(retention_s) FROM model_retention)) AS s)
-     SELECT j.id FROM jobs j
+    `SELECT j.id FROM jobs j
        JOIN api_keys k ON k.id = j.owner_key_id
        LEFT JOIN model_retention m ON m.model_name = j.model_name
       WHERE ${idRangeSql(await unpurgedJobIds(pool), 'j.id')} AND j.purged_at IS NULL AND j.finished_at IS NOT NULL
-        AND j.finished_at < now() - (SELECT s FROM shortest) * interval '1 second'
+        AND j.finished_at < now() - $3::int * interval '1 second'
         AND j.finished_at < now() - COALESCE(m.retention_s, k.retention_s, $1::int) * interval '1 second'
         AND NOT (j.webhook_url IS NOT NULL AND j.webhook_state IS NULL)
       ORDER BY j.finished_at
       LIMIT $2`,
-    [options.defaultRetentionS, options.limit],
+    [options.defaultRetentionS, options.limit, shortest.rows[0]!.s],
   );
   return rows.map((r) => r.id);
 }
@@ -142,8 +144,8 @@ export async function findExpiredJobIds(pool: Pool, options: { defaultRetentionS
 export async function findInputsToDrop(pool: Pool, options: { inputRetentionS: number; limit: number }): Promise<string[]> {
   const { rows } = await pool.query<{ id: string }>(
     `SELECT id FROM jobs
-      WHERE ${idRangeSql(await unpurgedJobIds(pool))} AND inputs_dropped_at IS NULL AND purged_at IS NULL AND keep_inputs = false AND finished_at IS NOT NULL AND status = 'succeeded'
-        AND finished_at <= now() - $1::int * interval '1 second'
+      WHERE ${idRangeSql(await unpurgedJobIds(pool))} AND inputs_dropped_at IS NULL AND purged_at IS NULL AND keep_inputs = false
+        AND finished_at IS NOT NULL AND status = 'succeeded' AND finished_at <= now() - $1::int * interval '1 second'
       ORDER BY finished_at
       LIMIT $2`,
     [options.inputRetentionS, options.limit],
