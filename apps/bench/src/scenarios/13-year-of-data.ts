@@ -168,7 +168,9 @@ export const yearOfData: Scenario = {
         }),
       ),
     };
+    // Requests and the drain; the sweeps apart: they run once a second to once an hour, and a few partitions more cost ms.
     const ratios: number[] = [];
+    const sweepRatios: number[] = [];
     const key = (name: string) => name.replace(/[^a-z0-9]+/g, '_').replace(/_$/, '');
     for (const name of Object.keys(dayOne.loads)) {
       const a = dayOne.loads[name]!;
@@ -181,7 +183,7 @@ export const yearOfData: Scenario = {
     }
     for (const name of Object.keys(dayOne.sweepsMs)) {
       const ratio = year.sweepsMs[name]! / dayOne.sweepsMs[name]!;
-      ratios.push(ratio);
+      sweepRatios.push(ratio);
       metrics[`${key(name)}_cost_ratio`] = round(ratio, 3);
       rows.push([`${name} (ms)`, round(dayOne.sweepsMs[name]!, 2), round(year.sweepsMs[name]!, 2), null, null, round(ratio, 2)]);
     }
@@ -190,17 +192,20 @@ export const yearOfData: Scenario = {
     metrics.drain_cost_ratio = round(drainRatio, 3);
     rows.push(['worker drain (jobs/s)', round(dayOne.drainJobsPerS, 0), round(year.drainJobsPerS, 0), null, null, round(drainRatio, 2)]);
     metrics.worst_cost_ratio = round(Math.max(...ratios), 3);
+    metrics.worst_sweep_cost_ratio = round(Math.max(...sweepRatios), 3);
     return {
       id: '13',
       title: this.title,
       metrics,
       goals: [
-        goal('worst ratio, a year in ÷ day one', metrics.worst_cost_ratio as number, '<=', 1.2),
+        goal('worst ratio of a request or the drain, a year in ÷ day one', metrics.worst_cost_ratio as number, '<=', 1.2),
+        goal('worst ratio of a sweep, a year in ÷ day one', metrics.worst_sweep_cost_ratio as number, '<=', 1.2),
         goal('Postgres CPU µs a poll', metrics.year_pg_poll_cpu_us as number, '<=', 50),
       ],
       table: { columns: ['request', 'day one req/s', 'a year in req/s', 'day one p99 ms', 'a year in p99 ms', 'cost ratio'], rows },
       notes: [
-        `${settings.jobsPerDay} jobs a day; a year in: ${year.partitions} partitions of jobs, ${year.rows} rows; day one: ${dayOne.partitions}, ${dayOne.rows}.`,
+        `${settings.jobsPerDay} jobs a day; a year in: ${year.partitions} partitions of jobs, ${year.rows} rows; ` +
+          `day one: ${dayOne.partitions}, ${dayOne.rows}.`,
         `Job view cache: ${viewCacheMs === undefined ? 'the API default' : `JOB_VIEW_CACHE_MS=${viewCacheMs}`}; polls go round 500 finished jobs.`,
         'Each side is a fresh API process over the filled schema; loads of ' +
           `${settings.durationS} s at ${CONNECTIONS} connections; sweeps are the median of ${settings.sweepRuns} calls from the bench process.`,
