@@ -72,7 +72,12 @@ async function measure(stack: Stack, o: { days: number; jobsPerDay: number; dura
   await stack.api.stop();
   const api = await stack.startApi();
   const baseUrl = api.baseUrl;
-  const recent = (await pool.query<{ id: string }>(`SELECT id FROM jobs WHERE status = 'succeeded' ORDER BY created_at DESC LIMIT 500`)).rows;
+  // Finished jobs whole (not tombstones), and younger than the retention the API's sweeper applies meanwhile.
+  const recent = (
+    await pool.query<{ id: string }>(
+      `SELECT id FROM jobs WHERE status = 'succeeded' AND purged_at IS NULL AND created_at > now() - interval '6 days' ORDER BY created_at DESC LIMIT 500`,
+    )
+  ).rows;
   const prefix = recent[0]!.id.slice(0, 8);
   const { postmasterPid } = await readPostgres(pool, false);
   const cpu = () => [processTreeCpuSeconds(api.process.child.pid!), postmasterPid === null ? null : processTreeCpuSeconds(postmasterPid)];
