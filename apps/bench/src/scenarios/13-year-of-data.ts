@@ -72,6 +72,15 @@ async function measure(stack: Stack, o: { days: number; jobsPerDay: number; dura
   await stack.api.stop();
   const api = await stack.startApi();
   const baseUrl = api.baseUrl;
+  const queue = async (action: 'pause' | 'resume') => {
+    const res = await fetch(`${baseUrl}/v1/models/mlp/${action}`, { method: 'POST', headers: HEADERS });
+    if (!res.ok) throw new Error(`${action}: ${res.status} ${await res.text()}`);
+  };
+  // The worker runs from here on, its queue paused until the drain: what its first seconds cost (finding its floors,
+  // planning, the reconciler's first pass) stays out of what is measured.
+  await queue('pause');
+  await stack.startWorker();
+  await new Promise((resolve) => setTimeout(resolve, 2_000));
   // Finished jobs whole (not tombstones), and younger than the retention the API's sweeper applies meanwhile.
   const recent = (
     await pool.query<{ id: string }>(
@@ -112,9 +121,9 @@ async function measure(stack: Stack, o: { days: number; jobsPerDay: number; dura
   const sweepsMs: Record<string, number> = {};
   for (const [name, sweep] of Object.entries(SWEEPS)) sweepsMs[name] = await timed(o.sweepRuns, () => sweep(pool));
 
-  // The drain: the submits' jobs by one worker, from its first claim to its last result (the rows' times), so that
-  // the worker's start and the few live jobs the fill left (which the reconciler puts back) do not count.
-  await stack.startWorker();
+  // The drain: the submits' jobs by the worker, from its first claim to its last result (the rows' times), so that
+  // the few live jobs the fill left (which the reconciler puts back) do not count.
+  await queue('resume');
   const unfinished = async () =>
     (await pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM jobs WHERE ${idRangeSql(await liveJobIds(pool))} AND status IN ('queued', 'running')`))
       .rows[0]!.n;
