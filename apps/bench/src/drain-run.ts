@@ -16,6 +16,8 @@ export interface DrainOptions {
   concurrency?: number;
   /** The worker's device, whose GPU is sampled during the drain. @default cpu */
   device?: string;
+  /** The worker's entry in place of apps/worker's (the timed device's, timed-device/timed-worker.ts). */
+  workerEntry?: string;
 }
 
 export interface DrainRun {
@@ -27,6 +29,10 @@ export interface DrainRun {
   costs: TierCosts;
   /** During the drain; null on the CPU. */
   gpu: GpuUtilisation | null;
+  /** What the submits cost a job (the API, Redis and Postgres while they were sent; no worker ran). */
+  submitCosts: TierCosts;
+  /** The batches' inference time over the span: the share of it the device was busy (one session, one batch at a time). */
+  deviceBusy: number;
 }
 
 /**
@@ -38,13 +44,16 @@ export interface DrainRun {
 export async function drainQueued(stack: Stack, o: DrainOptions): Promise<DrainRun> {
   const pause = await stack.request('POST', `/v1/models/${o.model}/pause`);
   if (pause.status !== 200) throw new Error(`pausing ${o.model} answered ${pause.status}`);
+  const submitMeter = await meterStack(stack);
   await submitJobs(stack.baseUrl, o.jobs, o.concurrency ?? 64, o.body);
+  const submitCosts = await submitMeter.stop(o.jobs);
   // Preloaded, and waited for: the model's load and warm-up stay out of the span.
-  const worker = await stack.startWorker({ ...o.workerEnv, WORKER_PRELOAD_MODELS: o.model });
+  const worker = await stack.startWorker({ ...o.workerEnv, WORKER_PRELOAD_MODELS: o.model }, { entry: o.workerEntry });
   try {
     await waitForLoadedModel(stack, o.model, { pid: worker.child.pid });
     const meter = await meterStack(stack, { workers: [worker], sessionCores: o.sessionCores });
     const gpuSampler = sampleGpu(o.device ?? 'cpu');
+    const since = new Date();
     const resume = await stack.request('POST', `/v1/models/${o.model}/resume`);
     if (resume.status !== 200) throw new Error(`resuming ${o.model} answered ${resume.status}`);
     await waitForFinished(stack.ctx.pool, o.jobs);
@@ -58,8 +67,11 @@ export async function drainQueued(stack: Stack, o: DrainOptions): Promise<DrainR
               (count(*) FILTER (WHERE batch_size > 0) / nullif(sum(1.0 / batch_size), 0))::float AS batch
          FROM jobs`,
     );
+    const {
+      rows: [busy],
+    } = await stack.ctx.pool.query<{ ms: number }>('SELECT coalesce(sum(infer_ms), 0)::float AS ms FROM batches WHERE started_at >= $1', [since]);
     await stack.ctx.pool.query('DELETE FROM jobs');
-    return { itemsPerS: o.jobs / r.s, spanS: r.s, avgBatchSize: r.batch, failed: r.failed, costs, gpu };
+    return { itemsPerS: o.jobs / r.s, spanS: r.s, avgBatchSize: r.batch, failed: r.failed, costs, submitCosts, gpu, deviceBusy: busy!.ms / 1000 / r.s };
   } finally {
     await worker.stop();
   }

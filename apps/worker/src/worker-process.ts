@@ -12,7 +12,7 @@ import { createInferenceProfiles } from './inference-profiles.ts';
 import { createModelCache } from './model-cache.ts';
 import { createModelHealth } from './model-health.ts';
 import { parsePreloadList, preloadModels } from './model-preload.ts';
-import { createModelSessions } from './model-sessions.ts';
+import { createModelSessions, type ModelSessionsDeps } from './model-sessions.ts';
 import { createModelWorker, type ModelWorker } from './model-worker.ts';
 import { createPriorityAger } from './priority-aging.ts';
 import { createReconciler } from './reconciler.ts';
@@ -22,8 +22,13 @@ import { createWorkerStatus } from './worker-status.ts';
 
 export type WorkerConfig = Readonly<Static<TObject<typeof workerConfig>>>;
 
+/** What a caller other than main.ts may swap: the bench's timed device opens its stand-in sessions here. */
+export interface WorkerSeams {
+  openSession?: ModelSessionsDeps['openSession'];
+}
+
 /** Everything one worker process (one device) runs; main.ts only loads config and wires shutdown. */
-export async function startWorkerProcess(config: WorkerConfig, baseLogger: Logger) {
+export async function startWorkerProcess(config: WorkerConfig, baseLogger: Logger, seams: WorkerSeams = {}) {
   const workerId = `${hostname()}-${config.WORKER_DEVICE.replace(':', '')}-${process.pid}`;
   const logger = baseLogger.child({ workerId, device: config.WORKER_DEVICE });
   const pool = createPool({ url: config.DATABASE_URL, schema: config.DATABASE_SCHEMA, max: config.DATABASE_POOL_MAX, applicationName: 'inferq-worker' });
@@ -59,6 +64,7 @@ export async function startWorkerProcess(config: WorkerConfig, baseLogger: Logge
     },
     lifecycle: { warmup: config.MODEL_WARMUP, idleUnloadMs: config.MODEL_IDLE_UNLOAD_S * 1000, memoryBudgetBytes: config.MODEL_MEMORY_BUDGET_MB * 2 ** 20 },
     onEvent: (event) => status.modelEvent(event),
+    openSession: seams.openSession,
   });
   const profiles = createInferenceProfiles();
   const workers = new Map<string, ModelWorker>();

@@ -24,6 +24,11 @@ export interface OpenModelSessionOptions {
   interOpNumThreads?: number | undefined;
   /** @default 'all' (onnxruntime's default) */
   graphOptimizationLevel?: GraphOptimizationLevel | undefined;
+  /**
+   * The thread's entry module, when it is not session-thread.ts: the bench's
+   * timed device. No configuration sets it. @default session-thread.ts
+   */
+  threadEntry?: URL | undefined;
 }
 
 export interface ModelSession {
@@ -45,7 +50,7 @@ export interface ModelSession {
   close(): Promise<void>;
 }
 
-const threadEntry = (): URL => new URL(import.meta.url.endsWith('.ts') ? './session-thread.ts' : './session-thread.js', import.meta.url);
+const defaultThreadEntry = (): URL => new URL(import.meta.url.endsWith('.ts') ? './session-thread.ts' : './session-thread.js', import.meta.url);
 
 /**
  * Opens a model in a worker thread of its own, trying each execution
@@ -61,7 +66,7 @@ export async function openModelSession(options: OpenModelSessionOptions): Promis
     interOpNumThreads: options.interOpNumThreads,
     graphOptimizationLevel: options.graphOptimizationLevel,
   };
-  const worker = spawnThread(threadEntry(), threadOptions);
+  const worker = spawnThread(options.threadEntry ?? defaultThreadEntry(), threadOptions);
   const client = new ThreadClient(worker);
   let ready;
   try {

@@ -43,8 +43,8 @@ export interface Stack {
   registerModel(name: string, fields?: Record<string, string>, file?: string, tokenizerPath?: string): Promise<void>;
   /** Another API process over the same schema, prefix and bucket (horizontal scale). */
   startApi(): Promise<{ process: TestProcess; baseUrl: string }>;
-  /** `nodeArgs` e.g. `--cpu-prof`. */
-  startWorker(env?: Record<string, string>, nodeArgs?: string[]): Promise<TestProcess>;
+  /** `nodeArgs` e.g. `--cpu-prof`; `entry` in place of the stack's worker entry (the bench's timed-device worker). */
+  startWorker(env?: Record<string, string>, options?: { nodeArgs?: string[]; entry?: string }): Promise<TestProcess>;
   close(): Promise<void>;
 }
 
@@ -113,10 +113,10 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     request,
     startApi,
     registerModel: (name, fields, file, tokenizerPath) => registerDemoModel(baseUrl, name, fields, file, tokenizerPath),
-    async startWorker(env = {}, nodeArgs = []) {
+    async startWorker(env = {}, { nodeArgs = [], entry } = {}) {
       const known = new Set((await listWorkerStatuses(redis, ctx.prefix)).map((s) => s.workerId));
       const w = startProcess(
-        options.entryPoints?.worker ?? 'apps/worker/src/main.ts',
+        entry ?? options.entryPoints?.worker ?? 'apps/worker/src/main.ts',
         { ...ctx.env, ...FAST_WORKER_ENV, MODEL_CACHE_DIR: `.inferq/test-model-cache/${ctx.id}`, LOG_LEVEL: logLevel, ...env },
         nodeArgs,
       );

@@ -1,0 +1,109 @@
+import type { Stack } from '@inferq/test-utils';
+import type { TierCosts } from '../costs/tier-costs.ts';
+import { drainQueued, type DrainRun } from '../drain-run.ts';
+import { goal, type CostRun, type Goal } from '../scenario.ts';
+import { median, round } from '../stats.ts';
+import { deviceCapacityItemsPerS, deviceTimeEnv, TIMED_WORKER_ENTRY, type DeviceTime } from './device-time.ts';
+
+export interface TimedDrainOptions {
+  model: string;
+  /** Jobs a drain (one item each). */
+  jobs: number;
+  /** Drains; each figure is the median of them. */
+  rounds: number;
+  body: (i: number) => unknown;
+  workerEnv: Record<string, string>;
+  device: DeviceTime;
+  /** One job's input bytes, for the WAL goal. */
+  inputBytes: number;
+  /** Raw onnxruntime's CPU per item in the same run: the yardstick the bookkeeping goals are shares of. */
+  rawCpuUsPerItem: number | null;
+}
+
+/** What a job costs beyond the session: the worker's main and other threads, Redis and Postgres (µs); null where a tier was not read. */
+export function bookkeepingUs(c: TierCosts): { worker: number | null; redis: number | null; postgres: number | null; total: number | null } {
+  const main = c.cpuUsPerJob['worker main'];
+  const other = c.cpuUsPerJob['worker other'];
+  const worker = main === null || other === null ? null : main + other;
+  const { redis, postgres } = c.cpuUsPerJob;
+  const total = worker === null || redis === null || postgres === null ? null : worker + redis + postgres;
+  return { worker, redis, postgres, total };
+}
+
+const medianOf = (runs: DrainRun[], figure: (r: DrainRun) => number | null): number | null => {
+  const values = runs.map(figure);
+  return values.some((v) => v === null) ? null : median(values as number[]);
+};
+
+const share = (us: number | null, raw: number | null): number | null => (us === null || raw === null || raw <= 0 ? null : us / raw);
+
+/**
+ * Worker-side drains on the timed device: whether the pipeline keeps a device
+ * of this speed fed (items/s ÷ its capacity, its busy share) and what the
+ * bookkeeping of a job costs when inference costs almost no CPU.
+ */
+export async function timedDeviceDrains(stack: Stack, o: TimedDrainOptions) {
+  const runs: DrainRun[] = [];
+  for (let i = 0; i < o.rounds; i++)
+    runs.push(
+      await drainQueued(stack, {
+        model: o.model,
+        jobs: o.jobs,
+        body: o.body,
+        workerEnv: { ...o.workerEnv, ...deviceTimeEnv(o.device) },
+        sessionCores: 1,
+        workerEntry: TIMED_WORKER_ENTRY,
+      }),
+    );
+  const capacity = deviceCapacityItemsPerS(o.device);
+  const itemsPerS = median(runs.map((r) => r.itemsPerS));
+  const worker = medianOf(runs, (r) => bookkeepingUs(r.costs).worker);
+  const redis = medianOf(runs, (r) => bookkeepingUs(r.costs).redis);
+  const postgres = medianOf(runs, (r) => bookkeepingUs(r.costs).postgres);
+  const total = medianOf(runs, (r) => bookkeepingUs(r.costs).total);
+  const wal = medianOf(runs, (r) => r.costs.walBytesPerJob);
+  const submitWal = medianOf(runs, (r) => r.submitCosts.walBytesPerJob);
+  const walEndToEnd = medianOf(runs, (r) => (r.costs.walBytesPerJob === null || r.submitCosts.walBytesPerJob === null ? null : r.costs.walBytesPerJob + r.submitCosts.walBytesPerJob));
+  const medianRun = runs.find((r) => r.itemsPerS === itemsPerS)!;
+  const metrics = {
+    timed_device_batch_ms: o.device.batchMs,
+    timed_device_batch_items: o.device.batchItems,
+    timed_device_capacity_items_per_s: round(capacity, 0),
+    timed_device_jobs: o.jobs,
+    timed_device_items_per_s: round(itemsPerS, 0),
+    timed_device_items_per_s_rounds: runs.map((r) => Math.round(r.itemsPerS)).join(' / '),
+    timed_device_fed_ratio: round(itemsPerS / capacity, 3),
+    timed_device_busy: round(median(runs.map((r) => r.deviceBusy)), 3),
+    timed_device_avg_batch_size: round(medianOf(runs, (r) => r.avgBatchSize), 1),
+    timed_device_worker_us_per_job: round(worker, 1),
+    timed_device_session_thread_us_per_job: round(medianOf(runs, (r) => r.costs.cpuUsPerJob['worker session']), 1),
+    timed_device_redis_us_per_job: round(redis, 1),
+    timed_device_postgres_us_per_job: round(postgres, 1),
+    timed_device_bookkeeping_us_per_job: round(total, 1),
+    timed_device_bookkeeping_to_raw_item_cpu: round(share(total, o.rawCpuUsPerItem), 3),
+    timed_device_postgres_to_raw_item_cpu: round(share(postgres, o.rawCpuUsPerItem), 3),
+    timed_device_wal_bytes_per_job: round(wal, 0),
+    timed_device_submit_wal_bytes_per_job: round(submitWal, 0),
+    wal_bytes_per_job_end_to_end: round(walEndToEnd, 0),
+    timed_device_submit_postgres_us_per_job: round(medianOf(runs, (r) => r.submitCosts.cpuUsPerJob.postgres), 1),
+    timed_device_pg_statements_per_job: round(medianOf(runs, (r) => r.costs.pgStatementsPerJob), 2),
+    timed_device_redis_cmds_per_job: round(medianOf(runs, (r) => r.costs.redisCmdsPerJob), 2),
+    timed_device_failed_jobs: runs.reduce((n, r) => n + r.failed, 0),
+  };
+  const goals: Goal[] = [
+    goal('timed device fed: worker side ÷ the device’s capacity', metrics.timed_device_fed_ratio, '>=', 0.9),
+    goal('bookkeeping a job (worker beyond the session + Redis + Postgres) ÷ raw CPU an item', metrics.timed_device_bookkeeping_to_raw_item_cpu, '<=', 0.75),
+    goal('Postgres CPU a job ÷ raw CPU an item', metrics.timed_device_postgres_to_raw_item_cpu, '<=', 0.3),
+    goal('WAL a job end to end (submit + worker side)', metrics.wal_bytes_per_job_end_to_end, '<=', o.inputBytes + 1024, 'B'),
+  ];
+  const costs: CostRun[] = [{ name: 'worker side, timed device', costs: medianRun.costs, measuredJobsPerS: round(itemsPerS, 0) }];
+  const notes = [
+    `Timed device (apps/bench/src/timed-device): the worker's session stood in for by one whose batch of up to ${o.device.batchItems} items ` +
+      `takes ${o.device.batchMs} ms of wall time and almost no CPU (BENCH_DEVICE_BATCH_MS, BENCH_DEVICE_BATCH_ITEMS; default the H200's CNN batch), ` +
+      `a capacity of ${Math.round(capacity)} items/s. ${o.rounds} worker-side drains of ${o.jobs} jobs; each figure the median. ` +
+      "Busy: the batches' inference time over the drain's span. Bookkeeping: the worker's main and other threads, Redis and Postgres CPU a job " +
+      '(the session thread left out), against raw onnxruntime’s CPU an item in the same run; WAL end to end (the submits, metered apart, ' +
+      'plus the drain) against the input’s bytes + 1 KB.',
+  ];
+  return { metrics, goals, costs, notes };
+}
