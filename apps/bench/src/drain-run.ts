@@ -1,6 +1,6 @@
 import type { Stack } from '@inferq/test-utils';
 import type { TierCosts } from './costs/tier-costs.ts';
-import { meterStack, submitJobs, waitForFinished, waitForLoadedModel } from './driver.ts';
+import { emptyJobs, meterStack, submitJobs, waitForFinished, waitForLoadedModel } from './driver.ts';
 import { sampleGpu, type GpuUtilisation } from './gpu-sampler.ts';
 
 export interface DrainOptions {
@@ -57,6 +57,8 @@ export async function drainQueued(stack: Stack, o: DrainOptions): Promise<DrainR
     const resume = await stack.request('POST', `/v1/models/${o.model}/resume`);
     if (resume.status !== 200) throw new Error(`resuming ${o.model} answered ${resume.status}`);
     await waitForFinished(stack.ctx.pool, o.jobs);
+    // The drain's own dead row versions (claims, completions) cleaned now, inside the measurement: the jobs' cost, not a later run's.
+    await stack.ctx.pool.query('VACUUM jobs');
     const costs = await meter.stop(o.jobs);
     const gpu = await gpuSampler.stop();
     const {
@@ -70,7 +72,7 @@ export async function drainQueued(stack: Stack, o: DrainOptions): Promise<DrainR
     const {
       rows: [busy],
     } = await stack.ctx.pool.query<{ ms: number }>('SELECT coalesce(sum(infer_ms), 0)::float AS ms FROM batches WHERE started_at >= $1', [since]);
-    await stack.ctx.pool.query('DELETE FROM jobs');
+    await emptyJobs(stack.ctx.pool);
     return { itemsPerS: o.jobs / r.s, spanS: r.s, avgBatchSize: r.batch, failed: r.failed, costs, submitCosts, gpu, deviceBusy: busy!.ms / 1000 / r.s };
   } finally {
     await worker.stop();

@@ -1,6 +1,6 @@
 import type { Pool } from '@inferq/db';
 import { waitFor } from '@inferq/test-utils';
-import { mlpJobBody, SHIPPED_WORKER_ENV, submitJobs, submitJobsAtRate, waitForFinished } from '../driver.ts';
+import { emptyJobs, mlpJobBody, SHIPPED_WORKER_ENV, submitJobs, submitJobsAtRate, waitForFinished } from '../driver.ts';
 import { goal, type Scenario } from '../scenario.ts';
 import { percentile, round } from '../stats.ts';
 
@@ -57,7 +57,7 @@ export const priorityIsolation: Scenario = {
       const allHigh = await highWaits(pool);
       const drain = await lowDrain(pool);
       // The ceiling: the same stream on an empty queue, same worker.
-      await pool.query('DELETE FROM jobs');
+      await emptyJobs(pool);
       await submitJobsAtRate(stack.baseUrl, highJobs, HIGH_JOBS_PER_S, () => high);
       await waitForFinished(pool, highJobs);
       const idle = await highWaits(pool);

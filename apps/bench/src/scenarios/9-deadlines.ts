@@ -1,5 +1,5 @@
 import type { TestProcess } from '@inferq/test-utils';
-import { registerModelAs, SHIPPED_WORKER_ENV, submitJobsAtRate, waitForFinished } from '../driver.ts';
+import { emptyJobs, registerModelAs, SHIPPED_WORKER_ENV, submitJobsAtRate, waitForFinished } from '../driver.ts';
 import { goal, type Scenario } from '../scenario.ts';
 import { round } from '../stats.ts';
 
@@ -29,7 +29,7 @@ export const deadlines: Scenario = {
       // Warm-up: loads the session and measures the model (no deadlines).
       await submitJobsAtRate(stack.baseUrl, ctx.size(200, 4), JOBS_PER_S, () => ({ ...body(0), deadline: undefined }));
       await waitForFinished(stack.ctx.pool, ctx.size(200, 4));
-      await stack.ctx.pool.query('DELETE FROM jobs');
+      await emptyJobs(stack.ctx.pool);
       // A 40 ms deadline can pass before a busy API reads the request (400 VALIDATION_FAILED at /body/deadline): a miss.
       const sent = await submitJobsAtRate(stack.baseUrl, jobs, JOBS_PER_S, body, undefined, (status, code) => status === 400 && code === 'VALIDATION_FAILED');
       await waitForFinished(stack.ctx.pool, jobs - sent.refused);
@@ -42,7 +42,7 @@ export const deadlines: Scenario = {
                 count(*) FILTER (WHERE status = 'expired' AND error_message LIKE 'cannot finish%')::int AS unrun
            FROM jobs`,
       );
-      await stack.ctx.pool.query('DELETE FROM jobs');
+      await emptyJobs(stack.ctx.pool);
       return { hitRate: r!.hit / jobs, late: r!.late, expired: r!.expired, unrun: r!.unrun, refused: sent.refused };
     };
     try {

@@ -29,7 +29,8 @@ export function deviceTimeFromEnv(): DeviceTime {
   const batchMs = Number(env.BENCH_DEVICE_BATCH_MS ?? H200_CNN_BATCH.batchMs);
   const batchItems = Number(env.BENCH_DEVICE_BATCH_ITEMS ?? H200_CNN_BATCH.batchItems);
   if (!(batchMs > 0 && batchMs <= 10_000)) throw new Error(`BENCH_DEVICE_BATCH_MS must be a time in ms (0-10000], not "${env.BENCH_DEVICE_BATCH_MS}"`);
-  if (!Number.isInteger(batchItems) || batchItems < 1) throw new Error(`BENCH_DEVICE_BATCH_ITEMS must be a positive integer, not "${env.BENCH_DEVICE_BATCH_ITEMS}"`);
+  if (!Number.isInteger(batchItems) || batchItems < 1)
+    throw new Error(`BENCH_DEVICE_BATCH_ITEMS must be a positive integer, not "${env.BENCH_DEVICE_BATCH_ITEMS}"`);
   return { batchMs, batchItems };
 }
 

@@ -63,7 +63,9 @@ export async function timedDeviceDrains(stack: Stack, o: TimedDrainOptions) {
   const total = medianOf(runs, (r) => bookkeepingUs(r.costs).total);
   const wal = medianOf(runs, (r) => r.costs.walBytesPerJob);
   const submitWal = medianOf(runs, (r) => r.submitCosts.walBytesPerJob);
-  const walEndToEnd = medianOf(runs, (r) => (r.costs.walBytesPerJob === null || r.submitCosts.walBytesPerJob === null ? null : r.costs.walBytesPerJob + r.submitCosts.walBytesPerJob));
+  const walEndToEnd = medianOf(runs, ({ costs, submitCosts }) =>
+    costs.walBytesPerJob === null || submitCosts.walBytesPerJob === null ? null : costs.walBytesPerJob + submitCosts.walBytesPerJob,
+  );
   const medianRun = runs.find((r) => r.itemsPerS === itemsPerS)!;
   const metrics = {
     timed_device_batch_ms: o.device.batchMs,
@@ -74,9 +76,15 @@ export async function timedDeviceDrains(stack: Stack, o: TimedDrainOptions) {
     timed_device_items_per_s_rounds: runs.map((r) => Math.round(r.itemsPerS)).join(' / '),
     timed_device_fed_ratio: round(itemsPerS / capacity, 3),
     timed_device_busy: round(median(runs.map((r) => r.deviceBusy)), 3),
-    timed_device_avg_batch_size: round(medianOf(runs, (r) => r.avgBatchSize), 1),
+    timed_device_avg_batch_size: round(
+      medianOf(runs, (r) => r.avgBatchSize),
+      1,
+    ),
     timed_device_worker_us_per_job: round(worker, 1),
-    timed_device_session_thread_us_per_job: round(medianOf(runs, (r) => r.costs.cpuUsPerJob['worker session']), 1),
+    timed_device_session_thread_us_per_job: round(
+      medianOf(runs, (r) => r.costs.cpuUsPerJob['worker session']),
+      1,
+    ),
     timed_device_redis_us_per_job: round(redis, 1),
     timed_device_postgres_us_per_job: round(postgres, 1),
     timed_device_bookkeeping_us_per_job: round(total, 1),
@@ -85,9 +93,18 @@ export async function timedDeviceDrains(stack: Stack, o: TimedDrainOptions) {
     timed_device_wal_bytes_per_job: round(wal, 0),
     timed_device_submit_wal_bytes_per_job: round(submitWal, 0),
     wal_bytes_per_job_end_to_end: round(walEndToEnd, 0),
-    timed_device_submit_postgres_us_per_job: round(medianOf(runs, (r) => r.submitCosts.cpuUsPerJob.postgres), 1),
-    timed_device_pg_statements_per_job: round(medianOf(runs, (r) => r.costs.pgStatementsPerJob), 2),
-    timed_device_redis_cmds_per_job: round(medianOf(runs, (r) => r.costs.redisCmdsPerJob), 2),
+    timed_device_submit_postgres_us_per_job: round(
+      medianOf(runs, (r) => r.submitCosts.cpuUsPerJob.postgres),
+      1,
+    ),
+    timed_device_pg_statements_per_job: round(
+      medianOf(runs, (r) => r.costs.pgStatementsPerJob),
+      2,
+    ),
+    timed_device_redis_cmds_per_job: round(
+      medianOf(runs, (r) => r.costs.redisCmdsPerJob),
+      2,
+    ),
     timed_device_failed_jobs: runs.reduce((n, r) => n + r.failed, 0),
   };
   const goals: Goal[] = [

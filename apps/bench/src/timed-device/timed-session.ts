@@ -35,7 +35,8 @@ export function timedSession(real: InferenceSession, device: DeviceTime): Served
     perItem = new Map();
     for (const name of real.outputNames) {
       const t = outputs[name] as Tensor;
-      if (t.type === 'string' || t.dims[0] !== items) throw new Error(`the timed device cannot stand in for output "${name}": not numeric, batched along dim 0`);
+      if (t.type === 'string' || t.dims[0] !== items)
+        throw new Error(`the timed device cannot stand in for output "${name}": not numeric, batched along dim 0`);
       const data = t.data as NumericData;
       const rowLength = data.length / items;
       perItem.set(name, { type: t.type, rest: t.dims.slice(1), row: data.slice(0, rowLength) as NumericData });

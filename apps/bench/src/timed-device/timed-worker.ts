@@ -15,4 +15,3 @@ const threadEntry = new URL('./timed-session-thread.ts', import.meta.url);
 logger.info({ deviceTime: deviceTimeFromEnv() }, 'sessions run on the timed device');
 const worker = await startWorkerProcess(config, logger, { openSession: (options) => openModelSession({ ...options, threadEntry }) });
 onShutdown(logger, [() => worker.close()], config.SHUTDOWN_TIMEOUT_MS);
-
