@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeTensorBase64, type StoredTensor } from '@inferq/contracts';
 import { completeJobs, dropInputs, ensureJobPartitions, failJobs, findJob, insertJobs, purgeJobs, startJobs } from '@inferq/db';
-import { newTestJob } from '@inferq/test-utils';
+import { newTestJob, testBatchRun } from '@inferq/test-utils';
 import { buildTestApp, mlpInput, type TestApp } from './helpers.ts';
 
 // Inline tensors as bytes (issue 18, migration 0022): a job's inline inputs are
@@ -143,7 +143,9 @@ describe('inline tensor bytes', () => {
     const { id, batchId } = await claimed([{ ...FEATURES, shape: [1], bytes: 4, data: bytesOf([1]) }]);
     const out = bytesOf([1.5, -2]);
     const logits = { name: 'logits', datatype: 'FP32' as const, shape: [1, 2], bytes: 8 };
-    expect(await completeJobs(t.ctx.pool, batchId, [{ id, outputs: [{ ...logits, data: out }], inferMs: 1, items: 1, deviceMs: 1 }])).toEqual(new Set([id]));
+    expect(
+      await completeJobs(t.ctx.pool, testBatchRun(batchId), [{ attempt: 1, id, outputs: [{ ...logits, data: out }], inferMs: 1, items: 1, deviceMs: 1 }]),
+    ).toEqual(new Set([id]));
     const row = await raw(id);
     expect(row.outputs).toEqual([{ ...logits, at: 0 }]);
     expect(new Uint8Array(row.output_data!)).toEqual(out);
@@ -160,7 +162,7 @@ describe('inline tensor bytes', () => {
       { ...flags, data: new Uint8Array([1, 2, 3]) },
       { ...ids, data: new Uint8Array(BigInt64Array.from([5n, -6n]).buffer) },
     ];
-    await completeJobs(t.ctx.pool, batchId, [{ id, outputs, inferMs: 1, items: 1, deviceMs: 1 }]);
+    await completeJobs(t.ctx.pool, testBatchRun(batchId), [{ attempt: 1, id, outputs, inferMs: 1, items: 1, deviceMs: 1 }]);
     expect((await raw(id)).outputs!.map((o) => o.at)).toEqual([0, 3]);
     expect((await get(`/v1/jobs/${id}`)).json().outputs).toEqual([
       { ...flags, data: [1, 2, 3] },
@@ -174,7 +176,9 @@ describe('inline tensor bytes', () => {
     expect((await raw(id)).input_data).toBeNull();
     expect(await t.tensors.readTensor(claim.get(id)!.inputs[0]!)).toEqual(bytes);
     const logits = { name: 'logits', datatype: 'FP32' as const, shape: [1, 2], bytes: 8 };
-    await completeJobs(t.ctx.pool, batchId, [{ id, outputs: [{ ...logits, b64: encodeTensorBase64(bytes) }], inferMs: 1, items: 1, deviceMs: 1 }]);
+    await completeJobs(t.ctx.pool, testBatchRun(batchId), [
+      { attempt: 1, id, outputs: [{ ...logits, b64: encodeTensorBase64(bytes) }], inferMs: 1, items: 1, deviceMs: 1 },
+    ]);
     expect((await raw(id)).output_data).toBeNull();
     expect((await get(`/v1/jobs/${id}`)).json().outputs).toEqual([{ ...logits, data: [7, 8] }]);
     expect((await get(`/v1/jobs/${id}?encoding=base64`)).json().outputs[0].data).toBe(encodeTensorBase64(bytes));
@@ -185,7 +189,7 @@ describe('inline tensor bytes', () => {
   it('carries inline bytes to a retry, and clears them on input drop and purge', async () => {
     const bytes = bytesOf([3, 1, 4]);
     const failed = await claimed([{ ...FEATURES, shape: [3], bytes: 12, data: bytes }]);
-    await failJobs(t.ctx.pool, [{ id: failed.id, code: 'INTERNAL', message: 'x', final: true, batchId: failed.batchId }]);
+    await failJobs(t.ctx.pool, [{ id: failed.id, code: 'INTERNAL', message: 'x', final: true, attempt: 1 }], testBatchRun(failed.batchId));
     const retry = await t.server.inject({ method: 'POST', url: `/v1/jobs/${failed.id}/retry`, headers: t.auth() });
     expect(retry.statusCode, retry.body).toBe(202);
     expect(await storedInput(retry.json().id)).toEqual(bytes);
@@ -193,7 +197,7 @@ describe('inline tensor bytes', () => {
 
     const done = await claimed([{ ...FEATURES, shape: [3], bytes: 12, data: bytes }]);
     const out = { name: 'logits', datatype: 'FP32' as const, shape: [1], bytes: 4, data: bytesOf([9]) };
-    await completeJobs(t.ctx.pool, done.batchId, [{ id: done.id, outputs: [out], inferMs: 1, items: 1, deviceMs: 1 }]);
+    await completeJobs(t.ctx.pool, testBatchRun(done.batchId), [{ attempt: 1, id: done.id, outputs: [out], inferMs: 1, items: 1, deviceMs: 1 }]);
     expect((await dropInputs(t.ctx.pool, [done.id])).ids).toEqual([done.id]);
     expect(await raw(done.id)).toMatchObject({ inputs: [], input_data: null, outputs: [{ name: 'logits', at: 0 }] });
     expect(new Uint8Array((await findJob(t.ctx.pool, done.id, null))!.outputs![0]!.data!)).toEqual(bytesOf([9]));

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { encodeTensorBase64, parseInferResponseBody, type StoredTensor } from '@inferq/contracts';
 import { completeJobs, failJobs, startJobs } from '@inferq/db';
 import { jobOutputKey } from '@inferq/storage';
+import { testBatchRun } from '@inferq/test-utils';
 import { buildTestApp, demoModelBytes, mlpInput, type TestApp } from './helpers.ts';
 
 // GET /v1/jobs/:id in the binary framing (issue 18, spec item 3): the job JSON
@@ -43,7 +44,7 @@ async function succeed(id: string, outputs: { name: string; shape: number[]; byt
       return { ...head, key };
     }),
   );
-  await completeJobs(t.ctx.pool, batchId, [{ id, inferMs: 2, items: 1, deviceMs: 2, outputs: stored }]);
+  await completeJobs(t.ctx.pool, testBatchRun(batchId), [{ attempt: 1, id, inferMs: 2, items: 1, deviceMs: 2, outputs: stored }]);
   return stored;
 }
 

@@ -5,6 +5,7 @@ import { createLogger } from '@inferq/core';
 import { completeJobs, startJobs } from '@inferq/db';
 import { createRedisConnection, releaseLease, takeLease, type RedisClient } from '@inferq/queue';
 import { jobInputKey, jobOutputKey } from '@inferq/storage';
+import { testBatchRun } from '@inferq/test-utils';
 import { createOrphanSweeper, ORPHAN_PASS } from '../src/background/orphan-sweeper.ts';
 import { buildTestApp, demoModelBytes, mlpInput, type TestApp } from './helpers.ts';
 
@@ -51,7 +52,7 @@ async function run(id: string, { finish = true } = {}): Promise<{ batchId: strin
   await put(outputKey);
   if (finish) {
     const output: StoredTensor = { ...HEAD, key: outputKey };
-    expect((await completeJobs(t.ctx.pool, batchId, [{ id, inferMs: 1, items: 1, deviceMs: 1, outputs: [output] }])).size).toBe(1);
+    expect((await completeJobs(t.ctx.pool, testBatchRun(batchId), [{ attempt: 1, id, inferMs: 1, items: 1, deviceMs: 1, outputs: [output] }])).size).toBe(1);
   }
   return { batchId, outputKey };
 }

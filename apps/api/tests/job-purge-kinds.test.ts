@@ -5,7 +5,7 @@ import { encodeTensorBase64, type StoredTensor } from '@inferq/contracts';
 import { completeJobs, recordBatch, recordWebhookAttempts, startJobs } from '@inferq/db';
 import { createRedisConnection, type RedisClient } from '@inferq/queue';
 import { jobOutputKey } from '@inferq/storage';
-import { demoModel, publishFakeWorker } from '@inferq/test-utils';
+import { demoModel, publishFakeWorker, testBatchRun } from '@inferq/test-utils';
 import { buildTestApp, demoModelBytes, mlpInput, type TestApp } from './helpers.ts';
 
 // Purge of every kind of job (issue 17): inline and S3-sized tensors, a
@@ -93,7 +93,7 @@ async function succeed(
     startedAt: new Date(),
     inferMs: 2,
   });
-  expect((await completeJobs(t.ctx.pool, batchId, [{ id, inferMs: 2, items: 1, deviceMs: 2, outputs: stored }])).size).toBe(1);
+  expect((await completeJobs(t.ctx.pool, testBatchRun(batchId), [{ attempt: 1, id, inferMs: 2, items: 1, deviceMs: 2, outputs: stored }])).size).toBe(1);
   return batchId;
 }
 

@@ -2,9 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeTensorBase64, type StoredTensor } from '@inferq/contracts';
 import { createLogger } from '@inferq/core';
-import { completeJobs, failJobs, recordWebhookAttempts, startJobs } from '@inferq/db';
+import { completeJobs, failJobs, markJobsRunning, recordWebhookAttempts, startJobs } from '@inferq/db';
 import { createRedisConnection, releaseLease, takeLease, type RedisClient } from '@inferq/queue';
 import { jobOutputKey } from '@inferq/storage';
+import { testBatchRun } from '@inferq/test-utils';
 import { createRetentionSweeper, RETENTION_PASS } from '../src/background/retention-sweeper.ts';
 import { buildTestApp, demoModelBytes, mlpInput, type TestApp } from './helpers.ts';
 
@@ -51,7 +52,7 @@ async function succeed(id: string, { inline = false } = {}): Promise<string | un
     output = { ...head, key: jobOutputKey(id, new Date(), batchId, 0) };
     await t.ctx.storage.putObject(output.key!, new Uint8Array(64));
   }
-  await completeJobs(t.ctx.pool, batchId, [{ id, inferMs: 2, items: 1, deviceMs: 2, outputs: [output] }]);
+  await completeJobs(t.ctx.pool, testBatchRun(batchId), [{ attempt: 1, id, inferMs: 2, items: 1, deviceMs: 2, outputs: [output] }]);
   return output.key;
 }
 
@@ -179,7 +180,10 @@ describe('DELETE /v1/jobs/:id', () => {
 
   it('refuses a running job with 409 JOB_RUNNING and Retry-After, and purges it once it has finished', async () => {
     const id = await submit({});
-    expect((await startJobs(t.ctx.pool, { ids: [id], workerId: 'w', batchId: randomUUID(), batchSize: 1 })).size).toBe(1);
+    // Claimed by a batch that has run long enough to write its claim.
+    const batchId = randomUUID();
+    const claim = await startJobs(t.ctx.pool, { ids: [id], workerId: 'w', batchId, batchSize: 1 });
+    expect(await markJobsRunning(t.ctx.pool, testBatchRun(batchId, 'w'), [{ id, attempt: claim.get(id)!.attempt }])).toEqual(new Set([id]));
     const res = await request('DELETE', `/v1/jobs/${id}`);
     expect(res.statusCode).toBe(409);
     expect(res.json().code).toBe('JOB_RUNNING');

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startJobs } from '@inferq/db';
+import { markJobsRunning, startJobs } from '@inferq/db';
+import { testBatchRun } from '@inferq/test-utils';
 import { buildTestApp, mlpInput, type TestApp } from './helpers.ts';
 
 let t: TestApp;
@@ -121,7 +122,12 @@ describe('POST /v1/jobs/bulk-cancel', () => {
   it('cancels only queued jobs: a running one finishes, finished ones are not matched', async () => {
     const a = await tenant();
     const [running, failed, queued] = await submitMany(a.key, 3);
-    expect((await startJobs(t.ctx.pool, { ids: [running!], workerId: 'w', batchId: randomUUID(), batchSize: 1 })).size).toBe(1);
+    // Claimed by a batch that has run long enough to write its claim.
+    const batchId = randomUUID();
+    const claim = await startJobs(t.ctx.pool, { ids: [running!], workerId: 'w', batchId, batchSize: 1 });
+    expect(await markJobsRunning(t.ctx.pool, testBatchRun(batchId, 'w'), [{ id: running!, attempt: claim.get(running!)!.attempt }])).toEqual(
+      new Set([running]),
+    );
     await fail(failed!, 'INFERENCE_FAILED');
     expect(await bulkOk('cancel', { filter: { keyId: a.keyId } })).toMatchObject({ matched: 1, touched: 1 });
     expect(await statuses([running!, failed!, queued!])).toEqual(['running', 'failed', 'canceled']);

@@ -5,6 +5,7 @@ import { createLogger } from '@inferq/core';
 import { completeJobs, startJobs } from '@inferq/db';
 import { createJobProducer, createRedisConnection } from '@inferq/queue';
 import { jobOutputKey } from '@inferq/storage';
+import { testBatchRun } from '@inferq/test-utils';
 import { buildApp } from '../src/app.ts';
 import { buildTestApp, mlpInput, type TestApp } from './helpers.ts';
 
@@ -97,8 +98,8 @@ describe("one key never reaches another key's jobs", () => {
     expect((await startJobs(t.ctx.pool, { ids: [jobA], workerId: 'w', batchId, batchSize: 1 })).size).toBe(1);
     const key = jobOutputKey(jobA, new Date(), batchId, 0);
     await t.ctx.storage.putObject(key, new Uint8Array(40), { contentType: 'application/octet-stream' });
-    await completeJobs(t.ctx.pool, batchId, [
-      { id: jobA, inferMs: 1, items: 1, deviceMs: 1, outputs: [{ name: 'out', datatype: 'FP32', shape: [1, 10], bytes: 40, key }] },
+    await completeJobs(t.ctx.pool, testBatchRun(batchId), [
+      { attempt: 1, id: jobA, inferMs: 1, items: 1, deviceMs: 1, outputs: [{ name: 'out', datatype: 'FP32', shape: [1, 10], bytes: 40, key }] },
     ]);
   });
 

@@ -5,7 +5,7 @@ import { createLogger } from '@inferq/core';
 import { completeJobs, expireRunningJobs, failJobs, findJob, insertJobs, startJobs } from '@inferq/db';
 import type { ModelSession } from '@inferq/inference';
 import { createTensorStore } from '@inferq/storage';
-import { createTestContext, newTestJob, type TestContext } from '@inferq/test-utils';
+import { createTestContext, newTestJob, testBatchRun, type TestContext } from '@inferq/test-utils';
 import { createBatchRunner } from './batch-runner.ts';
 import { createInferenceProfiles } from './inference-profiles.ts';
 import type { ModelSessions } from './model-sessions.ts';
@@ -57,6 +57,13 @@ function standInSessions(ran: string[][], gate?: Promise<void>): ModelSessions {
   return { getSession: async () => session, discard: async () => {} } as unknown as ModelSessions;
 }
 
+/** A promise the test opens when it likes: a batch's run held until then. */
+function makeGate(): { opened: Promise<void>; open: () => void } {
+  let open!: () => void;
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  return { opened, open };
+}
+
 function pending(jobId: string, deadlineAt?: number): PendingJob & { outcome: Promise<boolean> } {
   let settle!: (ok: boolean) => void;
   const outcome = new Promise<boolean>((resolve) => (settle = resolve));
@@ -74,7 +81,7 @@ function pending(jobId: string, deadlineAt?: number): PendingJob & { outcome: Pr
   };
 }
 
-function runner(deadlines: boolean, ran: string[][], gate?: Promise<void>) {
+function runner(deadlines: boolean, ran: string[][], gate?: Promise<void>, runningMarkMs?: number) {
   const profiles = createInferenceProfiles();
   // The device takes 10 s per item here: nothing with a deadline a few seconds away can make it.
   for (let i = 0; i < 3; i++) profiles.of('slow').record(1, 10_000);
@@ -89,6 +96,7 @@ function runner(deadlines: boolean, ran: string[][], gate?: Promise<void>) {
     deadlines,
     writer: createResultWriter({ pool: ctx.pool, storage: ctx.storage, tensors, workerId: 'w-test' }),
     logger: createLogger({ service: 'test', level: 'silent' }),
+    runningMarkMs,
   });
 }
 
@@ -123,8 +131,7 @@ describe('batch runner with deadlines', () => {
 describe('a stale batch (its lock expired while it ran; another worker claimed the jobs again)', () => {
   it("has its late results refused: the newer attempt's outputs, batch, worker and device time stand", async () => {
     const id = await queuedJob();
-    let open!: () => void;
-    const gate = new Promise<void>((resolve) => (open = resolve));
+    const { opened: gate, open } = makeGate();
     const stale = pending(id);
     const running = runner(false, [], gate).runBatch([stale]);
     await vi.waitFor(async () => expect((await findJob(ctx.pool, id, null))?.status).toBe('running'));
@@ -132,9 +139,12 @@ describe('a stale batch (its lock expired while it ran; another worker claimed t
 
     // Another worker's attempt claims the job and stores its result first.
     const newer = randomUUID();
-    expect((await startJobs(ctx.pool, { ids: [id], workerId: 'w-other', batchId: newer, batchSize: 1 })).size).toBe(1);
+    const claim = await startJobs(ctx.pool, { ids: [id], workerId: 'w-other', batchId: newer, batchSize: 1 });
+    // The stale batch's claim is written (it ran for a while): the newer one takes the job over, as its next attempt.
+    expect(claim.get(id)?.attempt).toBe(2);
     const outputs = [{ name: 'y', datatype: 'FP32' as const, shape: [1, 1], bytes: 4, b64: encodeTensorBase64(new Uint8Array([1, 2, 3, 4])) }];
-    expect(await completeJobs(ctx.pool, newer, [{ id, outputs, inferMs: 7, items: 1, deviceMs: 7 }])).toEqual(new Set([id]));
+    const done = [{ attempt: 2, id, outputs, inferMs: 7, items: 1, deviceMs: 7 }];
+    expect(await completeJobs(ctx.pool, testBatchRun(newer, 'w-other'), done)).toEqual(new Set([id]));
 
     open();
     await running;
@@ -144,8 +154,58 @@ describe('a stale batch (its lock expired while it ran; another worker claimed t
     expect(staleBatch).not.toBe(newer);
 
     // Failures and expiries of the stale batch are fenced the same way.
-    await failJobs(ctx.pool, [{ id, code: 'INFERENCE_FAILED', message: 'late', final: true, batchId: staleBatch }]);
-    await expireRunningJobs(ctx.pool, staleBatch, [{ id, message: 'late' }]);
+    await failJobs(ctx.pool, [{ id, code: 'INFERENCE_FAILED', message: 'late', final: true, attempt: 1 }], testBatchRun(staleBatch));
+    await expireRunningJobs(ctx.pool, testBatchRun(staleBatch), [{ id, attempt: 1, message: 'late' }]);
     expect((await findJob(ctx.pool, id, null))?.status).toBe('succeeded');
+  });
+});
+
+describe('claims: a read, written only for a batch that runs a while', () => {
+  const row = async (id: string) =>
+    (await ctx.pool.query('SELECT status, attempts, worker_id, batch_id, batch_size, started_at, queue_ms FROM jobs WHERE id = $1', [id])).rows[0];
+
+  it('a quick batch writes no claim: its job goes from queued to succeeded, with its attempt, batch, worker and start', async () => {
+    const id = await queuedJob();
+    const { opened: gate, open } = makeGate();
+    const ran: string[][] = [];
+    const job = pending(id);
+    const running = runner(false, ran, gate, 60_000).runBatch([job]);
+    await vi.waitFor(() => expect(ran).toHaveLength(1));
+    expect(await row(id)).toMatchObject({ status: 'queued', attempts: 0, batch_id: null, started_at: null });
+    open();
+    await running;
+    expect(await job.outcome).toBe(true);
+    const done = await row(id);
+    expect(done).toMatchObject({ status: 'succeeded', attempts: 1, worker_id: 'w-test', batch_size: 1, batch_id: expect.any(String) });
+    expect(done.started_at).toBeInstanceOf(Date);
+    expect(done.queue_ms).toBeGreaterThanOrEqual(0);
+  });
+
+  it('a batch that runs past runningMarkMs shows its job running, then finishes it', async () => {
+    const id = await queuedJob();
+    const { opened: gate, open } = makeGate();
+    const job = pending(id);
+    const running = runner(false, [], gate, 20).runBatch([job]);
+    await vi.waitFor(async () => expect(await row(id)).toMatchObject({ status: 'running', attempts: 1, worker_id: 'w-test' }));
+    const { batch_id: marked, started_at: startedAt } = await row(id);
+    open();
+    await running;
+    expect(await row(id)).toMatchObject({ status: 'succeeded', attempts: 1, batch_id: marked, started_at: startedAt });
+  });
+
+  it('two batches holding one job unmarked (a lock that expired): the first to finish stands, the other is refused', async () => {
+    const id = await queuedJob();
+    const { opened: staleGate, open: openStale } = makeGate();
+    const stale = pending(id);
+    const staleRun = runner(false, [], staleGate, 60_000).runBatch([stale]);
+    await vi.waitFor(async () => expect(await row(id)).toMatchObject({ status: 'queued' }));
+    const newer = pending(id);
+    await runner(false, [], undefined, 60_000).runBatch([newer]);
+    const finished = await row(id);
+    expect(finished).toMatchObject({ status: 'succeeded', attempts: 1 });
+    openStale();
+    await staleRun;
+    expect(await stale.outcome).toBe(true);
+    expect(await row(id)).toEqual(finished);
   });
 });

@@ -3,7 +3,7 @@ import type { Span } from '@opentelemetry/api';
 import pRetry from 'p-retry';
 import type { RawTensor, StoredTensor } from '@inferq/contracts';
 import { traceIds, type Logger } from '@inferq/core';
-import { expireRunningJobs, isDatabaseUnavailable, startJobs, type JobFailure, type Pool } from '@inferq/db';
+import { expireRunningJobs, isDatabaseUnavailable, markJobsRunning, startJobs, type BatchRun, type JobFailure, type Pool } from '@inferq/db';
 import { UnrecoverableError } from '@inferq/queue';
 import type { TensorStore } from '@inferq/storage';
 import type { BatchStats } from './batch-stats.ts';
@@ -23,22 +23,32 @@ import type { WorkerStatusTracker } from './worker-status.ts';
 interface StepScope {
   log: Logger;
   span?: Span;
-  batchId?: string;
+  batch?: { id: string; size: number; claimedAtMs: number };
 }
 
 type JobAttempt = Pick<PendingJob, 'jobId' | 'attemptsMade' | 'maxAttempts'>;
-type ClaimedJob = PendingJob & { inputs: RawTensor[]; nodeFaults: string[] };
+/** A job its batch has claimed: `attempt` is the attempt the batch runs, which fences its writes. */
+type ClaimedJob = PendingJob & { attempt: number; nodeFaults: string[] };
+type LoadedJob = ClaimedJob & { inputs: RawTensor[] };
 
 /** Backoff between tries while Postgres or S3 is down: quick at first, then every 2 s. */
 const OUTAGE_BACKOFF = { retries: Number.POSITIVE_INFINITY, minTimeout: 100, maxTimeout: 2_000, factor: 2, randomize: true };
 
-/** Rows a job puts along the batch dimension. */
-const itemsOf = (job: ClaimedJob): number => Math.max(1, job.inputs[0]?.shape[0] ?? 1);
+/**
+ * How long a batch runs before it writes its claim, by default
+ * (WORKER_RUNNING_MARK_MS): a device's batch usually takes milliseconds, and a
+ * claim written for each would be a second write of every job; a batch this
+ * slow is one a client may watch.
+ */
+const DEFAULT_RUNNING_MARK_MS = 250;
 
-function failureFor(job: JobAttempt, e: ClassifiedError, batchId: string | undefined): { failure: JobFailure; error: Error } {
+/** Rows a job puts along the batch dimension. */
+const itemsOf = (job: LoadedJob): number => Math.max(1, job.inputs[0]?.shape[0] ?? 1);
+
+function failureFor(job: JobAttempt & { attempt?: number }, e: ClassifiedError): { failure: JobFailure; error: Error } {
   const final = !e.retryable || isLastAttempt(job);
   const error = e.retryable ? new Error(`${e.code}: ${e.message}`) : new UnrecoverableError(`${e.code}: ${e.message}`);
-  return { failure: { id: job.jobId, code: e.code, message: e.message, final, batchId }, error };
+  return { failure: { id: job.jobId, code: e.code, message: e.message, final, attempt: job.attempt }, error };
 }
 
 export interface BatchRunnerDeps {
@@ -61,6 +71,8 @@ export interface BatchRunnerDeps {
   signal?: AbortSignal;
   /** Told of faults of this worker's own: it stops taking the model until the model loads here again. */
   health?: ModelHealth;
+  /** A batch still running this long after its claim writes it (markJobsRunning), so clients see its jobs running (WORKER_RUNNING_MARK_MS). @default 250 */
+  runningMarkMs?: number;
 }
 
 /**
@@ -89,11 +101,24 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
     );
   }
 
-  async function settleFailures(failed: Array<{ job: PendingJob; e: ClassifiedError }>, scope: StepScope): Promise<void> {
+  /** The batch's run as its writes record it: batch, worker, size and the time since the claim. */
+  const runOf = (batch: NonNullable<StepScope['batch']>): BatchRun => ({
+    batchId: batch.id,
+    workerId: deps.workerId,
+    batchSize: batch.size,
+    ranMs: performance.now() - batch.claimedAtMs,
+  });
+
+  async function settleFailures(failed: Array<{ job: ClaimedJob; e: ClassifiedError }>, scope: StepScope): Promise<void> {
     // Most batches have none: no statement, no span.
     if (failed.length === 0) return;
-    const outcomes = failed.map(({ job, e }) => ({ job, ...failureFor(job, e, scope.batchId) }));
-    await outlastOutage('store failures', scope, () => deps.writer.writeFailures(outcomes.map((o) => o.failure)));
+    const outcomes = failed.map(({ job, e }) => ({ job, ...failureFor(job, e) }));
+    await outlastOutage('store failures', scope, () =>
+      deps.writer.writeFailures(
+        outcomes.map((o) => o.failure),
+        runOf(scope.batch!),
+      ),
+    );
     deps.metrics?.jobsFinished(
       outcomes.filter((o) => o.failure.final).map((o) => o.job),
       'failed',
@@ -105,7 +130,7 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
    * Reads each claimed job's inputs (inline, or from S3); a job whose inputs
    * cannot be read fails alone, but an unreachable S3 is waited out.
    */
-  async function loadInputs(jobs: Array<{ job: PendingJob; inputs: StoredTensor[]; nodeFaults: string[] }>, scope: StepScope): Promise<ClaimedJob[]> {
+  async function loadInputs(jobs: Array<{ job: ClaimedJob; inputs: StoredTensor[] }>, scope: StepScope): Promise<LoadedJob[]> {
     const loaded = await outlastOutage('read inputs', scope, async () => {
       const settled = await Promise.allSettled(jobs.map(({ inputs }) => loadJobInputs(inputs, deps.tensors)));
       const outage = settled.find((r) => r.status === 'rejected' && isOutage(r.reason));
@@ -117,14 +142,15 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
       return r.status === 'rejected' ? [{ job, e: classifyError(r.reason) }] : [];
     });
     await settleFailures(failed, scope);
-    return jobs.flatMap(({ job, nodeFaults }, i) => {
+    return jobs.flatMap(({ job }, i) => {
       const r = loaded[i]!;
-      return r.status === 'fulfilled' ? [{ ...job, inputs: r.value, nodeFaults }] : [];
+      return r.status === 'fulfilled' ? [{ ...job, inputs: r.value }] : [];
     });
   }
 
-  async function runClaimed(batchId: string, startedAt: Date, jobs: ClaimedJob[], scope: StepScope): Promise<BatchStats> {
+  async function runClaimed(startedAt: Date, jobs: LoadedJob[], scope: StepScope): Promise<BatchStats> {
     const { model, modelVersion } = jobs[0]!;
+    const batchId = scope.batch!.id;
     const stats = {
       batchId,
       model,
@@ -150,8 +176,8 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
       throw err;
     });
     stats.inferMs = run.inferMs;
-    const ok: Array<{ job: ClaimedJob; outputs: (typeof run.results)[number] & { ok: true } }> = [];
-    const bad: Array<{ job: ClaimedJob; e: ClassifiedError }> = [];
+    const ok: Array<{ job: LoadedJob; outputs: (typeof run.results)[number] & { ok: true } }> = [];
+    const bad: Array<{ job: LoadedJob; e: ClassifiedError }> = [];
     run.results.forEach((r, i) => {
       const job = jobs[i]!;
       if (r.ok) ok.push({ job, outputs: r });
@@ -161,6 +187,7 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
     // Device time is split by items, the rows each job put along the batch dimension.
     const results = ok.map(({ job, outputs }) => ({
       id: job.jobId,
+      attempt: job.attempt,
       createdAtMs: job.createdAtMs,
       outputs: outputs.outputs,
       inferMs: run.inferMs,
@@ -179,7 +206,7 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
       startedAt,
       inferMs: run.inferMs,
     };
-    const written = await outlastOutage('store results', scope, () => deps.writer.writeSuccesses(batch, results));
+    const written = await outlastOutage('store results', scope, () => deps.writer.writeSuccesses(batch, runOf(scope.batch!), results));
     deps.profiles.of(model).record(items, run.inferMs, Date.now() - startedAt.getTime() - loadMs);
     deps.metrics?.batchRan(model, jobs.length, run.inferMs);
     deps.metrics?.jobsFinished(
@@ -187,9 +214,9 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
       'succeeded',
     );
     const refused = ok.filter(({ job }) => !written.has(job.jobId)).map(({ job }) => job.jobId);
-    // Canceled meanwhile, or claimed again by another batch after this worker's lock expired: that attempt's result stands.
+    // Canceled meanwhile, or finished first by another attempt after this worker's lock expired: that attempt's result stands.
     if (refused.length > 0)
-      scope.log.warn({ jobIds: refused.slice(0, 20), refused: refused.length }, 'results not stored: the jobs are no longer running in this batch');
+      scope.log.warn({ jobIds: refused.slice(0, 20), refused: refused.length }, 'results not stored: the jobs were canceled or finished by another attempt');
     for (const { job } of ok) job.settle({ ok: true });
     await settleFailures(bad, scope);
     return { ...stats, succeeded: ok.length, failed: bad.length };
@@ -223,11 +250,11 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
   }
 
   /** Gives jobs back to the queue, unspent, for another worker: their claim is undone in Postgres first. */
-  async function giveBack(jobs: PendingJob[], message: string, scope: StepScope): Promise<void> {
+  async function giveBack(jobs: ClaimedJob[], message: string, scope: StepScope): Promise<void> {
     await outlastOutage('give back jobs', scope, () =>
       deps.writer.releaseJobs(
-        scope.batchId!,
-        jobs.map((j) => ({ id: j.jobId, code: 'WORKER_FAULT', message })),
+        scope.batch!.id,
+        jobs.map((j) => ({ id: j.jobId, attempt: j.attempt, code: 'WORKER_FAULT', message })),
       ),
     );
     deps.metrics?.jobsReleased(jobs);
@@ -240,7 +267,7 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
    * now, by the model's measured inference time for a batch this size (none
    * before its first run), so they do not take the device; returns the rest.
    */
-  async function dropLateJobs(jobs: ClaimedJob[], scope: StepScope): Promise<ClaimedJob[]> {
+  async function dropLateJobs(jobs: LoadedJob[], scope: StepScope): Promise<LoadedJob[]> {
     if (!deps.deadlines || !jobs.some((j) => j.deadlineAt !== undefined)) return jobs;
     const expectedMs = deps.profiles.of(jobs[0]!.model).expectedMs(jobs.reduce((n, j) => n + itemsOf(j), 0));
     if (expectedMs === undefined) return jobs;
@@ -251,8 +278,8 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
     await outlastOutage('expire late jobs', scope, () =>
       expireRunningJobs(
         deps.pool,
-        scope.batchId!,
-        late.map((j) => ({ id: j.jobId, message })),
+        runOf(scope.batch!),
+        late.map((j) => ({ id: j.jobId, attempt: j.attempt, message })),
       ),
     );
     scope.log.info({ expired: late.length, expectedMs }, 'jobs expired before running: they would miss their deadlines');
@@ -261,38 +288,56 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
     return jobs.filter((j) => !late.includes(j));
   }
 
+  /**
+   * Writes the batch's claim once it has run for `runningMarkMs` (clients then
+   * see its jobs running); a quick batch's jobs go from queued to their end
+   * with no claim written. A mark that fails is only logged: the batch's own
+   * writes carry its claim either way.
+   */
+  function markWhenSlow(jobs: ClaimedJob[], scope: StepScope): () => void {
+    const timer = setTimeout(() => {
+      const claims = jobs.map((j) => ({ id: j.jobId, attempt: j.attempt }));
+      markJobsRunning(deps.pool, runOf(scope.batch!), claims).catch((err: unknown) =>
+        scope.log.debug({ err: (err as Error).message }, 'running mark not written; the batch goes on'),
+      );
+    }, deps.runningMarkMs ?? DEFAULT_RUNNING_MARK_MS);
+    return () => clearTimeout(timer);
+  }
+
   /** Claims, reads, runs and stores one batch; settles every job, never rejects. */
   async function runSteps(batchId: string, batch: PendingJob[], span: Span): Promise<void> {
     const log = deps.logger.child({ model: batch[0]!.model, modelVersion: batch[0]!.modelVersion, batchId, ...traceIds(span) });
-    const scope = { log, span, batchId };
     if (deps.health?.isFaulted(batch[0]!.model)) {
       // Jobs this worker held when it stopped taking the model: back to the queue unclaimed, for another worker.
       for (const job of batch) job.settle({ ok: false, error: new Error('this worker cannot load the model now'), release: true });
       deps.metrics?.jobsReleased(batch);
       return;
     }
+    const scope: StepScope = { log, span, batch: { id: batchId, size: batch.length, claimedAtMs: performance.now() } };
+    let unmark = () => {};
     try {
       // A claim that fails on an outage changed nothing: retried, it spends no attempt.
       const startedAt = new Date();
       const live = await outlastOutage('claim', scope, () =>
         startJobs(deps.pool, { ids: batch.map((j) => j.jobId), workerId: deps.workerId, batchId, batchSize: batch.length }),
       );
+      scope.batch!.claimedAtMs = performance.now();
       // Canceled or already finished (a replay after a crash): acknowledge without running.
       for (const job of batch) if (!live.has(job.jobId)) job.settle({ ok: true });
-      const claimed = await dropLateJobs(
-        await loadInputs(
-          batch.flatMap((job) => {
-            const row = live.get(job.jobId);
-            return row ? [{ job, inputs: row.inputs, nodeFaults: row.nodeFaults }] : [];
-          }),
-          scope,
-        ),
+      const claimed = batch.flatMap((job) => {
+        const row = live.get(job.jobId);
+        return row ? [{ job: { ...job, attempt: row.attempt, nodeFaults: row.nodeFaults }, inputs: row.inputs }] : [];
+      });
+      if (claimed.length === 0) return;
+      unmark = markWhenSlow(
+        claimed.map((c) => c.job),
         scope,
       );
-      if (claimed.length === 0) return;
-      deps.status?.batchStarted(batchId, claimed[0]!.model, claimed.length);
-      deps.metrics?.batchStarted(claimed);
-      const stats = await runClaimed(batchId, startedAt, claimed, scope);
+      const loaded = await dropLateJobs(await loadInputs(claimed, scope), scope);
+      if (loaded.length === 0) return;
+      deps.status?.batchStarted(batchId, loaded[0]!.model, loaded.length);
+      deps.metrics?.batchStarted(loaded);
+      const stats = await runClaimed(startedAt, loaded, scope);
       log.info(
         { batchSize: stats.batchSize, inferMs: Math.round(stats.inferMs * 100) / 100, queueWaitMs: stats.queueWaitMs, failed: stats.failed },
         'batch completed',
@@ -303,6 +348,8 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
       // A step failed outright, or an outage outlasted the worker: nothing was acknowledged, so the queue retries every job.
       log.error({ err }, 'batch failed before its results were stored');
       for (const job of batch) job.settle({ ok: false, error: err instanceof Error ? err : new Error(String(err)) });
+    } finally {
+      unmark();
     }
   }
 
@@ -312,7 +359,7 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
      * payload) and returns the error to fail its queue job with.
      */
     async failIntake(job: JobAttempt, err: unknown): Promise<Error> {
-      const { failure, error } = failureFor(job, classifyError(err), undefined);
+      const { failure, error } = failureFor(job, classifyError(err));
       await outlastOutage('store failures', { log: deps.logger.child({ jobId: job.jobId }) }, () => deps.writer.writeFailures([failure]));
       return error;
     },

@@ -51,6 +51,12 @@ export const workerConfig = {
    * write together may want more (the bench's worker-side drain sweeps it: BENCH_BATCHES_IN_FLIGHT).
    */
   WORKER_BATCHES_IN_FLIGHT: Type.Integer({ default: 2, minimum: 1, maximum: 16 }),
+  /**
+   * A batch still running this long after its claim writes the claim to
+   * Postgres, so clients see its jobs `running`; a quicker batch writes only
+   * its outcome (its jobs go from queued to their end). 0 writes every claim.
+   */
+  WORKER_RUNNING_MARK_MS: Type.Integer({ default: 250, minimum: 0, maximum: 60_000 }),
   WORKER_STALLED_INTERVAL_MS: Type.Integer({ default: 30_000, minimum: 500 }),
   MODEL_REFRESH_INTERVAL_MS: Type.Integer({ default: 5_000, minimum: 100 }),
   RECONCILE_INTERVAL_MS: Type.Integer({ default: 10_000, minimum: 100 }),

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findJob, insertJobs, startJobs, type NewBatch } from '@inferq/db';
 import { createTensorStore } from '@inferq/storage';
-import { createTestContext, newTestJob, type TestContext } from '@inferq/test-utils';
+import { createTestContext, newTestJob, testBatchRun, type TestContext } from '@inferq/test-utils';
 import { createResultWriter, type JobOutputs } from './result-writer.ts';
 
 // The result writer over real Postgres and S3: outputs of an attempt whose
@@ -28,7 +28,7 @@ async function runningJob(batchId: string): Promise<JobOutputs> {
   const job = newTestJob(ownerKeyId);
   await insertJobs(ctx.pool, [job]);
   expect((await startJobs(ctx.pool, { ids: [job.id], workerId: 'w', batchId, batchSize: 1 })).size).toBe(1);
-  return { id: job.id, createdAtMs: Date.now(), outputs: [OUTPUT], inferMs: 1, items: 1, deviceMs: 1 };
+  return { id: job.id, attempt: 1, createdAtMs: Date.now(), outputs: [OUTPUT], inferMs: 1, items: 1, deviceMs: 1 };
 }
 
 const batchOf = (id: string): NewBatch => ({
@@ -62,10 +62,10 @@ describe('writeSuccesses', () => {
     const winner = randomUUID();
     await ctx.pool.query("UPDATE jobs SET status = 'queued' WHERE id = $1", [job.id]);
     expect((await startJobs(ctx.pool, { ids: [job.id], workerId: 'w2', batchId: winner, batchSize: 1 })).size).toBe(1);
-    expect(await writer.writeSuccesses(batchOf(winner), [job])).toEqual(new Set([job.id]));
+    expect(await writer.writeSuccesses(batchOf(winner), testBatchRun(winner), [job])).toEqual(new Set([job.id]));
     const kept = await outputKeyOf(job.id);
 
-    expect(await writer.writeSuccesses(batchOf(stale), [job])).toEqual(new Set());
+    expect(await writer.writeSuccesses(batchOf(stale), testBatchRun(stale), [job])).toEqual(new Set());
     expect(await listed(job.id)).toEqual([kept]);
   });
 
@@ -73,8 +73,8 @@ describe('writeSuccesses', () => {
     const writer = newWriter();
     const batchId = randomUUID();
     const job = await runningJob(batchId);
-    expect(await writer.writeSuccesses(batchOf(batchId), [job])).toEqual(new Set([job.id]));
-    expect(await writer.writeSuccesses(batchOf(batchId), [job])).toEqual(new Set());
+    expect(await writer.writeSuccesses(batchOf(batchId), testBatchRun(batchId), [job])).toEqual(new Set([job.id]));
+    expect(await writer.writeSuccesses(batchOf(batchId), testBatchRun(batchId), [job])).toEqual(new Set());
     expect(await listed(job.id)).toEqual([await outputKeyOf(job.id)]);
   });
 });

@@ -1,9 +1,19 @@
 import type { RawTensor } from '@inferq/contracts';
-import { completeJobs, failJobs, findUnnamedJobObjects, recordBatch, releaseJobs, type JobFailure, type NewBatch, type Pool } from '@inferq/db';
+import {
+  completeJobs,
+  failJobs,
+  findUnnamedJobObjects,
+  recordBatch,
+  releaseJobs,
+  type BatchRun,
+  type JobClaim,
+  type JobFailure,
+  type NewBatch,
+  type Pool,
+} from '@inferq/db';
 import type { Storage, TensorStore } from '@inferq/storage';
 
-export interface JobOutputs {
-  id: string;
+export interface JobOutputs extends JobClaim {
   /** When the job was submitted: its objects are filed under that day. */
   createdAtMs: number;
   outputs: RawTensor[];
@@ -27,10 +37,10 @@ export function createResultWriter(deps: { pool: Pool; storage: Storage; tensors
      * written: not jobs canceled meanwhile, nor jobs another batch claimed
      * since (this worker's lock had expired), whose result stands.
      */
-    async writeSuccesses(batch: NewBatch, results: JobOutputs[]): Promise<Set<string>> {
+    async writeSuccesses(batch: NewBatch, run: BatchRun, results: JobOutputs[]): Promise<Set<string>> {
       const stored = await Promise.all(results.map(async (r) => ({ ...r, outputs: await storeOutputs(r, batch.id) })));
       await recordBatch(deps.pool, batch);
-      const written = await completeJobs(deps.pool, batch.id, stored);
+      const written = await completeJobs(deps.pool, run, stored);
       // Refused outputs no row names (a retry of this very write finds its rows already written and keeps them) go now;
       // a failed delete is left to the API's orphan sweep, never failing the batch.
       const refused = stored.filter((r) => !written.has(r.id)).flatMap((r) => deps.tensors.objectKeys(r.outputs).map((key) => ({ key, jobId: r.id })));
@@ -41,9 +51,10 @@ export function createResultWriter(deps: { pool: Pool; storage: Storage; tensors
       }
       return written;
     },
-    writeFailures: (failures: JobFailure[]) => failJobs(deps.pool, failures),
+    /** Records failures; with `run`, fenced to the batch's attempts and with its provenance (failJobs). */
+    writeFailures: (failures: JobFailure[], run?: BatchRun) => failJobs(deps.pool, failures, run),
     /** Undoes a batch's claim on jobs this worker gives back (a fault of its own), recording the fault on each. */
-    releaseJobs: (batchId: string, jobs: Array<{ id: string; code: string; message: string }>) => releaseJobs(deps.pool, batchId, deps.workerId, jobs),
+    releaseJobs: (batchId: string, jobs: Array<JobClaim & { code: string; message: string }>) => releaseJobs(deps.pool, batchId, deps.workerId, jobs),
   };
 }
 export type ResultWriter = ReturnType<typeof createResultWriter>;

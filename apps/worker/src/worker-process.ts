@@ -95,6 +95,7 @@ export async function startWorkerProcess(config: WorkerConfig, baseLogger: Logge
     signal: stopping.signal,
     health,
     writer: createResultWriter({ pool, storage, tensors, workerId }),
+    runningMarkMs: config.WORKER_RUNNING_MARK_MS,
   });
   const reconciler = createReconciler({ pool, producer, redis: producerRedis, minAgeMs: config.RECONCILE_MIN_AGE_MS, logger });
   // A pass every quarter step, by one worker of all (the lease): a job moves up at most a quarter step late.

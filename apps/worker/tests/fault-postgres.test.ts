@@ -29,7 +29,8 @@ beforeAll(async () => {
   stack = await startStack({ services: pg.env });
   await installCompletionLog(stack.ctx.pool);
   await stack.registerModel('mlp');
-  worker = await stack.startWorker();
+  // Claims written at once (WORKER_RUNNING_MARK_MS=0): Postgres shows when a batch is in flight.
+  worker = await stack.startWorker({ WORKER_RUNNING_MARK_MS: '0' });
 });
 afterAll(async () => {
   if (worker) resumeWorker(worker);

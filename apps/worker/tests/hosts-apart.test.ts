@@ -112,7 +112,8 @@ async function expectOneWebhookEach(ids: string[]): Promise<void> {
 describe.skipIf(unavailable !== undefined)('hosts apart: one fault at a time under steady load', () => {
   beforeAll(async () => {
     // Outputs go to S3 (keys per batch), so each result's objects can be traced to its attempt.
-    s = await startHostsApart({ workerEnv: { INLINE_TENSOR_MAX_BYTES: '0' } });
+    // Claims written at once (WORKER_RUNNING_MARK_MS=0): Postgres shows which jobs a paused worker holds.
+    s = await startHostsApart({ workerEnv: { INLINE_TENSOR_MAX_BYTES: '0', WORKER_RUNNING_MARK_MS: '0' } });
     receiver = await startWebhookReceiver(s.network.rootAddress);
     await installCompletionLog(s.ctx.pool);
     await s.registerModel('mlp');
@@ -154,7 +155,7 @@ describe.skipIf(unavailable !== undefined)('hosts apart: one fault at a time und
     );
     // Still cut off from Redis, the worker wakes up and finishes its batch: Postgres refuses the stale write.
     resumeWorker(a.process);
-    await a.process.waitForOutput(/results not stored: the jobs are no longer running in this batch/, 20_000);
+    await a.process.waitForOutput(/results not stored: the jobs were canceled or finished by another attempt/, 20_000);
     expect(a.process.output().slice(logFrom)).toMatch(/results not stored/);
     await s.faults.heal();
     const healedAtMs = Date.now();

@@ -24,7 +24,8 @@ const unfinished = async (ids: readonly string[]) =>
 
 describe('a worker stopped with SIGTERM', () => {
   it('finishes what it holds, takes nothing new, exits within its bound; nothing is lost or run twice', async () => {
-    const first = await stack.startWorker();
+    // Claims written at once (WORKER_RUNNING_MARK_MS=0): Postgres shows when a batch is in flight.
+    const first = await stack.startWorker({ WORKER_RUNNING_MARK_MS: '0' });
     const load = startSteadyLoad(stack, { ratePerS: 100, body: cnnJob, authorization });
     await waitFor(async () => (await stack.ctx.pool.query("SELECT 1 FROM jobs WHERE status = 'running'")).rowCount, { intervalMs: 5, what: 'a running batch' });
 

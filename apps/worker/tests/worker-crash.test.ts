@@ -37,7 +37,8 @@ const cnnJob = (seed: number) => ({
 describe('a worker killed with SIGKILL mid-batch', () => {
   it('loses nothing: after a new worker starts, every job completes exactly once with the right output', async () => {
     // The worker first: started after the backlog, a warm one drained all of it before the test could see a batch.
-    const first = await stack.startWorker({ INTRA_OP_THREADS: '1' });
+    // Claims written at once (WORKER_RUNNING_MARK_MS=0): Postgres shows the batch in flight, so the kill is seen to land mid-batch.
+    const first = await stack.startWorker({ INTRA_OP_THREADS: '1', WORKER_RUNNING_MARK_MS: '0' });
     // Submissions keep arriving through the kill and the restart.
     const load = startSteadyLoad(stack, { ratePerS: 50, body: (i) => cnnJob(JOBS + i), authorization: `Bearer ${ADMIN_KEY}` });
     const ids = await runLimited(JOBS, 32, async (i) => {

@@ -15,68 +15,155 @@ export interface StartBatch {
   batchSize: number;
 }
 
+/** A job as the batch that claimed it knows it: the attempt it runs (the row's attempts once this attempt is written). */
+export interface JobClaim {
+  id: string;
+  attempt: number;
+}
+
+/** What a batch writes with a job's running mark or its end: which batch ran it, where and when it started. */
+export interface BatchRun {
+  batchId: string;
+  workerId: string;
+  batchSize: number;
+  /** Milliseconds since the claim, on the worker's clock: the row's started_at is Postgres's now() less this. */
+  ranMs: number;
+}
+
 const EXPIRE = `status = 'expired', finished_at = now(), error_code = 'DEADLINE_EXCEEDED', error_message = 'still queued at its deadline'`;
 
 /**
- * Marks a batch's jobs running and returns the jobs still worth running, with
- * their inputs: jobs canceled or already finished (a retried batch after a
+ * The rows a batch may write: a job still queued at the attempt before the
+ * batch's (its claim was never written: the batch was quick) or running in
+ * this very batch (its claim was written: markJobsRunning, or a takeover).
+ * A job another batch has since marked, or finished, or moved to a later
+ * attempt, is refused: the first attempt to finish stands, with its outputs
+ * and provenance together (invariant 7).
+ */
+const fencedTo = (batchParam: string, claim: string): string =>
+  `((jobs.status = 'queued' AND jobs.attempts = ${claim}.attempt - 1) OR (jobs.status = 'running' AND jobs.batch_id = ${batchParam}::uuid))`;
+
+/** The columns a batch's mark or end sets from its run: attempt, batch, worker, start and queue time (kept when the mark set them). */
+const runColumns = (claim: string, run: string): string =>
+  `attempts = ${claim}.attempt, worker_id = ${run}.worker_id, batch_id = ${run}.batch_id, batch_size = ${run}.batch_size,
+   started_at = CASE WHEN jobs.status = 'running' THEN jobs.started_at ELSE now() - make_interval(secs => ${run}.ran_ms / 1000) END,
+   queue_ms = CASE WHEN jobs.status = 'running' THEN jobs.queue_ms
+              ELSE GREATEST(0, (EXTRACT(EPOCH FROM (now() - make_interval(secs => ${run}.ran_ms / 1000) - jobs.created_at)) * 1000)::int) END`;
+
+/** A batch run as one row of parameters `$n` (jsonb), for runColumns. */
+const runRow = (param: string): string => `jsonb_to_record(${param}::jsonb) AS run(batch_id uuid, worker_id text, batch_size int, ran_ms float8)`;
+const runJson = (run: BatchRun): string =>
+  JSON.stringify({ batch_id: run.batchId, worker_id: run.workerId, batch_size: run.batchSize, ran_ms: Math.max(0, run.ranMs) });
+
+/**
+ * Claims a batch's jobs: returns those still worth running, each with its
+ * inputs and the attempt the batch runs. A claim writes nothing for a queued
+ * job (the lease is the queue's lock in Redis; a batch still running after a
+ * while marks its jobs running, markJobsRunning); the batch's writes are
+ * fenced to that attempt. Jobs canceled or already finished (a replay after a
  * crash) are left out, so a result is never computed twice into a finished
- * job; queued jobs past their deadline end `expired` here instead of running.
- * Read as a binary COPY (copy-rows.ts), so the inputs' bytes come as they are,
- * not as hex; its values are literals, as COPY takes no parameters.
+ * job; queued jobs past their deadline end `expired` here instead of running;
+ * a job some other batch marked running (that batch's lock expired) is taken
+ * over, written as this batch's at once. Read as a binary COPY
+ * (copy-rows.ts), so the inputs' bytes come as they are, not as hex; its
+ * values are literals, as COPY takes no parameters.
  */
 export async function startJobs(pool: Pool, b: StartBatch): Promise<Map<string, ClaimedJobRow>> {
   if (!Number.isInteger(b.batchSize)) throw new TypeError(`batch size ${b.batchSize} is not an integer`);
   // The day range besides the literal ids, so that the planner prunes before it plans, whatever it makes of the array.
   const claimed = `id = ANY(ARRAY[${b.ids.map(literal).join(',')}]::uuid[]) AND ${idRangeSql(daysOf(b.ids))}`;
-  // The two updates touch disjoint rows (now() is one instant per statement).
   const rows = await copyRows(
     pool,
-    `WITH expired AS (
-       UPDATE jobs SET ${EXPIRE} WHERE ${claimed} AND status = 'queued' AND deadline_at <= now())
-     UPDATE jobs SET status = 'running', started_at = now(), attempts = attempts + 1, worker_id = ${literal(b.workerId)},
-            batch_id = ${literal(b.batchId)}::uuid, batch_size = ${b.batchSize},
-            queue_ms = GREATEST(0, (EXTRACT(EPOCH FROM (now() - created_at)) * 1000)::int)
-      WHERE ${claimed} AND status IN ('queued', 'running') AND NOT (status = 'queued' AND deadline_at IS NOT NULL AND deadline_at <= now())
-      RETURNING id::text, attempts::int4, inputs::text, input_data, array_to_json(node_faults)::text`,
+    `SELECT id::text, attempts::int4, (status = 'running' OR coalesce(deadline_at <= now(), false))::int4 AS rare, inputs::text, input_data,
+            array_to_json(node_faults)::text
+       FROM jobs WHERE ${claimed} AND status IN ('queued', 'running')`,
   );
-  return new Map(
-    rows.map(([id, attempts, inputs, data, faults]) => [
-      id!.toString(),
-      {
-        attempts: attempts!.readInt32BE(0),
-        inputs: unpackTensors(JSON.parse(inputs!.toString()) as StoredTensor[], data),
-        nodeFaults: JSON.parse(faults!.toString()) as string[],
-      },
-    ]),
+  const jobs = new Map<string, ClaimedJobRow>();
+  const rare: Array<{ id: string; read: number }> = [];
+  for (const [id, attempts, isRare, inputs, data, faults] of rows) {
+    const read = attempts!.readInt32BE(0);
+    if (isRare!.readInt32BE(0) === 1) rare.push({ id: id!.toString(), read });
+    jobs.set(id!.toString(), {
+      attempt: read + 1,
+      inputs: unpackTensors(JSON.parse(inputs!.toString()) as StoredTensor[], data),
+      nodeFaults: JSON.parse(faults!.toString()) as string[],
+    });
+  }
+  if (rare.length > 0) await settleRareClaims(pool, b, rare, jobs);
+  return jobs;
+}
+
+/**
+ * The claim's rare cases, fenced to the attempt read: a queued job past its
+ * deadline ends expired; a job another batch marked running is taken over by
+ * this one (the statement a claim always was before claims became reads).
+ * Jobs that changed since the read are dropped from the claim.
+ */
+async function settleRareClaims(pool: Pool, b: StartBatch, rare: Array<{ id: string; read: number }>, jobs: Map<string, ClaimedJobRow>) {
+  const { rows } = await pool.query<{ id: string; taken: boolean }>(
+    `WITH r AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(id uuid, read int)),
+          expired AS (
+            UPDATE jobs SET ${EXPIRE} FROM r
+             WHERE jobs.id = r.id AND ${idRangeSql(daysOf(rare.map((j) => j.id)), 'jobs.id')} AND jobs.attempts = r.read
+               AND jobs.status = 'queued' AND jobs.deadline_at <= now()
+             RETURNING jobs.id),
+          taken AS (
+            UPDATE jobs SET started_at = now(), attempts = r.read + 1, worker_id = $2, batch_id = $3::uuid, batch_size = $4,
+                   queue_ms = GREATEST(0, (EXTRACT(EPOCH FROM (now() - jobs.created_at)) * 1000)::int)
+              FROM r
+             WHERE jobs.id = r.id AND ${idRangeSql(daysOf(rare.map((j) => j.id)), 'jobs.id')} AND jobs.attempts = r.read
+               AND jobs.status = 'running'
+             RETURNING jobs.id)
+     SELECT id::text, false AS taken FROM expired UNION ALL SELECT id::text, true FROM taken`,
+    [JSON.stringify(rare.map((j) => ({ id: j.id, read: j.read }))), b.workerId, b.batchId, b.batchSize],
   );
+  const taken = new Set(rows.filter((r) => r.taken).map((r) => r.id));
+  for (const j of rare) if (!taken.has(j.id)) jobs.delete(j.id);
 }
 
 export interface ClaimedJobRow {
-  attempts: number;
+  /** The attempt this claim runs: the row's attempts once a write of this batch stands. */
+  attempt: number;
   inputs: StoredTensor[];
   /** Workers that gave the job back for a fault of their own. */
   nodeFaults: string[];
 }
 
 /**
+ * Writes a batch's claim on its jobs (status running, with the batch, worker
+ * and start): what a batch that has run for a while does, so that a client
+ * sees the job running. Fenced like a completion; returns the ids marked.
+ */
+export async function markJobsRunning(pool: Pool, run: BatchRun, jobs: JobClaim[]): Promise<Set<string>> {
+  if (jobs.length === 0) return new Set();
+  const { rows } = await pool.query<{ id: string }>(
+    `UPDATE jobs SET status = 'running', ${runColumns('c', 'run')}
+       FROM jsonb_to_recordset($1::jsonb) AS c(id uuid, attempt int), ${runRow('$2')}
+      WHERE jobs.id = c.id AND ${idRangeSql(daysOf(jobs.map((j) => j.id)), 'jobs.id')} AND jobs.status = 'queued' AND jobs.attempts = c.attempt - 1
+      RETURNING jobs.id`,
+    [JSON.stringify(jobs), runJson(run)],
+  );
+  return new Set(rows.map((r) => r.id));
+}
+
+/**
  * Gives claimed jobs back after a fault of the worker's own: queued again as
  * if this claim never happened (its attempt not counted), the worker added to
- * the job's node faults and the fault kept as its last error. Fenced by the
- * claim like completeJobs; returns the ids given back.
+ * the job's node faults and the fault kept as its last error. Fenced like
+ * completeJobs; returns the ids given back.
  */
 export async function releaseJobs(
   pool: Pool,
   batchId: string,
   workerId: string,
-  jobs: Array<{ id: string; code: string; message: string }>,
+  jobs: Array<JobClaim & { code: string; message: string }>,
 ): Promise<Set<string>> {
   if (jobs.length === 0) return new Set();
   const { rows } = await pool.query<{ id: string }>(
-    `UPDATE jobs SET status = 'queued', attempts = GREATEST(0, attempts - 1), started_at = NULL, error_code = r.code, error_message = r.message,
+    `UPDATE jobs SET status = 'queued', attempts = r.attempt - 1, started_at = NULL, error_code = r.code, error_message = r.message,
             node_faults = node_faults || $3::text
-       FROM jsonb_to_recordset($1::jsonb) AS r(id uuid, code text, message text)
-      WHERE jobs.id = r.id AND ${idRangeSql(daysOf(jobs.map((j) => j.id)), 'jobs.id')} AND jobs.status = 'running' AND jobs.batch_id = $2::uuid
+       FROM jsonb_to_recordset($1::jsonb) AS r(id uuid, attempt int, code text, message text)
+      WHERE jobs.id = r.id AND ${idRangeSql(daysOf(jobs.map((j) => j.id)), 'jobs.id')} AND ${fencedTo('$2', 'r')}
       RETURNING jobs.id`,
     [JSON.stringify(jobs.map((j) => ({ ...j, message: j.message.slice(0, 2000) }))), batchId, workerId],
   );
@@ -96,8 +183,7 @@ export async function expireOverdueJobs(pool: Pool, limit: number): Promise<Arra
   return rows.map((r) => ({ id: r.id, modelName: r.model_name }));
 }
 
-export interface JobSuccess {
-  id: string;
+export interface JobSuccess extends JobClaim {
   outputs: StoredTensor[];
   inferMs: number;
   /** Rows the job put along the batch dimension. */
@@ -108,29 +194,40 @@ export interface JobSuccess {
 
 /**
  * Writes a batch's results in one statement (the inline output bytes of all
- * the jobs as one binary parameter, each row taking its slice). Fenced by the claim: only jobs
- * still running in this batch change, so a replay is a no-op, and a worker
- * whose jobs were claimed again elsewhere (its lock expired while it was cut
- * off) cannot write over the newer attempt. Returns the ids written.
+ * the jobs as one binary parameter, each row taking its slice), with the
+ * batch's claim when it was never written. Fenced to the batch's attempt
+ * (fencedTo): a replay is a no-op, and a worker whose jobs were claimed again
+ * elsewhere (its lock expired while it was cut off) cannot write over or
+ * beside the attempt that finished first. Returns the ids written.
  */
-export async function completeJobs(pool: Pool, batchId: string, results: JobSuccess[]): Promise<Set<string>> {
+export async function completeJobs(pool: Pool, run: BatchRun, results: JobSuccess[]): Promise<Set<string>> {
   if (results.length === 0) return new Set();
   const packed = packTensorRows(results.map((r) => r.outputs));
   const { rows } = await pool.query<{ id: string }>(
     prepared(
-      `UPDATE jobs SET status = 'succeeded', outputs = r.outputs, output_data = ${rowDataSql('$3', 'r')}, infer_ms = r.infer_ms, items = r.items,
-            device_ms = r.device_ms, finished_at = now(), error_code = NULL, error_message = NULL
-       FROM jsonb_to_recordset($1::jsonb) AS r(id uuid, outputs jsonb, infer_ms float8, items int, device_ms float8, data_at int, data_len int)
-      WHERE jobs.id = r.id AND ${idRangeSql(daysOf(results.map((r) => r.id)), 'jobs.id')} AND jobs.status = 'running' AND jobs.batch_id = $2::uuid
+      `UPDATE jobs SET status = 'succeeded', ${runColumns('r', 'run')}, outputs = r.outputs, output_data = ${rowDataSql('$3', 'r')},
+            infer_ms = r.infer_ms, items = r.items, device_ms = r.device_ms, finished_at = now(), error_code = NULL, error_message = NULL
+       FROM jsonb_to_recordset($1::jsonb) AS r(id uuid, attempt int, outputs jsonb, infer_ms float8, items int, device_ms float8, data_at int, data_len int),
+            ${runRow('$2')}
+      WHERE jobs.id = r.id AND ${idRangeSql(daysOf(results.map((r) => r.id)), 'jobs.id')} AND ${fencedTo('run.batch_id', 'r')}
       RETURNING jobs.id`,
       [
         JSON.stringify(
           results.map((r, i) => {
             const { tensors, dataAt, dataLen } = packed.rows[i]!;
-            return { id: r.id, outputs: tensors, infer_ms: r.inferMs, items: r.items, device_ms: r.deviceMs, data_at: dataAt, data_len: dataLen };
+            return {
+              id: r.id,
+              attempt: r.attempt,
+              outputs: tensors,
+              infer_ms: r.inferMs,
+              items: r.items,
+              device_ms: r.deviceMs,
+              data_at: dataAt,
+              data_len: dataLen,
+            };
           }),
         ),
-        batchId,
+        runJson(run),
         packed.data,
       ],
     ),
@@ -142,13 +239,13 @@ export async function completeJobs(pool: Pool, batchId: string, results: JobSucc
  * Ends claimed jobs that cannot finish by their deadline, before they run:
  * `expired` with DEADLINE_EXCEEDED, like a job still queued at its deadline.
  */
-export async function expireRunningJobs(pool: Pool, batchId: string, jobs: Array<{ id: string; message: string }>): Promise<void> {
+export async function expireRunningJobs(pool: Pool, run: BatchRun, jobs: Array<JobClaim & { message: string }>): Promise<void> {
   if (jobs.length === 0) return;
   await pool.query(
-    `UPDATE jobs SET status = 'expired', finished_at = now(), error_code = 'DEADLINE_EXCEEDED', error_message = e.message
-       FROM jsonb_to_recordset($1::jsonb) AS e(id uuid, message text)
-      WHERE jobs.id = e.id AND ${idRangeSql(daysOf(jobs.map((j) => j.id)), 'jobs.id')} AND jobs.status = 'running' AND jobs.batch_id = $2::uuid`,
-    [JSON.stringify(jobs), batchId],
+    `UPDATE jobs SET status = 'expired', ${runColumns('e', 'run')}, finished_at = now(), error_code = 'DEADLINE_EXCEEDED', error_message = e.message
+       FROM jsonb_to_recordset($1::jsonb) AS e(id uuid, attempt int, message text), ${runRow('$2')}
+      WHERE jobs.id = e.id AND ${idRangeSql(daysOf(jobs.map((j) => j.id)), 'jobs.id')} AND ${fencedTo('run.batch_id', 'e')}`,
+    [JSON.stringify(jobs), runJson(run)],
   );
 }
 
@@ -158,21 +255,29 @@ export interface JobFailure {
   message: string;
   /** false: record the error but leave the job queued for its next attempt. */
   final: boolean;
-  /** The batch that claimed the job: the failure is written only while the job is still running in it (fenced like completeJobs). */
-  batchId?: string;
+  /** The attempt its batch ran (see failJobs' `run`). */
+  attempt?: number;
 }
 
-export async function failJobs(pool: Pool, failures: JobFailure[]): Promise<void> {
+/**
+ * Records failures. With `run`, the batch whose attempts failed: each is
+ * written with the batch's provenance only while the job is still that
+ * attempt's (fenced like completeJobs). Without it (a payload no batch could
+ * take), any queued or running job takes it.
+ */
+export async function failJobs(pool: Pool, failures: JobFailure[], run?: BatchRun): Promise<void> {
   if (failures.length === 0) return;
-  const rows = failures.map((f) => ({ id: f.id, code: f.code, message: f.message.slice(0, 2000), final: f.final, batch_id: f.batchId ?? null }));
+  const rows = failures.map((f) => ({ id: f.id, code: f.code, message: f.message.slice(0, 2000), final: f.final, attempt: f.attempt ?? null }));
+  const range = idRangeSql(daysOf(failures.map((f) => f.id)), 'jobs.id');
+  const outcome = `status = CASE WHEN f.final THEN 'failed' ELSE 'queued' END, finished_at = CASE WHEN f.final THEN now() ELSE NULL END,
+            error_code = f.code, error_message = f.message`;
+  const recordset = 'jsonb_to_recordset($1::jsonb) AS f(id uuid, code text, message text, final boolean, attempt int)';
   await pool.query(
-    `UPDATE jobs SET status = CASE WHEN f.final THEN 'failed' ELSE 'queued' END,
-            finished_at = CASE WHEN f.final THEN now() ELSE NULL END,
-            error_code = f.code, error_message = f.message
-       FROM jsonb_to_recordset($1::jsonb) AS f(id uuid, code text, message text, final boolean, batch_id uuid)
-      WHERE jobs.id = f.id AND ${idRangeSql(daysOf(failures.map((f) => f.id)), 'jobs.id')}
-        AND CASE WHEN f.batch_id IS NULL THEN jobs.status IN ('queued', 'running') ELSE jobs.status = 'running' AND jobs.batch_id = f.batch_id END`,
-    [JSON.stringify(rows)],
+    run
+      ? `UPDATE jobs SET ${outcome}, ${runColumns('f', 'run')} FROM ${recordset}, ${runRow('$2')}
+          WHERE jobs.id = f.id AND ${range} AND ${fencedTo('run.batch_id', 'f')}`
+      : `UPDATE jobs SET ${outcome} FROM ${recordset} WHERE jobs.id = f.id AND ${range} AND jobs.status IN ('queued', 'running')`,
+    run ? [JSON.stringify(rows), runJson(run)] : [JSON.stringify(rows)],
   );
 }
 

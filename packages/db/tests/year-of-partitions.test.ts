@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestContext, fillYearOfJobs, makePastJobPartitions, testJobId, type TestContext } from '@inferq/test-utils';
+import { createTestContext, fillYearOfJobs, makePastJobPartitions, testBatchRun, testJobId, type TestContext } from '@inferq/test-utils';
 import {
   claimDueWebhooks,
   completeJobs,
@@ -123,11 +123,12 @@ describe('a year of daily partitions', () => {
     const batchId = testJobId();
     await t.pool.query(`UPDATE jobs SET status = 'running', batch_id = $2 WHERE id = ANY($1::uuid[])`, [ids, batchId]);
     const done = await lockedPartitions(async (pool) => {
-      for (let i = 0; i < 7; i++) await completeJobs(pool, testJobId(), [{ id: ids[0]!, outputs: [], inferMs: 1, items: 1, deviceMs: 1 }]);
+      for (let i = 0; i < 7; i++)
+        await completeJobs(pool, testBatchRun(testJobId()), [{ id: ids[0]!, attempt: 1, outputs: [], inferMs: 1, items: 1, deviceMs: 1 }]);
       return completeJobs(
         pool,
-        batchId,
-        ids.slice(0, 2).map((id) => ({ id, outputs: [], inferMs: 1, items: 1, deviceMs: 1 })),
+        testBatchRun(batchId),
+        ids.slice(0, 2).map((id) => ({ id, attempt: 1, outputs: [], inferMs: 1, items: 1, deviceMs: 1 })),
       );
     });
     expect(done.result.size).toBe(2);
@@ -135,7 +136,8 @@ describe('a year of daily partitions', () => {
     const failed = await lockedPartitions((pool) =>
       failJobs(
         pool,
-        ids.slice(2).map((id) => ({ id, code: 'INFERENCE_FAILED', message: 'x', final: true, batchId })),
+        ids.slice(2).map((id) => ({ id, code: 'INFERENCE_FAILED', message: 'x', final: true, attempt: 1 })),
+        testBatchRun(batchId),
       ),
     );
     expect(failed.partitions).toBeLessThanOrEqual(2);

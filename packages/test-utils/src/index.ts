@@ -15,3 +15,4 @@ export * from './attempt-audit.ts';
 export * from './webhook-receiver.ts';
 export * from './fake-worker.ts';
 export * from './year-of-jobs.ts';
+export * from './test-batch-run.ts';

@@ -19,7 +19,8 @@ const RECONNECT_MS = 2_000;
 const FORMAT = [
   "A `text/event-stream` of the job's status: the current one at once, then each change (queued → " +
     'running → succeeded, failed, canceled or expired; back to queued when a failed attempt is retried), ' +
-    'ending after a terminal status.',
+    "ending after a terminal status. A job shows running once its batch has run for the workers' WORKER_RUNNING_MARK_MS " +
+    '(250 ms by default); a job whose batch is quicker goes from queued to its end.',
   'Each event is `id: <n>`, `event: status`, `data: {"id", "status", "attempts", "error"?}` (error: the last one, `{code, message}`).',
   "Ids grow along the job's life and mean the same on every connection: reconnect with `Last-Event-ID` " +
     '(EventSource does) to get only what came after, the terminal status included.',

@@ -89,7 +89,9 @@ export const jobsRoutes: FastifyPluginAsyncTypebox<JobsRoutesOptions> = async (a
       schema: {
         tags: ['jobs'],
         summary: 'Cancel a queued job',
-        description: 'Only a queued job can be canceled (409 `JOB_NOT_CANCELABLE` otherwise). Canceling twice is harmless.',
+        description:
+          'Only a queued job can be canceled (409 `JOB_NOT_CANCELABLE` otherwise): one a worker holds in a batch not yet marked ' +
+          'running is canceled too, and the result it computes is not stored. Canceling twice is harmless.',
         params: JobParamsSchema,
         response: { 200: JobSchema, ...problemResponses(400, 401, 403, 404, 409, 410) },
       },
