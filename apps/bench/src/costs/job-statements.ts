@@ -1,0 +1,101 @@
+/**
+ * What each statement of a job's way through Postgres costs, batch by batch,
+ * on a schema of its own: the group insert (submit), the claim, the running
+ * mark, the completion and the batch's record, each timed and its WAL read
+ * from pg_current_wal_lsn() around it (a quiet server: nothing else writes).
+ * `node --import tsx apps/bench/src/costs/job-statements.ts [batches] [batch size] [input bytes]`
+ * with DATABASE_URL set; prints one row per statement (medians per job).
+ */
+import { randomUUID } from 'node:crypto';
+import {
+  completeJobs,
+  createPool,
+  ensureJobPartitions,
+  insertJobs,
+  markJobsRunning,
+  recordBatch,
+  runMigrations,
+  startJobs,
+  type BatchRun,
+  type Pool,
+} from '@inferq/db';
+import { newTestJob } from '@inferq/test-utils';
+import { loadBenchEnv } from '../bench-env.ts';
+import { median } from '../stats.ts';
+
+const [batches = 200, size = 32, inputBytes = 12_288] = process.argv.slice(2).map(Number);
+const env = loadBenchEnv();
+if (!env.DATABASE_URL) throw new Error('DATABASE_URL is not set');
+const schema = `stmt_${randomUUID().slice(0, 8)}`;
+const admin = createPool({ url: env.DATABASE_URL, schema: 'public', max: 1 });
+await admin.query(`CREATE SCHEMA ${schema}`);
+const pool = createPool({ url: env.DATABASE_URL, schema, max: 2 });
+
+const walLsn = async (p: Pool): Promise<string> => (await p.query<{ lsn: string }>('SELECT pg_current_wal_insert_lsn()::text AS lsn')).rows[0]!.lsn;
+const walBytes = async (p: Pool, from: string): Promise<number> =>
+  Number((await p.query<{ n: string }>('SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), $1)::bigint AS n', [from])).rows[0]!.n);
+
+const samples = new Map<string, Array<{ us: number; wal: number }>>();
+async function measure<T>(name: string, jobs: number, run: () => Promise<T>): Promise<T> {
+  const from = await walLsn(admin);
+  const started = performance.now();
+  const result = await run();
+  const us = ((performance.now() - started) * 1000) / jobs;
+  const wal = (await walBytes(admin, from)) / jobs;
+  samples.set(name, [...(samples.get(name) ?? []), { us, wal }]);
+  return result;
+}
+
+try {
+  await runMigrations(pool);
+  await ensureJobPartitions(pool, { aheadDays: 1 });
+  const owner = randomUUID();
+  await pool.query("INSERT INTO api_keys (id, name, prefix, secret_hash, scopes) VALUES ($1, 'stmt', $2, 'x', '{jobs:write}')", [owner, owner.slice(0, 8)]);
+  await pool.query(
+    `INSERT INTO models (id, name, version, artifact_key, sha256, size_bytes, inputs, outputs, batchable, max_batch_size, max_batch_delay_ms)
+     VALUES ($1, 'cnn', 1, 'k', 's', 1, '[]', '[]', true, 32, 5)`,
+    [randomUUID()],
+  );
+  const input = { name: 'image', datatype: 'FP32' as const, shape: [1, inputBytes / 4], bytes: inputBytes, data: new Uint8Array(inputBytes).fill(7) };
+  const output = { name: 'logits', datatype: 'FP32' as const, shape: [1, 10], bytes: 40, data: new Uint8Array(40).fill(1) };
+  for (let b = 0; b < batches; b++) {
+    const jobs = Array.from({ length: size }, () => newTestJob(owner, { modelName: 'cnn', inputs: [input] }));
+    await measure('insert (submit, group of the batch size)', size, () => insertJobs(pool, jobs));
+    const ids = jobs.map((j) => j.id);
+    const run: BatchRun = { batchId: randomUUID(), workerId: 'w-stmt', batchSize: size, ranMs: 2 };
+    const claim = await measure('claim (startJobs)', size, () => startJobs(pool, { ids, workerId: run.workerId, batchId: run.batchId, batchSize: size }));
+    // Every other batch runs long enough to be marked: the mark's cost, and the completion of a marked batch beside an unmarked one.
+    const marked = b % 2 === 1;
+    if (marked)
+      await measure('running mark (a batch past WORKER_RUNNING_MARK_MS)', size, () =>
+        markJobsRunning(
+          pool,
+          run,
+          ids.map((id) => ({ id, attempt: claim.get(id)!.attempt })),
+        ),
+      );
+    await measure('batch record (recordBatch)', size, () =>
+      recordBatch(pool, {
+        id: run.batchId,
+        modelName: 'cnn',
+        modelVersion: 1,
+        workerId: run.workerId,
+        device: 'cpu',
+        provider: 'cpu',
+        size,
+        items: size,
+        startedAt: new Date(),
+        inferMs: 1,
+      }),
+    );
+    const results = ids.map((id) => ({ id, attempt: claim.get(id)!.attempt, outputs: [output], inferMs: 1, items: 1, deviceMs: 1 / size }));
+    await measure(marked ? 'completion (marked batch)' : 'completion (unmarked batch)', size, () => completeJobs(pool, run, results));
+  }
+  console.log(`${batches} batches of ${size} jobs, ${inputBytes}-byte inline inputs, 40-byte outputs; medians per job`);
+  console.log('| statement | µs a job (client wall time) | WAL bytes a job |\n| --- | --- | --- |');
+  for (const [name, s] of samples) console.log(`| ${name} | ${median(s.map((x) => x.us)).toFixed(1)} | ${Math.round(median(s.map((x) => x.wal)))} |`);
+} finally {
+  await pool.end();
+  await admin.query(`DROP SCHEMA ${schema} CASCADE`);
+  await admin.end();
+}
