@@ -3,7 +3,6 @@ import {
   completeJobs,
   failJobs,
   findUnnamedJobObjects,
-  recordBatch,
   releaseJobs,
   type BatchRun,
   type JobClaim,
@@ -33,14 +32,13 @@ export function createResultWriter(deps: { pool: Pool; storage: Storage; tensors
 
   return {
     /**
-     * Records the batch, then its results; returns the ids whose rows were
-     * written: not jobs canceled meanwhile, nor jobs another batch claimed
-     * since (this worker's lock had expired), whose result stands.
+     * Records the batch and its results in one statement; returns the ids
+     * whose rows were written: not jobs canceled meanwhile, nor jobs another
+     * attempt finished first (this worker's lock had expired).
      */
     async writeSuccesses(batch: NewBatch, run: BatchRun, results: JobOutputs[]): Promise<Set<string>> {
       const stored = await Promise.all(results.map(async (r) => ({ ...r, outputs: await storeOutputs(r, batch.id) })));
-      await recordBatch(deps.pool, batch);
-      const written = await completeJobs(deps.pool, run, stored);
+      const written = await completeJobs(deps.pool, run, stored, batch);
       // Refused outputs no row names (a retry of this very write finds its rows already written and keeps them) go now;
       // a failed delete is left to the API's orphan sweep, never failing the batch.
       const refused = stored.filter((r) => !written.has(r.id)).flatMap((r) => deps.tensors.objectKeys(r.outputs).map((key) => ({ key, jobId: r.id })));

@@ -20,17 +20,36 @@ export interface NewBatch {
 }
 
 /**
- * Records a batch that ran, with the sha256 of the model version's artifact.
- * Idempotent: a batch whose results are stored again after an outage keeps
- * its first row.
+ * The INSERT that records batch `param` (a jsonb parameter, batchJson), with
+ * the sha256 of the model version's artifact. Idempotent: a batch whose
+ * results are stored again after an outage keeps its first row. completeJobs
+ * runs it in the statement that writes the batch's results.
  */
+export const insertBatchSql = (param: string): string =>
+  `INSERT INTO batches (id, model_name, model_version, model_sha256, worker_id, device, provider, size, items, started_at, infer_ms)
+   SELECT b.id, b.model_name, b.model_version, m.sha256, b.worker_id, b.device, b.provider, b.size, b.items, b.started_at, b.infer_ms
+     FROM jsonb_to_record(${param}::jsonb) AS b(id uuid, model_name text, model_version int, worker_id text, device text, provider text,
+                                              size int, items int, started_at timestamptz, infer_ms float8)
+     JOIN models m ON m.name = b.model_name AND m.version = b.model_version
+   ON CONFLICT (id) DO NOTHING`;
+
+export const batchJson = (b: NewBatch): string =>
+  JSON.stringify({
+    id: b.id,
+    model_name: b.modelName,
+    model_version: b.modelVersion,
+    worker_id: b.workerId,
+    device: b.device,
+    provider: b.provider,
+    size: b.size,
+    items: b.items,
+    started_at: b.startedAt.toISOString(),
+    infer_ms: b.inferMs,
+  });
+
+/** Records a batch that ran (insertBatchSql), on its own. */
 export async function recordBatch(pool: Pool, b: NewBatch): Promise<void> {
-  await pool.query(
-    `INSERT INTO batches (id, model_name, model_version, model_sha256, worker_id, device, provider, size, items, started_at, infer_ms)
-     SELECT $1, $2, $3, m.sha256, $4, $5, $6, $7, $8, $9, $10 FROM models m WHERE m.name = $2 AND m.version = $3
-     ON CONFLICT (id) DO NOTHING`,
-    [b.id, b.modelName, b.modelVersion, b.workerId, b.device, b.provider, b.size, b.items, b.startedAt, b.inferMs],
-  );
+  await pool.query(insertBatchSql('$1'), [batchJson(b)]);
 }
 
 /** A batch with its jobs, or undefined. */

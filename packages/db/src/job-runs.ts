@@ -5,6 +5,7 @@ import { copyRows, literal } from './copy-rows.ts';
 import { CLOCK_SLACK_MS, daysOf, idRangeSql } from './job-id-range.ts';
 import type { Pool } from './pool.ts';
 import { liveJobIds } from './job-floors.ts';
+import { batchJson, insertBatchSql, recordBatch, type NewBatch } from './batches.ts';
 
 // The worker side of the jobs table: claiming, settling, reconciling.
 
@@ -195,17 +196,22 @@ export interface JobSuccess extends JobClaim {
 /**
  * Writes a batch's results in one statement (the inline output bytes of all
  * the jobs as one binary parameter, each row taking its slice), with the
- * batch's claim when it was never written. Fenced to the batch's attempt
+ * batch's claim when it was never written, and with `batch` its record
+ * (recordBatch's insert, in the same statement: one commit a batch). Fenced to the batch's attempt
  * (fencedTo): a replay is a no-op, and a worker whose jobs were claimed again
  * elsewhere (its lock expired while it was cut off) cannot write over or
  * beside the attempt that finished first. Returns the ids written.
  */
-export async function completeJobs(pool: Pool, run: BatchRun, results: JobSuccess[]): Promise<Set<string>> {
-  if (results.length === 0) return new Set();
+export async function completeJobs(pool: Pool, run: BatchRun, results: JobSuccess[], batch?: NewBatch): Promise<Set<string>> {
+  if (results.length === 0) {
+    if (batch) await recordBatch(pool, batch);
+    return new Set();
+  }
   const packed = packTensorRows(results.map((r) => r.outputs));
   const { rows } = await pool.query<{ id: string }>(
     prepared(
-      `UPDATE jobs SET status = 'succeeded', ${runColumns('r', 'run')}, outputs = r.outputs, output_data = ${rowDataSql('$3', 'r')},
+      `${batch ? `WITH batch AS (${insertBatchSql('$4')}) ` : ''}
+       UPDATE jobs SET status = 'succeeded', ${runColumns('r', 'run')}, outputs = r.outputs, output_data = ${rowDataSql('$3', 'r')},
             infer_ms = r.infer_ms, items = r.items, device_ms = r.device_ms, finished_at = now(), error_code = NULL, error_message = NULL
        FROM jsonb_to_recordset($1::jsonb) AS r(id uuid, attempt int, outputs jsonb, infer_ms float8, items int, device_ms float8, data_at int, data_len int),
             ${runRow('$2')}
@@ -229,6 +235,7 @@ export async function completeJobs(pool: Pool, run: BatchRun, results: JobSucces
         ),
         runJson(run),
         packed.data,
+        ...(batch ? [batchJson(batch)] : []),
       ],
     ),
   );

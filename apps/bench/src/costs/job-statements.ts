@@ -1,24 +1,13 @@
 /**
  * What each statement of a job's way through Postgres costs, batch by batch,
  * on a schema of its own: the group insert (submit), the claim, the running
- * mark, the completion and the batch's record, each timed and its WAL read
+ * mark and the completion (with the batch's record), each timed and its WAL read
  * from pg_current_wal_lsn() around it (a quiet server: nothing else writes).
  * `node --import tsx apps/bench/src/costs/job-statements.ts [batches] [batch size] [input bytes]`
  * with DATABASE_URL set; prints one row per statement (medians per job).
  */
 import { randomUUID } from 'node:crypto';
-import {
-  completeJobs,
-  createPool,
-  ensureJobPartitions,
-  insertJobs,
-  markJobsRunning,
-  recordBatch,
-  runMigrations,
-  startJobs,
-  type BatchRun,
-  type Pool,
-} from '@inferq/db';
+import { completeJobs, createPool, ensureJobPartitions, insertJobs, markJobsRunning, runMigrations, startJobs, type BatchRun, type Pool } from '@inferq/db';
 import { newTestJob } from '@inferq/test-utils';
 import { loadBenchEnv } from '../bench-env.ts';
 import { median } from '../stats.ts';
@@ -74,22 +63,21 @@ try {
           ids.map((id) => ({ id, attempt: claim.get(id)!.attempt })),
         ),
       );
-    await measure('batch record (recordBatch)', size, () =>
-      recordBatch(pool, {
-        id: run.batchId,
-        modelName: 'cnn',
-        modelVersion: 1,
-        workerId: run.workerId,
-        device: 'cpu',
-        provider: 'cpu',
-        size,
-        items: size,
-        startedAt: new Date(),
-        inferMs: 1,
-      }),
-    );
     const results = ids.map((id) => ({ id, attempt: claim.get(id)!.attempt, outputs: [output], inferMs: 1, items: 1, deviceMs: 1 / size }));
-    await measure(marked ? 'completion (marked batch)' : 'completion (unmarked batch)', size, () => completeJobs(pool, run, results));
+    const batch = {
+      id: run.batchId,
+      modelName: 'cnn',
+      modelVersion: 1,
+      workerId: run.workerId,
+      device: 'cpu',
+      provider: 'cpu',
+      size,
+      items: size,
+      startedAt: new Date(),
+      inferMs: 1,
+    };
+    const completion = marked ? 'completion with the batch record (marked batch)' : 'completion with the batch record (unmarked batch)';
+    await measure(completion, size, () => completeJobs(pool, run, results, batch));
   }
   console.log(`${batches} batches of ${size} jobs, ${inputBytes}-byte inline inputs, 40-byte outputs; medians per job`);
   console.log('| statement | µs a job (client wall time) | WAL bytes a job |\n| --- | --- | --- |');
