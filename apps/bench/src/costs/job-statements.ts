@@ -4,13 +4,14 @@
  * mark and the completion (with the batch's record), each timed and its WAL read
  * from pg_current_wal_lsn() around it (a quiet server: nothing else writes).
  * `node --import tsx apps/bench/src/costs/job-statements.ts [batches] [batch size] [input bytes]`
- * with DATABASE_URL set; prints one row per statement (medians per job).
+ * with DATABASE_URL set; prints one row per statement: wall time, its backend's CPU (Postgres on this machine) and WAL, a job.
  */
 import { randomUUID } from 'node:crypto';
 import { completeJobs, createPool, ensureJobPartitions, insertJobs, markJobsRunning, runMigrations, startJobs, type BatchRun, type Pool } from '@inferq/db';
 import { newTestJob } from '@inferq/test-utils';
 import { loadBenchEnv } from '../bench-env.ts';
 import { median } from '../stats.ts';
+import { processCpuSeconds } from './process-cpu.ts';
 
 const [batches = 200, size = 32, inputBytes = 12_288] = process.argv.slice(2).map(Number);
 const env = loadBenchEnv();
@@ -18,22 +19,30 @@ if (!env.DATABASE_URL) throw new Error('DATABASE_URL is not set');
 const schema = `stmt_${randomUUID().slice(0, 8)}`;
 const admin = createPool({ url: env.DATABASE_URL, schema: 'public', max: 1 });
 await admin.query(`CREATE SCHEMA ${schema}`);
-const pool = createPool({ url: env.DATABASE_URL, schema, max: 2 });
+// One connection: its backend's CPU (/proc, when Postgres runs here) is the statements' own.
+const pool = createPool({ url: env.DATABASE_URL, schema, max: 1 });
 
 const walLsn = async (p: Pool): Promise<string> => (await p.query<{ lsn: string }>('SELECT pg_current_wal_insert_lsn()::text AS lsn')).rows[0]!.lsn;
 const walBytes = async (p: Pool, from: string): Promise<number> =>
   Number((await p.query<{ n: string }>('SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), $1)::bigint AS n', [from])).rows[0]!.n);
 
-const samples = new Map<string, Array<{ us: number; wal: number }>>();
+const backendPid = (await pool.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
+const samples = new Map<string, Array<{ us: number; wal: number; cpuS: number | null; jobs: number }>>();
 async function measure<T>(name: string, jobs: number, run: () => Promise<T>): Promise<T> {
   const from = await walLsn(admin);
+  const cpuBefore = processCpuSeconds(backendPid);
   const started = performance.now();
   const result = await run();
   const us = ((performance.now() - started) * 1000) / jobs;
+  const cpuAfter = processCpuSeconds(backendPid);
   const wal = (await walBytes(admin, from)) / jobs;
-  samples.set(name, [...(samples.get(name) ?? []), { us, wal }]);
+  const cpuS = cpuBefore === null || cpuAfter === null ? null : cpuAfter - cpuBefore;
+  samples.set(name, [...(samples.get(name) ?? []), { us, wal, cpuS, jobs }]);
   return result;
 }
+/** The backend's CPU over every run of a statement, a job (the clock ticks are 10 ms: only a sum is worth reading). */
+const cpuUsPerJob = (s: Array<{ cpuS: number | null; jobs: number }>): string =>
+  s.some((x) => x.cpuS === null) ? 'n/a' : ((s.reduce((n, x) => n + x.cpuS!, 0) * 1e6) / s.reduce((n, x) => n + x.jobs, 0)).toFixed(1);
 
 try {
   await runMigrations(pool);
@@ -80,8 +89,10 @@ try {
     await measure(completion, size, () => completeJobs(pool, run, results, batch));
   }
   console.log(`${batches} batches of ${size} jobs, ${inputBytes}-byte inline inputs, 40-byte outputs; medians per job`);
-  console.log('| statement | µs a job (client wall time) | WAL bytes a job |\n| --- | --- | --- |');
-  for (const [name, s] of samples) console.log(`| ${name} | ${median(s.map((x) => x.us)).toFixed(1)} | ${Math.round(median(s.map((x) => x.wal)))} |`);
+  console.log('| statement | µs a job (client wall time, median) | Postgres backend CPU µs a job (mean) | WAL bytes a job (median) |');
+  console.log('| --- | --- | --- | --- |');
+  for (const [name, s] of samples)
+    console.log(`| ${name} | ${median(s.map((x) => x.us)).toFixed(1)} | ${cpuUsPerJob(s)} | ${Math.round(median(s.map((x) => x.wal)))} |`);
 } finally {
   await pool.end();
   await admin.query(`DROP SCHEMA ${schema} CASCADE`);
