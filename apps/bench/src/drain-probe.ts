@@ -29,7 +29,8 @@ try {
   const sampler = (async () => {
     while (sampling) {
       const { rows } = await stack.ctx.pool.query(
-        "SELECT application_name AS app, left(regexp_replace(query, '\\s+', ' ', 'g'), 110) AS q FROM pg_stat_activity WHERE state = 'active' AND pid <> pg_backend_pid() AND datname = current_database()",
+        `SELECT application_name AS app, left(regexp_replace(query, '\\s+', ' ', 'g'), 110) AS q FROM pg_stat_activity
+          WHERE state = 'active' AND pid <> pg_backend_pid() AND datname = current_database()`,
       );
       for (const r of rows) seen.set(`${r.app}: ${r.q}`, (seen.get(`${r.app}: ${r.q}`) ?? 0) + 1);
       await new Promise((r) => setTimeout(r, 10));
