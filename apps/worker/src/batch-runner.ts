@@ -313,15 +313,15 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
       deps.metrics?.jobsReleased(batch);
       return;
     }
-    const scope: StepScope = { log, span, batch: { id: batchId, size: batch.length, claimedAtMs: performance.now() } };
     let unmark = () => {};
     try {
       // A claim that fails on an outage changed nothing: retried, it spends no attempt.
       const startedAt = new Date();
-      const live = await outlastOutage('claim', scope, () =>
+      const live = await outlastOutage('claim', { log, span }, () =>
         startJobs(deps.pool, { ids: batch.map((j) => j.jobId), workerId: deps.workerId, batchId, batchSize: batch.length }),
       );
-      scope.batch!.claimedAtMs = performance.now();
+      // The batch's writes fence to it and time its start from here.
+      const scope: StepScope = { log, span, batch: { id: batchId, size: batch.length, claimedAtMs: performance.now() } };
       // Canceled or already finished (a replay after a crash): acknowledge without running.
       for (const job of batch) if (!live.has(job.jobId)) job.settle({ ok: true });
       const claimed = batch.flatMap((job) => {

@@ -32,15 +32,17 @@ export function timedSession(real: InferenceSession, device: DeviceTime): Served
   async function learn(feeds: Feeds): Promise<Awaited<ReturnType<InferenceSession['run']>>> {
     const outputs = await real.run(feeds);
     const items = itemsOf(feeds);
-    perItem = new Map();
+    const learned = new Map<string, ItemOutput>();
     for (const name of real.outputNames) {
       const t = outputs[name] as Tensor;
       if (t.type === 'string' || t.dims[0] !== items)
         throw new Error(`the timed device cannot stand in for output "${name}": not numeric, batched along dim 0`);
       const data = t.data as NumericData;
       const rowLength = data.length / items;
-      perItem.set(name, { type: t.type, rest: t.dims.slice(1), row: data.slice(0, rowLength) as NumericData });
+      learned.set(name, { type: t.type, rest: t.dims.slice(1), row: data.slice(0, rowLength) as NumericData });
     }
+    // Kept only when every output could be learned: a model the device cannot stand in for fails every run, not some.
+    perItem = learned;
     return outputs;
   }
 
