@@ -4,12 +4,17 @@
  * (default 20,000 CNN jobs on the timed device, H200 figures). Prints the
  * drain's items/s, device busy share, CPU a job by tier and WAL, then the
  * statements Postgres was seen running (pg_stat_activity sampled every 10 ms),
- * most often first: where its time goes, without pg_stat_statements.
+ * most often first, the statements' calls and time from pg_stat_statements
+ * where the server loads it (the embedded one does), and the CPU each kind of
+ * backend used while it was seen (its /proc times at its first and last
+ * sample, by application name or backend type). For plans, load auto_explain
+ * in the worker's sessions (`-c session_preload_libraries=auto_explain`).
  */
 import { resolve } from 'node:path';
 import { provideServices } from '@inferq/dev-stack';
 import { writeDemoModels } from '@inferq/onnx-model';
 import { publishTestEnv, startStack } from '@inferq/test-utils';
+import { processCpuSeconds } from './costs/process-cpu.ts';
 import { drainQueued } from './drain-run.ts';
 import { SHIPPED_WORKER_ENV, tensorBody } from './driver.ts';
 import { deviceTimeEnv, H200_CNN_BATCH, TIMED_WORKER_ENTRY } from './timed-device/device-time.ts';
@@ -25,14 +30,28 @@ try {
   const image = new Float32Array(3 * 32 * 32).map((_, i) => Math.sin(i));
   const body = tensorBody('json', 'cnn', 'image', [1, 3, 32, 32], image);
   const seen = new Map<string, number>();
-  let sampling = true;
+  const backends = new Map<number, { kind: string; first: number; last: number }>();
+  let sampling = false;
+  let probing = true;
   const sampler = (async () => {
-    while (sampling) {
+    while (probing) {
+      if (!sampling) {
+        await new Promise((r) => setTimeout(r, 10));
+        continue;
+      }
       const { rows } = await stack.ctx.pool.query(
-        `SELECT application_name AS app, left(regexp_replace(query, '\\s+', ' ', 'g'), 110) AS q FROM pg_stat_activity
-          WHERE state = 'active' AND pid <> pg_backend_pid() AND datname = current_database()`,
+        `SELECT pid, state, coalesce(nullif(application_name, ''), backend_type) AS app, left(regexp_replace(query, '\\s+', ' ', 'g'), 110) AS q
+           FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND (datname IS NULL OR datname = current_database())`,
       );
-      for (const r of rows) seen.set(`${r.app}: ${r.q}`, (seen.get(`${r.app}: ${r.q}`) ?? 0) + 1);
+      for (const r of rows) {
+        if (r.state === 'active') seen.set(`${r.app}: ${r.q}`, (seen.get(`${r.app}: ${r.q}`) ?? 0) + 1);
+        const cpu = processCpuSeconds(r.pid);
+        if (cpu === null) continue;
+        const b = backends.get(r.pid);
+        // A backend still starting has no application name yet: it takes its name once it has one.
+        if (b) Object.assign(b, { last: cpu, kind: b.kind === 'client backend' ? r.app : b.kind });
+        else backends.set(r.pid, { kind: r.app, first: cpu, last: cpu });
+      }
       await new Promise((r) => setTimeout(r, 10));
     }
   })();
@@ -43,19 +62,39 @@ try {
     workerEnv: { ...SHIPPED_WORKER_ENV, INTRA_OP_THREADS: '1', WORKER_MODELS: 'cnn', WORKER_DEVICE: 'cpu', ...(timed ? deviceTimeEnv(H200_CNN_BATCH) : {}) },
     sessionCores: 1,
     workerEntry: timed ? TIMED_WORKER_ENTRY : undefined,
+    onStart: () => {
+      sampling = true;
+      // The drain's meter has created pg_stat_statements where the server loads it; its counts start here.
+      void stack.ctx.pool.query('SELECT public.pg_stat_statements_reset()').catch(() => {});
+    },
   });
-  sampling = false;
+  probing = false;
   await sampler;
   console.log(
     JSON.stringify({
       itemsPerS: Math.round(run.itemsPerS),
       busy: run.deviceBusy,
+      batch: run.avgBatchSize,
       cpu: run.costs.cpuUsPerJob,
       wal: run.costs.walBytesPerJob,
       submitPg: run.submitCosts.cpuUsPerJob.postgres,
     }),
   );
   for (const [q, n] of [...seen].sort((a, b) => b[1] - a[1]).slice(0, 15)) console.log(n, q);
+  const statements = await stack.ctx.pool
+    .query(
+      `SELECT calls, rows, round(total_exec_time)::int AS exec_ms, left(regexp_replace(query, '\\s+', ' ', 'g'), 100) AS q
+         FROM public.pg_stat_statements ORDER BY total_exec_time DESC LIMIT 12`,
+    )
+    .catch(() => ({ rows: [] }));
+  for (const s of statements.rows) console.log(`${s.calls} calls, ${s.rows} rows, ${s.exec_ms} ms: ${s.q}`);
+  const byKind = new Map<string, { backends: number; usPerJob: number }>();
+  for (const b of backends.values()) {
+    const k = byKind.get(b.kind) ?? { backends: 0, usPerJob: 0 };
+    byKind.set(b.kind, { backends: k.backends + 1, usPerJob: k.usPerJob + ((b.last - b.first) * 1e6) / jobs });
+  }
+  for (const [kind, k] of [...byKind].sort((a, b) => b[1].usPerJob - a[1].usPerJob))
+    console.log(`${kind}: ${k.backends} backends, ${Math.round(k.usPerJob)} µs a job`);
 } finally {
   await stack.close();
   await services.stop();

@@ -1,6 +1,6 @@
 import type { Stack } from '@inferq/test-utils';
 import type { TierCosts } from './costs/tier-costs.ts';
-import { emptyJobs, meterStack, submitJobs, waitForFinished, waitForLoadedModel } from './driver.ts';
+import { emptyJobs, meterStack, submitJobs, waitForDrained, waitForLoadedModel } from './driver.ts';
 import { sampleGpu, type GpuUtilisation } from './gpu-sampler.ts';
 
 export interface DrainOptions {
@@ -18,6 +18,8 @@ export interface DrainOptions {
   device?: string;
   /** The worker's entry in place of apps/worker's (the timed device's, timed-device/timed-worker.ts). */
   workerEntry?: string;
+  /** Called once the worker is ready, just before the queue resumes: where a probe starts its own readings. */
+  onStart?: () => void;
 }
 
 export interface DrainRun {
@@ -54,9 +56,10 @@ export async function drainQueued(stack: Stack, o: DrainOptions): Promise<DrainR
     const meter = await meterStack(stack, { workers: [worker], sessionCores: o.sessionCores });
     const gpuSampler = sampleGpu(o.device ?? 'cpu');
     const since = new Date();
+    o.onStart?.();
     const resume = await stack.request('POST', `/v1/models/${o.model}/resume`);
     if (resume.status !== 200) throw new Error(`resuming ${o.model} answered ${resume.status}`);
-    await waitForFinished(stack.ctx.pool, o.jobs);
+    await waitForDrained(stack.ctx.pool, `${o.jobs} jobs to drain`);
     // The drain's own dead row versions (claims, completions) cleaned now, inside the measurement: the jobs' cost, not a later run's.
     await stack.ctx.pool.query('VACUUM jobs');
     const costs = await meter.stop(o.jobs);

@@ -3,8 +3,11 @@
  * on a schema of its own: the group insert (submit), the claim, the running
  * mark and the completion (with the batch's record), each timed and its WAL read
  * from pg_current_wal_lsn() around it (a quiet server: nothing else writes).
- * `node --import tsx apps/bench/src/costs/job-statements.ts [batches] [batch size] [input bytes]`
+ * `node --import tsx apps/bench/src/costs/job-statements.ts [batches] [batch size] [input bytes] [backlog]`
  * with DATABASE_URL set; prints one row per statement: wall time, its backend's CPU (Postgres on this machine) and WAL, a job.
+ * `backlog`: every batch's jobs are inserted first, into a partition analysed while it was empty (a new day's
+ * partition, or any filled faster than autovacuum analyses it), then claimed and completed batch by batch, as a
+ * worker drains a queue: the statements' plans must not trust the partition's statistics.
  */
 import { randomUUID } from 'node:crypto';
 import { completeJobs, createPool, ensureJobPartitions, insertJobs, markJobsRunning, runMigrations, startJobs, type BatchRun, type Pool } from '@inferq/db';
@@ -13,7 +16,8 @@ import { loadBenchEnv } from '../bench-env.ts';
 import { median } from '../stats.ts';
 import { processCpuSeconds } from './process-cpu.ts';
 
-const [batches = 200, size = 32, inputBytes = 12_288] = process.argv.slice(2).map(Number);
+const [batches = 200, size = 32, inputBytes = 12_288] = process.argv.slice(2, 5).map(Number);
+const backlog = process.argv[5] === 'backlog';
 const env = loadBenchEnv();
 if (!env.DATABASE_URL) throw new Error('DATABASE_URL is not set');
 const schema = `stmt_${randomUUID().slice(0, 8)}`;
@@ -56,9 +60,16 @@ try {
   );
   const input = { name: 'image', datatype: 'FP32' as const, shape: [1, inputBytes / 4], bytes: inputBytes, data: new Uint8Array(inputBytes).fill(7) };
   const output = { name: 'logits', datatype: 'FP32' as const, shape: [1, 10], bytes: 40, data: new Uint8Array(40).fill(1) };
-  for (let b = 0; b < batches; b++) {
+  const insertGroup = async () => {
     const jobs = Array.from({ length: size }, () => newTestJob(owner, { modelName: 'cnn', inputs: [input] }));
     await measure('insert (submit, group of the batch size)', size, () => insertJobs(pool, jobs));
+    return jobs;
+  };
+  if (backlog) await pool.query('ANALYZE jobs');
+  const queued: Array<Awaited<ReturnType<typeof insertGroup>>> = [];
+  if (backlog) for (let b = 0; b < batches; b++) queued.push(await insertGroup());
+  for (let b = 0; b < batches; b++) {
+    const jobs = backlog ? queued[b]! : await insertGroup();
     const ids = jobs.map((j) => j.id);
     const run: BatchRun = { batchId: randomUUID(), workerId: 'w-stmt', batchSize: size, ranMs: 2 };
     const claim = await measure('claim (startJobs)', size, () => startJobs(pool, { ids, workerId: run.workerId, batchId: run.batchId, batchSize: size }));
