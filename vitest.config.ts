@@ -13,7 +13,7 @@ const ON_EVERY_TOPOLOGY = [
   'apps/worker/tests/worker-crash.test.ts',
   'apps/worker/tests/reconciler.test.ts',
   'apps/worker/tests/model-pause.test.ts',
-  'apps/worker/src/fair-scheduling.test.ts',
+  'apps/worker/src/duties/fair-scheduling.test.ts',
   'apps/api/tests/fuzz.test.ts',
   'apps/api/tests/system.test.ts',
   'apps/api/tests/model-pause.test.ts',

@@ -5,7 +5,7 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { createExecutableFinder, PROMTOOL, resolveDebianBinary } from '@inferq/dev-stack';
 import { createApiMetrics } from '../../apps/api/src/metrics/api-metrics.ts';
-import { createWorkerMetrics } from '../../apps/worker/src/worker-metrics.ts';
+import { createWorkerMetrics } from '../../apps/worker/src/telemetry/worker-metrics.ts';
 
 // The Prometheus config and alert rules pass promtool, and every inferq metric
 // the rules and the Grafana dashboard query is one the API or a worker exports.

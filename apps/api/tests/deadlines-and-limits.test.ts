@@ -136,9 +136,10 @@ describe('readiness and Prefer: wait', () => {
     const status = await publishFakeWorker(redis, t.ctx.prefix, `fake-${randomUUID()}`, ['mlp'], 30_000);
     // A consumer standing in for the worker: it stores a result, then acknowledges (invariant 2).
     let hold = true;
-    const consumer = createQueueConsumer({ url: t.ctx.env.REDIS_URL!, prefix: t.ctx.prefix, model: 'mlp' }, async (job) => {
+    const consumer = createQueueConsumer({ url: t.ctx.env.REDIS_URL!, prefix: t.ctx.prefix, model: 'mlp' }, async (job, ack) => {
       await waitFor(async () => !hold, { timeoutMs: 10_000, what: 'release' }).catch(() => {});
       await t.ctx.pool.query("UPDATE jobs SET status = 'succeeded', outputs = '[]', started_at = now(), finished_at = now() WHERE id = $1", [job.id]);
+      ack.ack();
     });
     try {
       await waitFor(async () => (await t.server.inject({ method: 'GET', url: '/readyz' })).json().status === 'ok', { what: 'the worker to count' });

@@ -83,9 +83,10 @@ describe('pausing and resuming a model queue', () => {
   it('lets Prefer: wait and /v2 infer wait out their time with the job still queued, and a consumer run them only after resume', async () => {
     const status = await publishFakeWorker(redis, t.ctx.prefix, `fake-${randomUUID()}`, ['mlp'], 30_000);
     const started: string[] = [];
-    const consumer = createQueueConsumer({ url: t.ctx.env.REDIS_URL!, prefix: t.ctx.prefix, model: 'mlp' }, async (job) => {
+    const consumer = createQueueConsumer({ url: t.ctx.env.REDIS_URL!, prefix: t.ctx.prefix, model: 'mlp' }, async (job, ack) => {
       started.push(job.id!);
       await t.ctx.pool.query("UPDATE jobs SET status = 'succeeded', outputs = '[]', started_at = now(), finished_at = now() WHERE id = $1", [job.id]);
+      ack.ack();
     });
     try {
       await consumer.waitUntilReady();

@@ -15,6 +15,11 @@ export const workerConfig = {
   WORKER_MODELS: Type.String({ default: '*' }),
   /** Execution providers to try in order, overriding the device's default order (e.g. `cuda,cpu`). */
   EXECUTION_PROVIDERS: Type.Optional(Type.String({ pattern: '^[a-z]+(,[a-z]+)*$' })),
+  /**
+   * A CUDA (or TensorRT) provider library of another onnxruntime release than onnxruntime-node's core: `same-release`
+   * refuses it (the next provider is tried), `any` runs it; either way the model's load log says which pair it is.
+   */
+  CUDA_PROVIDER_PAIRING: Type.Union([Type.Literal('same-release'), Type.Literal('any')], { default: 'same-release' }),
   MODEL_CACHE_DIR: Type.String({ default: '.inferq/model-cache' }),
   /** onnxruntime intra-op threads per session; 0 lets onnxruntime choose. */
   INTRA_OP_THREADS: Type.Integer({ default: 0, minimum: 0, maximum: 256 }),

@@ -22,11 +22,16 @@ function start(device: string, index: number, restarts = 0): void {
   logger.info({ device, pid: child.pid }, 'worker process started');
   child.on('exit', (code, signal) => {
     children.delete(device);
-    if (stopping) return;
+    if (stopping) return exitWhenAllStopped();
     const delayMs = Math.min(1_000 * 2 ** restarts, 30_000);
     logger.error({ device, code, signal, delayMs }, 'worker process exited; restarting');
     setTimeout(() => start(device, index, restarts + 1), delayMs);
   });
+}
+
+/** Once stopping, the launcher exits with its last worker process. */
+function exitWhenAllStopped(): void {
+  if (children.size === 0) process.exit(0);
 }
 
 config.WORKER_DEVICES.split(',').forEach((device, index) => start(device, index));
@@ -34,7 +39,6 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, () => {
     stopping = true;
     for (const child of children.values()) child.kill('SIGTERM');
-    const exitWhenDone = setInterval(() => children.size === 0 && process.exit(0), 100);
-    exitWhenDone.unref();
+    exitWhenAllStopped();
   });
 }

@@ -1,24 +1,24 @@
 import { hostname } from 'node:os';
 import type { Static, TObject } from '@sinclair/typebox';
 import { DEFAULT_LATENCY_TARGET_MS, type AdaptiveBatching } from '@inferq/contracts';
-import type { Logger } from '@inferq/core';
+import { createPeriodicTask, type Logger, type PeriodicTask } from '@inferq/core';
 import { createPool, findIdleRetiredVersions, listLatestModels } from '@inferq/db';
 import { createJobProducer, createRedisConnection, publishWorkerStatus, readMaxmemoryPolicy, removeWorkerStatus } from '@inferq/queue';
 import { createStorage, createTensorStore } from '@inferq/storage';
-import { createBatchRunner } from './batch-runner.ts';
+import { createBatchRunner } from './pipeline/batch-runner.ts';
 import type { workerConfig } from './config.ts';
-import { createGpuProbe } from './gpu-probe.ts';
-import { createInferenceProfiles } from './inference-profiles.ts';
-import { createModelCache } from './model-cache.ts';
-import { createModelHealth } from './model-health.ts';
-import { parsePreloadList, preloadModels } from './model-preload.ts';
-import { createModelSessions, type ModelSessionsDeps } from './model-sessions.ts';
-import { createModelWorker, type ModelWorker } from './model-worker.ts';
-import { createPriorityAger } from './priority-aging.ts';
-import { createReconciler } from './reconciler.ts';
-import { createResultWriter } from './result-writer.ts';
-import { createWorkerMetrics } from './worker-metrics.ts';
-import { createWorkerStatus } from './worker-status.ts';
+import { createGpuProbe } from './telemetry/gpu-probe.ts';
+import { createInferenceProfiles } from './pipeline/inference-profiles.ts';
+import { createModelCache } from './sessions/model-cache.ts';
+import { createModelHealth } from './sessions/model-health.ts';
+import { parsePreloadList, preloadModels } from './sessions/model-preload.ts';
+import { createModelSessions, type ModelSessionsDeps } from './sessions/model-sessions.ts';
+import { createModelConsumer, type ModelConsumer } from './pipeline/model-consumer.ts';
+import { createPriorityAger } from './duties/priority-aging.ts';
+import { createReconciler } from './duties/reconciler.ts';
+import { createResultWriter } from './pipeline/result-writer.ts';
+import { createWorkerMetrics } from './telemetry/worker-metrics.ts';
+import { createWorkerStatus } from './telemetry/worker-status.ts';
 
 export type WorkerConfig = Readonly<Static<TObject<typeof workerConfig>>>;
 
@@ -61,13 +61,14 @@ export async function startWorkerProcess(config: WorkerConfig, baseLogger: Logge
       providers: config.EXECUTION_PROVIDERS?.split(','),
       intraOpNumThreads: config.INTRA_OP_THREADS,
       interOpNumThreads: config.INTER_OP_THREADS,
+      providerPairing: config.CUDA_PROVIDER_PAIRING,
     },
     lifecycle: { warmup: config.MODEL_WARMUP, idleUnloadMs: config.MODEL_IDLE_UNLOAD_S * 1000, memoryBudgetBytes: config.MODEL_MEMORY_BUDGET_MB * 2 ** 20 },
     onEvent: (event) => status.modelEvent(event),
     openSession: seams.openSession,
   });
   const profiles = createInferenceProfiles();
-  const workers = new Map<string, ModelWorker>();
+  const workers = new Map<string, ModelConsumer>();
   const health = createModelHealth({
     logger,
     pause: async (model) => workers.get(model)?.pause(),
@@ -114,7 +115,7 @@ export async function startWorkerProcess(config: WorkerConfig, baseLogger: Logge
       metrics.modelFaulted(m.name, false);
       workers.set(
         m.name,
-        createModelWorker({
+        createModelConsumer({
           model: m.name,
           connection: consumerRedis,
           prefix: config.QUEUE_PREFIX,
@@ -143,9 +144,6 @@ export async function startWorkerProcess(config: WorkerConfig, baseLogger: Logge
     // A retired version runs only the jobs queued before its retirement: once none is left, its session goes.
     await sessions.unloadVersions(await findIdleRetiredVersions(pool, sessions.loaded()), 'retired');
   }
-  const every = (ms: number, task: () => Promise<unknown>, what: string) =>
-    setInterval(() => task().catch((err) => logger.warn({ err: (err as Error).message }, `${what} failed`)), ms);
-
   const heartbeat = async () =>
     publishWorkerStatus(
       producerRedis,
@@ -156,26 +154,26 @@ export async function startWorkerProcess(config: WorkerConfig, baseLogger: Logge
 
   const metricsServer = await metrics.serve(config.METRICS_HOST, config.METRICS_PORT, logger, health.faults);
   const beat = () => heartbeat().catch((err) => logger.warn({ err: (err as Error).message }, 'heartbeat failed'));
+  const duty = (what: string, intervalMs: number, run: () => Promise<unknown>): PeriodicTask => createPeriodicTask({ what, intervalMs, logger, run });
+  const heartbeats = duty('heartbeat', config.HEARTBEAT_INTERVAL_MS, heartbeat);
+  const passes = [
+    duty('model refresh', config.MODEL_REFRESH_INTERVAL_MS, refreshModels),
+    duty('reconcile', config.RECONCILE_INTERVAL_MS, () => reconciler.reconcileOnce()),
+    ...(config.PRIORITY_AGING_S > 0 ? [duty('priority aging', agingPassMs, () => ager.run())] : []),
+    // A quarter of the idle time between sweeps: a model outlives its idle time by at most that much.
+    ...(config.MODEL_IDLE_UNLOAD_S > 0 ? [duty('idle model unload', Math.min(config.MODEL_IDLE_UNLOAD_S * 250, 30_000), () => sessions.unloadIdle())] : []),
+  ];
   const preload = parsePreloadList(config.WORKER_PRELOAD_MODELS);
-  const timers: NodeJS.Timeout[] = [];
   if (preload.length > 0) {
     // Beating while it preloads: the loads show in GET /v1/workers, though it consumes no queue yet.
     await beat();
-    timers.push(every(config.HEARTBEAT_INTERVAL_MS, heartbeat, 'heartbeat'));
+    heartbeats.start();
     await preloadModels(sessions, preload, logger);
   }
   await refreshModels();
   await beat();
-  if (preload.length === 0) timers.push(every(config.HEARTBEAT_INTERVAL_MS, heartbeat, 'heartbeat'));
-  timers.push(
-    every(config.MODEL_REFRESH_INTERVAL_MS, refreshModels, 'model refresh'),
-    every(config.RECONCILE_INTERVAL_MS, () => reconciler.reconcileOnce(), 'reconcile'),
-    ...(config.PRIORITY_AGING_S > 0 ? [every(agingPassMs, () => ager.run(), 'priority aging')] : []),
-  );
-  if (config.MODEL_IDLE_UNLOAD_S > 0) {
-    // A quarter of the idle time between sweeps: a model outlives its idle time by at most that much.
-    timers.push(every(Math.min(config.MODEL_IDLE_UNLOAD_S * 250, 30_000), () => sessions.unloadIdle(), 'idle model unload'));
-  }
+  if (preload.length === 0) heartbeats.start();
+  for (const pass of passes) pass.start();
   logger.info({ models: [...workers.keys()] }, 'worker started');
 
   return {
@@ -184,8 +182,10 @@ export async function startWorkerProcess(config: WorkerConfig, baseLogger: Logge
     async close(): Promise<void> {
       stopping.abort();
       health.close();
-      for (const t of timers) clearInterval(t);
+      // No duty starts again; one in progress ends while the batches drain, before the connections close.
+      const dutiesStopped = Promise.all([heartbeats, ...passes].map((d) => d.stop()));
       await Promise.all([...workers.values()].map((w) => w.close()));
+      await dutiesStopped;
       await sessions.closeAll();
       await metricsServer.close();
       await removeWorkerStatus(producerRedis, config.QUEUE_PREFIX, workerId).catch(() => {});

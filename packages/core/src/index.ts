@@ -1,5 +1,6 @@
 export * from './app-error.ts';
 export * from './config.ts';
 export * from './logger.ts';
+export * from './periodic-task.ts';
 export * from './shutdown.ts';
 export * from './tracing.ts';

@@ -1,5 +1,5 @@
 /**
- * What the session thread costs: runBatch (thread hop, buffer moves, result
+ * What the session thread costs: infer (thread hop, buffer moves, result
  * split) against session.run on the same inputs in this thread.
  * Run: node --import tsx packages/inference/bench/run-batch-overhead.ts
  */
@@ -34,14 +34,14 @@ async function measure(label: string, model: Uint8Array, shape: number[], jobsPe
     directMs.push(performance.now() - t);
     const jobs = Array.from({ length: jobsPerBatch }, () => ({ inputs: [tensor(shape)] }));
     t = performance.now();
-    const result = await session.runBatch(jobs);
+    const result = await session.infer(jobs);
     batchMs.push(performance.now() - t);
     inferMs.push(result.inferMs);
   }
   const mb = (stacked.data as Float32Array).byteLength / 2 ** 20;
   console.log(
     `${label} (${jobsPerBatch} jobs, ${mb.toFixed(2)} MiB in): direct run ${median(directMs).toFixed(3)} ms, ` +
-      `runBatch ${median(batchMs).toFixed(3)} ms (inferMs ${median(inferMs).toFixed(3)}), overhead ` +
+      `infer ${median(batchMs).toFixed(3)} ms (inferMs ${median(inferMs).toFixed(3)}), overhead ` +
       `${(median(batchMs) - median(directMs)).toFixed(3)} ms; open ${openMs.toFixed(0)} ms`,
   );
   await session.close();

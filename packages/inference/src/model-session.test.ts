@@ -87,7 +87,7 @@ describe('openModelSession', () => {
     expect(session).toMatchObject({ provider: 'cpu', failedProviders: [], inputNames: ['X'], outputNames: ['Y'] });
     const jobs = [1, 3, 2, 1, 4].map((rows, j) => [f32('X', [rows, 4], patternValues(rows * 4, j + 2))]);
     const expected = jobs.map(copyJob);
-    const result = await session.runBatch(jobs.map((inputs) => ({ inputs })));
+    const result = await session.infer(jobs.map((inputs) => ({ inputs })));
     expect(result.mode).toBe('batched');
     expect(result.results).toHaveLength(5);
     const direct = await InferenceSession.create(paths.linear!);
@@ -110,7 +110,7 @@ describe('openModelSession', () => {
       ),
     ]);
     const expected = jobs.map(copyJob);
-    const result = await session.runBatch(jobs.map((inputs) => ({ inputs })));
+    const result = await session.infer(jobs.map((inputs) => ({ inputs })));
     expect(result.mode).toBe('batched');
     const direct = await InferenceSession.create(paths.mixed!);
     for (const [j, r] of result.results.entries()) {
@@ -126,7 +126,7 @@ describe('openModelSession', () => {
   it('fails a job whose bytes are the wrong length alone; the others succeed', async () => {
     const session = await open({ modelPath: paths.linear! });
     const bad = { ...f32('X', [2, 4], patternValues(8)), data: new Uint8Array(20) };
-    const result = await session.runBatch([{ inputs: [f32('X', [1, 4], [1, 2, 3, 4])] }, { inputs: [bad] }, { inputs: [f32('X', [2, 4], patternValues(8))] }]);
+    const result = await session.infer([{ inputs: [f32('X', [1, 4], [1, 2, 3, 4])] }, { inputs: [bad] }, { inputs: [f32('X', [2, 4], patternValues(8))] }]);
     expect(result.results.map((r) => r.ok)).toEqual([true, false, true]);
     expect(result.results[1]).toMatchObject({ ok: false, code: 'INPUT_DATA_INVALID', message: expect.stringMatching(/20 bytes/) });
   });
@@ -136,7 +136,7 @@ describe('openModelSession', () => {
     const whole = f32('X', [1, 4], [1, 2, 3, 4]);
     const shared = new Uint8Array(64);
     const part: RawTensor = { name: 'X', datatype: 'FP32', shape: [1, 4], data: shared.subarray(16, 32) };
-    const result = await session.runBatch([{ inputs: [whole] }, { inputs: [part] }]);
+    const result = await session.infer([{ inputs: [whole] }, { inputs: [part] }]);
     expect(result.results.every((r) => r.ok)).toBe(true);
     expect(whole.data.byteLength).toBe(0);
     expect(shared.byteLength).toBe(64);
@@ -144,7 +144,7 @@ describe('openModelSession', () => {
 
   it('serialises concurrent batches and answers each with its own results', async () => {
     const session = await open({ modelPath: paths.linear! });
-    const runs = [1, 2, 3].map((rows) => session.runBatch([{ inputs: [f32('X', [rows, 4], patternValues(rows * 4))] }]));
+    const runs = [1, 2, 3].map((rows) => session.infer([{ inputs: [f32('X', [rows, 4], patternValues(rows * 4))] }]));
     const shapes = (await Promise.all(runs)).map((r) => (r.results[0]!.ok ? r.results[0]!.outputs[0]!.shape : []));
     expect(shapes).toEqual([
       [1, 3],
@@ -159,6 +159,26 @@ describe('openModelSession', () => {
     if (session.provider === 'webgpu') return;
     expect(session.provider).toBe('cpu');
     expect(session.failedProviders).toEqual([{ provider: 'webgpu', reason: expect.stringMatching(/adapter|webgpu/i) }]);
+  });
+
+  it('says where the nodes ran: every node on a CPU session, counted by a placement run when asked', async () => {
+    const plain = await open({ modelPath: paths.linear! });
+    expect(plain).toMatchObject({ provider: 'cpu', placement: 'cpu: every node (a CPU session)', providerPairing: undefined });
+    const counted = await open({ modelPath: paths.mixed!, placementRun: 'always' });
+    expect(counted.placement).toMatch(/^CPUExecutionProvider: all \d+ nodes$/);
+    // The placement run leaves the session as it was: a batch after it runs as ever.
+    const result = await plain.infer([{ inputs: [f32('X', [1, 4], [1, 2, 3, 4])] }]);
+    expect(result.results[0]!.ok).toBe(true);
+  });
+
+  it('does not try cuda where no CUDA provider sits beside the core, and says so', async () => {
+    const session = await open({ modelPath: paths.linear!, device: 'cuda:0' });
+    // A machine with the provider installed says how it paired instead.
+    if (session.provider === 'cuda') return expect(session.providerPairing).toMatch(/^core \d+\.\d+\.\d+ with cuda provider/);
+    expect(session.provider).toBe('cpu');
+    expect(session.failedProviders).toEqual([
+      { provider: 'cuda', reason: expect.stringMatching(/^no libonnxruntime_providers_cuda\.so beside onnxruntime-node/) },
+    ]);
   });
 
   it('rejects with MODEL_LOAD_FAILED for a corrupt or missing model file', async () => {
@@ -176,17 +196,17 @@ describe('openModelSession', () => {
   it('refuses batches after close, and close is idempotent', async () => {
     const session = await openModelSession({ modelPath: paths.linear!, device: 'cpu' });
     await Promise.all([session.close(), session.close()]);
-    await expect(session.runBatch([{ inputs: [f32('X', [1, 4], [1, 2, 3, 4])] }])).rejects.toThrow(/closed/);
+    await expect(session.infer([{ inputs: [f32('X', [1, 4], [1, 2, 3, 4])] }])).rejects.toThrow(/closed/);
   });
 
   it('keeps the main event loop responsive while a heavy batch runs', async () => {
     const session = await open({ modelPath: paths.heavy!, intraOpNumThreads: 1 });
     const makeJobs = () => [512, 512, 512, 512].map((rows, j) => ({ inputs: [f32('X', [rows, 512], patternValues(rows * 512, j + 1))] }));
     const jobs = makeJobs();
-    await session.runBatch(makeJobs().slice(0, 1)); // warm-up: first-run allocations are not the point here
+    await session.infer(makeJobs().slice(0, 1)); // warm-up: first-run allocations are not the point here
     let inferMs = 0;
     const threaded = await watchEventLoop(async () => {
-      const result = await session.runBatch(jobs);
+      const result = await session.infer(jobs);
       expect(result.results.every((r) => r.ok)).toBe(true);
       inferMs = result.inferMs;
     });

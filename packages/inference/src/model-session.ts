@@ -9,8 +9,10 @@ import {
   type BatchRunResult,
   type FailedProvider,
   type GraphOptimizationLevel,
+  type PlacementRun,
   type SessionThreadOptions,
 } from './thread-protocol.ts';
+import type { ProviderPairingPolicy } from './provider-pairing.ts';
 
 export interface OpenModelSessionOptions {
   modelPath: string;
@@ -25,6 +27,13 @@ export interface OpenModelSessionOptions {
   /** @default 'all' (onnxruntime's default) */
   graphOptimizationLevel?: GraphOptimizationLevel | undefined;
   /**
+   * A CUDA or TensorRT provider of another release than onnxruntime-node's core: refused (`same-release`, the next
+   * provider is tried) or run (`any`), said plainly either way (provider-pairing.ts). @default 'same-release'
+   */
+  providerPairing?: ProviderPairingPolicy | undefined;
+  /** Which sessions get one profiled run at load that says where their nodes ran (node-placement.ts). @default 'gpu' */
+  placementRun?: PlacementRun | undefined;
+  /**
    * The thread's entry module, when it is not session-thread.ts: the bench's
    * timed device. No configuration sets it. @default session-thread.ts
    */
@@ -36,6 +45,10 @@ export interface ModelSession {
   readonly provider: string;
   /** Providers tried before it, and why each could not start. */
   readonly failedProviders: FailedProvider[];
+  /** The provider library's release against the core's (`core 1.29.0 with cuda provider 1.29.0 (…): same release`); CUDA and TensorRT only. */
+  readonly providerPairing?: string | undefined;
+  /** Where the nodes ran, from the placement run at load (`CUDAExecutionProvider: all 9 nodes`). */
+  readonly placement?: string | undefined;
   readonly inputNames: string[];
   readonly outputNames: string[];
   /**
@@ -45,7 +58,7 @@ export interface ModelSession {
    * other views are copied first. Rejects only when the thread dies or the
    * session is closed; a bad job is a failed result, not a rejection.
    */
-  runBatch(jobs: Array<{ inputs: RawTensor[] }>): Promise<BatchRunResult>;
+  infer(jobs: Array<{ inputs: RawTensor[] }>): Promise<BatchRunResult>;
   /** Waits for the batch in flight, releases the session and stops the thread. */
   close(): Promise<void>;
 }
@@ -65,6 +78,8 @@ export async function openModelSession(options: OpenModelSessionOptions): Promis
     intraOpNumThreads: options.intraOpNumThreads,
     interOpNumThreads: options.interOpNumThreads,
     graphOptimizationLevel: options.graphOptimizationLevel,
+    providerPairing: options.providerPairing,
+    placementRun: options.placementRun,
   };
   const worker = spawnThread(options.threadEntry ?? defaultThreadEntry(), threadOptions);
   const client = new ThreadClient(worker);
@@ -80,10 +95,12 @@ export async function openModelSession(options: OpenModelSessionOptions): Promis
   return {
     provider: ready.provider,
     failedProviders: ready.failedProviders,
+    providerPairing: ready.providerPairing,
+    placement: ready.placement,
     inputNames: ready.inputNames,
     outputNames: ready.outputNames,
 
-    async runBatch(jobs) {
+    async infer(jobs) {
       if (closing) throw new Error('model session is closed');
       if (jobs.length === 0) return { inferMs: 0, mode: 'batched', results: [] };
       const inputs = jobs.map((job) => ownTensorBuffers(job.inputs));

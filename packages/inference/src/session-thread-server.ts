@@ -7,12 +7,12 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { createSessionWithFallback, SessionLoadError, type CreatedSession } from './create-session.ts';
 import { runSessionBatch, type RunnableSession } from './run-batch.ts';
-import { listBuffers, postWithTransfer, type SessionThreadOptions, type ThreadReply, type ThreadRequest } from './thread-protocol.ts';
+import { listBuffers, postWithTransfer, type SessionLoadNotes, type SessionThreadOptions, type ThreadReply, type ThreadRequest } from './thread-protocol.ts';
 
 export { createSessionWithFallback, SessionLoadError, type CreatedSession, type RunnableSession, type SessionThreadOptions };
 
 /** What a thread serves: a session that runs batches and is released when the thread closes. */
-export interface ServedSession {
+export interface ServedSession extends SessionLoadNotes {
   session: RunnableSession & { release(): Promise<void> };
   provider: string;
   failedProviders: CreatedSession['failedProviders'];
@@ -33,7 +33,7 @@ export async function serveSessionThread(open: (options: SessionThreadOptions) =
     post({ type: 'load-failed', message: message(err), failedProviders });
     return;
   }
-  const { session, provider, failedProviders } = opened;
+  const { session, provider, failedProviders, providerPairing, placement } = opened;
 
   async function handle(request: ThreadRequest): Promise<void> {
     if (request.type === 'close') {
@@ -57,5 +57,5 @@ export async function serveSessionThread(open: (options: SessionThreadOptions) =
   port.on('message', (request: ThreadRequest) => {
     queue = queue.then(() => handle(request));
   });
-  post({ type: 'ready', provider, failedProviders, inputNames: [...session.inputNames], outputNames: [...session.outputNames] });
+  post({ type: 'ready', provider, failedProviders, providerPairing, placement, inputNames: [...session.inputNames], outputNames: [...session.outputNames] });
 }

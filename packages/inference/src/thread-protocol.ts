@@ -1,4 +1,5 @@
 import type { RawTensor } from '@inferq/contracts';
+import type { ProviderPairingPolicy } from './provider-pairing.ts';
 import type { ProviderCandidate } from './providers.ts';
 
 /** The messages between a ModelSession and its session thread, and the batch result they carry. */
@@ -30,11 +31,32 @@ export interface SessionThreadOptions {
   intraOpNumThreads?: number | undefined;
   interOpNumThreads?: number | undefined;
   graphOptimizationLevel?: GraphOptimizationLevel | undefined;
+  /** Whether a CUDA or TensorRT provider of another release than the core is refused or run. @default 'same-release' */
+  providerPairing?: ProviderPairingPolicy | undefined;
+  /** Which sessions get a placement run at load (node-placement.ts). @default 'gpu' */
+  placementRun?: PlacementRun | undefined;
+}
+
+/** `gpu`: sessions on any provider but cpu; `always`: cpu ones too; `never`. */
+export type PlacementRun = 'gpu' | 'always' | 'never';
+
+/** What a session thread learned at load besides its provider: the provider's release pairing and where its nodes ran. */
+export interface SessionLoadNotes {
+  /** The provider library's release against the core's, when the session is on a CUDA or TensorRT provider. */
+  providerPairing?: string | undefined;
+  /** Where the nodes ran: `CUDAExecutionProvider: all 9 nodes`, or `cpu: every node (a CPU session)`. */
+  placement?: string | undefined;
 }
 
 export type ThreadRequest = { type: 'run'; id: number; jobs: RawTensor[][] } | { type: 'close'; id: number };
 
-export type ReadyReply = { type: 'ready'; provider: string; failedProviders: FailedProvider[]; inputNames: string[]; outputNames: string[] };
+export type ReadyReply = {
+  type: 'ready';
+  provider: string;
+  failedProviders: FailedProvider[];
+  inputNames: string[];
+  outputNames: string[];
+} & SessionLoadNotes;
 export type LoadFailedReply = { type: 'load-failed'; message: string; failedProviders: FailedProvider[] };
 export type RequestReply =
   { type: 'result'; id: number; result: BatchRunResult } | { type: 'failed'; id: number; message: string } | { type: 'closed'; id: number };

@@ -1,6 +1,7 @@
 import { WaitingError, Worker, type Job } from 'bullmq';
 import type { InferJobPayload } from '@inferq/contracts';
 import { createRedisConnection, type RedisClient } from './connection.ts';
+import { createJobAck, type JobAck, type RepeatedSettleHandler } from './job-ack.ts';
 import { queueNameFor } from './names.ts';
 
 export type QueueJob = Job<InferJobPayload>;
@@ -19,14 +20,20 @@ export interface QueueConsumerOptions {
   stalledIntervalMs?: number;
   /** Stalls before a job fails (maxStalledCount). */
   maxStalledCount?: number;
+  /** Told when a job's handle is used a second time (a fault of the holder's: the second use is ignored). */
+  onRepeatedSettle?: RepeatedSettleHandler;
 }
 
 /**
  * Consumes one model's queue: the consumer side of the queue, beside the
- * producer, so apps never name a queue or a Redis key themselves. Returns
- * BullMQ's Worker (`close()`, `close(true)` to stop at once, events).
+ * producer, so apps never name a queue or a Redis key themselves. Each job
+ * taken is handed to `take` with its handle (`JobAck`): the job is held,
+ * its lock renewed, until the handle is used, and then completed, failed or
+ * given back as the handle says. A `take` that throws before using the
+ * handle fails the attempt with that error. Returns BullMQ's Worker
+ * (`close()`, `close(true)` to stop at once, `pause`, events).
  */
-export function createQueueConsumer(options: QueueConsumerOptions, run: (job: QueueJob, token?: string) => Promise<void>): Worker<InferJobPayload> {
+export function createQueueConsumer(options: QueueConsumerOptions, take: (job: QueueJob, ack: JobAck) => Promise<void> | void): Worker<InferJobPayload> {
   const connection = options.connection ?? createRedisConnection(requireUrl(options.url), 'consumer');
   // BullMQ checks its options' types: pass only the ones given.
   const tuning = {
@@ -35,7 +42,18 @@ export function createQueueConsumer(options: QueueConsumerOptions, run: (job: Qu
     ...(options.stalledIntervalMs !== undefined && { stalledInterval: options.stalledIntervalMs }),
     ...(options.maxStalledCount !== undefined && { maxStalledCount: options.maxStalledCount }),
   };
-  const worker = new Worker<InferJobPayload>(queueNameFor(options.model), run, { connection, prefix: options.prefix, skipVersionCheck: true, ...tuning });
+  async function hold(job: QueueJob, token: string | undefined): Promise<void> {
+    const ack = createJobAck(job.id!, options.onRepeatedSettle);
+    try {
+      await take(job, ack);
+    } catch (err) {
+      ack.fail(err instanceof Error ? err : new Error(String(err)));
+    }
+    const outcome = await ack.outcome;
+    if (outcome.kind === 'fail') throw outcome.error;
+    if (outcome.kind === 'release') await returnToQueue(job, token);
+  }
+  const worker = new Worker<InferJobPayload>(queueNameFor(options.model), hold, { connection, prefix: options.prefix, skipVersionCheck: true, ...tuning });
   if (!options.connection) worker.on('closed', () => connection.disconnect());
   return worker;
 }
@@ -46,12 +64,11 @@ function requireUrl(url: string | undefined): string {
 }
 
 /**
- * From inside the consumer's `run`: puts the held job back in its queue at its
- * priority without counting an attempt (a fault of this worker's, not the
- * job's), for any worker to take. Never returns: BullMQ reads the error it
- * throws as "moved, not failed".
+ * Puts a held job back in its queue at its priority without counting an
+ * attempt. Never returns: BullMQ reads the error it throws as "moved, not
+ * failed".
  */
-export async function returnToQueue(job: QueueJob, token: string | undefined): Promise<never> {
+async function returnToQueue(job: QueueJob, token: string | undefined): Promise<never> {
   await job.moveToWait(token);
   throw new WaitingError();
 }

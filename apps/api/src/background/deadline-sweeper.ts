@@ -1,5 +1,4 @@
-import type { Logger } from '@inferq/core';
-import { createPeriodicTask } from './periodic-task.ts';
+import { createPeriodicTask, type Logger } from '@inferq/core';
 import { expireOverdueJobs, type Pool } from '@inferq/db';
 import type { JobProducer } from '@inferq/queue';
 

@@ -1,8 +1,7 @@
-import type { Logger } from '@inferq/core';
+import { createPeriodicTask, type Logger } from '@inferq/core';
 import { findUnnamedJobObjects, type JobObject, type Pool } from '@inferq/db';
 import { passCursorKey, withLease, type RedisClient } from '@inferq/queue';
 import { JOB_OBJECTS_PREFIX, jobObjectsDayPrefix, type Storage } from '@inferq/storage';
-import { createPeriodicTask } from './periodic-task.ts';
 
 /** The name of the orphaned-object pass's lease: one API replica sweeps at a time. */
 export const ORPHAN_PASS = 'job-orphans';

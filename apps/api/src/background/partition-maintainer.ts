@@ -1,4 +1,4 @@
-import type { Logger } from '@inferq/core';
+import { createPeriodicTask, type Logger } from '@inferq/core';
 import {
   deleteAuditEntriesBefore,
   deleteBatchesCreatedBefore,
@@ -12,7 +12,6 @@ import {
   type Pool,
 } from '@inferq/db';
 import { withLease, type RedisClient } from '@inferq/queue';
-import { createPeriodicTask } from './periodic-task.ts';
 
 /** The name of the pass's lease: one API replica creates partitions at a time. */
 export const PARTITION_PASS = 'job-partitions';

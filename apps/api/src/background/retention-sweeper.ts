@@ -1,5 +1,4 @@
-import type { Logger } from '@inferq/core';
-import { createPeriodicTask } from './periodic-task.ts';
+import { createPeriodicTask, type Logger } from '@inferq/core';
 import { findExpiredJobIds, findInputsToDrop, type Pool } from '@inferq/db';
 import { withLease, type RedisClient } from '@inferq/queue';
 import type { JobRetention } from '../services/job-retention-service.ts';

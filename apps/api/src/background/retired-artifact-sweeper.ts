@@ -1,6 +1,5 @@
-import type { Logger } from '@inferq/core';
+import { createPeriodicTask, type Logger } from '@inferq/core';
 import type { ModelRetirementService } from '../services/model-retirement.ts';
-import { createPeriodicTask } from './periodic-task.ts';
 
 /**
  * Deletes the artifacts of retired model versions once no queued or running

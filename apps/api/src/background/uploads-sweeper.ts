@@ -1,8 +1,7 @@
-import type { Logger } from '@inferq/core';
+import { createPeriodicTask, type Logger } from '@inferq/core';
 import { deleteExpiredUploads, type Pool } from '@inferq/db';
 import { withLease, type RedisClient } from '@inferq/queue';
 import type { Storage } from '@inferq/storage';
-import { createPeriodicTask } from './periodic-task.ts';
 
 /** The name of the upload sweep's lease: one API replica sweeps at a time. */
 export const UPLOADS_PASS = 'uploads-expiry';

@@ -1,8 +1,7 @@
 import DataLoader from 'dataloader';
-import { batchShapeKey } from '@inferq/contracts';
 import { AppError } from '@inferq/core';
 import { deleteJobs, insertJobs, type NewJob, type Pool } from '@inferq/db';
-import { writeOutcomeUnknown, type JobProducer } from '@inferq/queue';
+import { enqueueRequestFor, writeOutcomeUnknown, type JobProducer } from '@inferq/queue';
 
 interface Submission {
   job: NewJob;
@@ -37,22 +36,7 @@ export function createJobIntake(deps: { pool: Pool; producer: JobProducer; maxGr
     const inserted = await insertJobs(deps.pool, jobs);
     const fresh = submissions.filter((s) => inserted.has(s.job.id));
     try {
-      await deps.producer.enqueueJobs(
-        fresh.map(({ job: j, traceContext, weight }) => ({
-          jobId: j.id,
-          model: j.modelName,
-          priority: j.priority,
-          tenant: j.ownerKeyId,
-          weight,
-          payload: {
-            modelVersion: j.modelVersion,
-            batchKey: batchShapeKey(j.inputs),
-            priority: j.priority,
-            ...(traceContext ? { traceContext } : {}),
-            ...(j.deadlineAt ? { deadlineAt: j.deadlineAt.getTime() } : {}),
-          },
-        })),
-      );
+      await deps.producer.enqueueJobs(fresh.map(({ job, traceContext, weight }) => enqueueRequestFor(job, job.inputs, { traceContext, weight })));
     } catch (err) {
       // Perhaps queued: refusing it would make the client's retry a second job. Postgres holds it either way (invariant 1).
       if (writeOutcomeUnknown(err)) return jobs.map((j) => inserted.has(j.id));

@@ -5,7 +5,7 @@ import { InferenceProfile } from '@inferq/inference';
 import { createJobProducer, createRedisConnection, type JobProducer, type RedisClient } from '@inferq/queue';
 import { createTestContext, waitFor, type TestContext } from '@inferq/test-utils';
 import type { BatchRunner } from './batch-runner.ts';
-import { createModelWorker } from './model-worker.ts';
+import { createModelConsumer } from './model-consumer.ts';
 import type { PendingJob } from './pending-job.ts';
 
 // How many batches of one model a worker keeps in flight (WORKER_BATCHES_IN_FLIGHT),
@@ -29,18 +29,18 @@ afterAll(async () => {
   await ctx?.close();
 });
 
-/** Runs `jobs` jobs of a fresh model through a model worker; returns the most batches that ran at once. */
+/** Runs `jobs` jobs of a fresh model through a model consumer; returns the most batches that ran at once. */
 async function mostInFlight(jobs: number, batchesInFlight?: number): Promise<number> {
   const model = `in-flight-${randomUUID().slice(0, 8)}`;
   let running = 0;
   let most = 0;
   let done = 0;
   const runner = {
-    async runBatch(batch: PendingJob[]) {
+    async processBatch(batch: PendingJob[]) {
       most = Math.max(most, ++running);
       await new Promise((resolve) => setTimeout(resolve, 300)); // long enough for the next batches to be fetched even on a busy box
       running--;
-      for (const job of batch) job.settle({ ok: true });
+      for (const job of batch) job.ack.ack();
       done += batch.length;
     },
     failIntake: async (_job: unknown, err: unknown) => err as Error,
@@ -48,7 +48,7 @@ async function mostInFlight(jobs: number, batchesInFlight?: number): Promise<num
   await producer.enqueueJobs(
     Array.from({ length: jobs }, () => ({ jobId: randomUUID(), model, priority: 'normal' as const, payload: { modelVersion: 1, batchKey: 'x' } })),
   );
-  const worker = createModelWorker({
+  const worker = createModelConsumer({
     model,
     connection: consumer,
     prefix: ctx.prefix,

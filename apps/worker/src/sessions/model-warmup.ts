@@ -33,13 +33,13 @@ export type WarmupOutcome =
  * (allocating the arena, picking kernels) fall here and not on the first
  * real batch.
  */
-export async function warmUpSession(session: Pick<ModelSession, 'runBatch'>, signature: Pick<ModelSignature, 'inputs'>): Promise<WarmupOutcome> {
+export async function warmUpSession(session: Pick<ModelSession, 'infer'>, signature: Pick<ModelSignature, 'inputs'>): Promise<WarmupOutcome> {
   const built = buildWarmupInputs(signature);
   if (!built.ok) return { status: 'skipped', reason: built.reason };
   const started = performance.now();
   let run;
   try {
-    run = await session.runBatch([{ inputs: built.inputs }]);
+    run = await session.infer([{ inputs: built.inputs }]);
   } catch (err) {
     return { status: 'session-failed', reason: err instanceof Error ? err.message : String(err) };
   }

@@ -1,4 +1,4 @@
-import type { Logger } from '@inferq/core';
+import type { Logger } from './logger.ts';
 
 export interface PeriodicTask {
   start(): void;
@@ -7,7 +7,8 @@ export interface PeriodicTask {
 }
 
 /**
- * Runs `run` every `intervalMs` (the timer does not keep the process alive);
+ * A repeating duty of a process (a sweep, a heartbeat, a reconcile pass):
+ * runs `run` every `intervalMs` (the timer does not keep the process alive);
  * a failed run is logged as "<what> failed" and the next one goes ahead.
  */
 export function createPeriodicTask(o: { what: string; intervalMs: number; logger: Logger; run: () => Promise<unknown> }): PeriodicTask {

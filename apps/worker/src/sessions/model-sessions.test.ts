@@ -49,7 +49,7 @@ function fakeSession(path: string) {
       gate = new Promise((r) => (release = r));
       return release;
     },
-    async runBatch(jobs: Array<{ inputs: RawTensor[] }>) {
+    async infer(jobs: Array<{ inputs: RawTensor[] }>) {
       runs.push(jobs.map((j) => j.inputs));
       if (session.failRuns) throw new Error('thread died');
       await gate;
@@ -112,7 +112,7 @@ describe('model sessions: warm-up', () => {
     expect(t.events[1]!.ms).toBeGreaterThanOrEqual(0);
     expect(t.metrics.modelLoaded).toHaveBeenCalledOnce();
     expect(t.metrics.modelWarmed).toHaveBeenCalledWith('a', expect.any(Number));
-    await session.runBatch(job);
+    await session.infer(job);
     expect(t.opened[0]!.runs).toHaveLength(2);
   });
 
@@ -128,7 +128,7 @@ describe('model sessions: warm-up', () => {
     const session = await t.sessions.getSession('a', 1);
     expect(t.opened).toHaveLength(2);
     expect(t.opened[0]!.closed).toBe(true);
-    expect(await session.runBatch(job)).toMatchObject({ results: [{ ok: true }] });
+    expect(await session.infer(job)).toMatchObject({ results: [{ ok: true }] });
     expect(t.summary()).toEqual(['a:1 loaded']);
   });
 });
@@ -136,7 +136,7 @@ describe('model sessions: warm-up', () => {
 describe('model sessions: idle unload', () => {
   it('unloads a model no batch used for the idle time, and loads it again on the next batch', async () => {
     const t = setup({ idleUnloadMs: 10_000 });
-    await (await t.sessions.getSession('a', 1)).runBatch(job);
+    await (await t.sessions.getSession('a', 1)).infer(job);
     t.advance(9_999);
     await t.sessions.unloadIdle();
     expect(t.sessions.loaded()).toHaveLength(1);
@@ -145,7 +145,7 @@ describe('model sessions: idle unload', () => {
     expect(t.sessions.loaded()).toEqual([]);
     expect(t.opened[0]!.closed).toBe(true);
     expect(t.summary()).toEqual(['a:1 loaded', 'a:1 warmed', 'a:1 unloaded idle']);
-    await (await t.sessions.getSession('a', 1)).runBatch(job);
+    await (await t.sessions.getSession('a', 1)).infer(job);
     expect(t.opened).toHaveLength(2);
   });
 
@@ -156,7 +156,7 @@ describe('model sessions: idle unload', () => {
     await t.sessions.unloadIdle();
     expect(t.opened[0]!.closed).toBe(false);
     const release = t.opened[0]!.hold();
-    const running = leased.runBatch(job);
+    const running = leased.infer(job);
     t.advance(5_000);
     await t.sessions.unloadIdle();
     expect(t.opened[0]!.closed).toBe(false);
@@ -172,7 +172,7 @@ describe('model sessions: idle unload', () => {
 
   it('does nothing when the idle time is 0', async () => {
     const t = setup();
-    await (await t.sessions.getSession('a', 1)).runBatch(job);
+    await (await t.sessions.getSession('a', 1)).infer(job);
     t.advance(10 ** 9);
     await t.sessions.unloadIdle();
     expect(t.sessions.loaded()).toHaveLength(1);
@@ -182,7 +182,7 @@ describe('model sessions: idle unload', () => {
     const t = setup();
     const s = await t.sessions.getSession('a', 1);
     t.advance(60_000);
-    await s.runBatch(job);
+    await s.infer(job);
     const [loaded] = t.sessions.loaded();
     expect(loaded).toMatchObject({ model: 'a', version: 1, provider: 'cpu' });
     expect(Date.parse(loaded!.lastUsedAt!)).toBe(1_060_000);
@@ -193,12 +193,12 @@ describe('model sessions: memory budget', () => {
   // Each 1 MiB artifact is reckoned at 2 MiB loaded.
   it('unloads the least recently used idle models to make room, and only as many as needed', async () => {
     const t = setup({ memoryBudgetBytes: 4 * MB });
-    await (await t.sessions.getSession('a', 1)).runBatch(job);
+    await (await t.sessions.getSession('a', 1)).infer(job);
     t.advance(1);
-    await (await t.sessions.getSession('b', 1)).runBatch(job);
+    await (await t.sessions.getSession('b', 1)).infer(job);
     t.advance(1);
-    await (await t.sessions.getSession('a', 1)).runBatch(job);
-    await t.sessions.getSession('c', 1).then((s) => s.runBatch(job));
+    await (await t.sessions.getSession('a', 1)).infer(job);
+    await t.sessions.getSession('c', 1).then((s) => s.infer(job));
     expect(
       t.sessions
         .loaded()
@@ -215,7 +215,7 @@ describe('model sessions: memory budget', () => {
     expect(t.sessions.loaded()).toHaveLength(2);
     expect(t.summary().some((e) => e.includes('unloaded'))).toBe(false);
     expect(t.warn).toHaveBeenCalledWith(expect.objectContaining({ model: 'b', budgetMb: 3 }), 'model memory budget exceeded; loading anyway');
-    await held.runBatch(job);
+    await held.infer(job);
   });
 
   it('has no limit at 0', async () => {
@@ -245,7 +245,7 @@ describe('model sessions: preload and discard', () => {
     const held = await t.sessions.getSession('a', 2);
     await t.sessions.unloadVersions([{ model: 'a', version: 2 }], 'retired');
     expect(t.sessions.loaded().map((m) => `${m.model}:${m.version}`)).toEqual(['a:2']);
-    await held.runBatch(job);
+    await held.infer(job);
     await t.sessions.unloadVersions([{ model: 'a', version: 2 }], 'retired');
     expect(t.sessions.loaded()).toEqual([]);
     expect(t.summary()).toEqual(['a:2 loaded', 'a:2 warmed', 'a:2 unloaded retired']);
@@ -255,7 +255,7 @@ describe('model sessions: preload and discard', () => {
     const t = setup();
     const s = await t.sessions.getSession('a', 1);
     t.opened[0]!.failRuns = true;
-    await expect(s.runBatch(job)).rejects.toThrow('thread died');
+    await expect(s.infer(job)).rejects.toThrow('thread died');
     await t.sessions.discard('a', 1, s);
     await t.sessions.discard('a', 1, s);
     expect(t.summary()).toEqual(['a:1 loaded', 'a:1 warmed', 'a:1 unloaded thread-failed']);

@@ -4,11 +4,12 @@ import { encodeTensorBase64 } from '@inferq/contracts';
 import { createLogger } from '@inferq/core';
 import { completeJobs, expireRunningJobs, failJobs, findJob, insertJobs, startJobs } from '@inferq/db';
 import type { ModelSession } from '@inferq/inference';
+import { createJobAck, type AckOutcome } from '@inferq/queue';
 import { createTensorStore } from '@inferq/storage';
 import { createTestContext, newTestJob, testBatchRun, type TestContext } from '@inferq/test-utils';
 import { createBatchRunner } from './batch-runner.ts';
 import { createInferenceProfiles } from './inference-profiles.ts';
-import type { ModelSessions } from './model-sessions.ts';
+import type { ModelSessions } from '../sessions/model-sessions.ts';
 import type { PendingJob } from './pending-job.ts';
 import { createResultWriter } from './result-writer.ts';
 
@@ -43,7 +44,7 @@ function standInSessions(ran: string[][], gate?: Promise<void>): ModelSessions {
     failedProviders: [],
     inputNames: ['x'],
     outputNames: ['y'],
-    async runBatch(jobs: Array<{ inputs: unknown[] }>) {
+    async infer(jobs: Array<{ inputs: unknown[] }>) {
       ran.push(jobs.map((_, i) => String(i)));
       await gate;
       return {
@@ -64,9 +65,12 @@ function makeGate(): { opened: Promise<void>; open: () => void } {
   return { opened, open };
 }
 
+/** Every handle used a second time, by any test: none may be. */
+const repeatedSettles: unknown[] = [];
+afterAll(() => expect(repeatedSettles).toEqual([]));
+
 function pending(jobId: string, deadlineAt?: number): PendingJob & { outcome: Promise<boolean> } {
-  let settle!: (ok: boolean) => void;
-  const outcome = new Promise<boolean>((resolve) => (settle = resolve));
+  const ack = createJobAck(jobId, (...use) => repeatedSettles.push(use));
   return {
     jobId,
     model: 'slow',
@@ -76,8 +80,8 @@ function pending(jobId: string, deadlineAt?: number): PendingJob & { outcome: Pr
     attemptsMade: 0,
     maxAttempts: 3,
     deadlineAt,
-    settle: (o) => settle(o.ok),
-    outcome,
+    ack,
+    outcome: ack.outcome.then((o) => o.kind === 'ack'),
   };
 }
 
@@ -105,7 +109,7 @@ describe('batch runner with deadlines', () => {
     const [late, free] = [await queuedJob(), await queuedJob()];
     const ran: string[][] = [];
     const jobs = [pending(late, Date.now() + 3_000), pending(free)];
-    await runner(true, ran).runBatch(jobs);
+    await runner(true, ran).processBatch(jobs);
     expect(await Promise.all(jobs.map((j) => j.outcome))).toEqual([true, true]);
     expect(ran).toEqual([['0']]);
     expect(await findJob(ctx.pool, late, null)).toMatchObject({
@@ -121,7 +125,7 @@ describe('batch runner with deadlines', () => {
     const id = await queuedJob();
     const ran: string[][] = [];
     const job = pending(id, Date.now() + 3_000);
-    await runner(false, ran).runBatch([job]);
+    await runner(false, ran).processBatch([job]);
     expect(await job.outcome).toBe(true);
     expect(ran).toHaveLength(1);
     expect((await findJob(ctx.pool, id, null))!.status).toBe('succeeded');
@@ -133,7 +137,7 @@ describe('a stale batch (its lock expired while it ran; another worker claimed t
     const id = await queuedJob();
     const { opened: gate, open } = makeGate();
     const stale = pending(id);
-    const running = runner(false, [], gate).runBatch([stale]);
+    const running = runner(false, [], gate).processBatch([stale]);
     await vi.waitFor(async () => expect((await findJob(ctx.pool, id, null))?.status).toBe('running'));
     const { batch_id: staleBatch } = (await ctx.pool.query('SELECT batch_id FROM jobs WHERE id = $1', [id])).rows[0];
 
@@ -169,7 +173,7 @@ describe('claims: a read, written only for a batch that runs a while', () => {
     const { opened: gate, open } = makeGate();
     const ran: string[][] = [];
     const job = pending(id);
-    const running = runner(false, ran, gate, 60_000).runBatch([job]);
+    const running = runner(false, ran, gate, 60_000).processBatch([job]);
     await vi.waitFor(() => expect(ran).toHaveLength(1));
     expect(await row(id)).toMatchObject({ status: 'queued', attempts: 0, batch_id: null, started_at: null });
     open();
@@ -185,7 +189,7 @@ describe('claims: a read, written only for a batch that runs a while', () => {
     const id = await queuedJob();
     const { opened: gate, open } = makeGate();
     const job = pending(id);
-    const running = runner(false, [], gate, 20).runBatch([job]);
+    const running = runner(false, [], gate, 20).processBatch([job]);
     await vi.waitFor(async () => expect(await row(id)).toMatchObject({ status: 'running', attempts: 1, worker_id: 'w-test' }));
     const { batch_id: marked, started_at: startedAt } = await row(id);
     open();
@@ -197,15 +201,42 @@ describe('claims: a read, written only for a batch that runs a while', () => {
     const id = await queuedJob();
     const { opened: staleGate, open: openStale } = makeGate();
     const stale = pending(id);
-    const staleRun = runner(false, [], staleGate, 60_000).runBatch([stale]);
+    const staleRun = runner(false, [], staleGate, 60_000).processBatch([stale]);
     await vi.waitFor(async () => expect(await row(id)).toMatchObject({ status: 'queued' }));
     const newer = pending(id);
-    await runner(false, [], undefined, 60_000).runBatch([newer]);
+    await runner(false, [], undefined, 60_000).processBatch([newer]);
     const finished = await row(id);
     expect(finished).toMatchObject({ status: 'succeeded', attempts: 1 });
     openStale();
     await staleRun;
     expect(await stale.outcome).toBe(true);
     expect(await row(id)).toEqual(finished);
+  });
+});
+
+describe("each queue job's handle is used once", () => {
+  it('a step that fails after some jobs were settled fails only the others: a job already acknowledged is not failed again', async () => {
+    const [gone, id] = [randomUUID(), await queuedJob()];
+    // A session whose thread dies mid-batch.
+    const dead = { provider: 'cpu', infer: () => Promise.reject(new Error('thread died')), close: async () => {} } as unknown as ModelSession;
+    const profiles = createInferenceProfiles();
+    const tensors = createTensorStore({ storage: ctx.storage, inlineMaxBytes: 1024 });
+    const batch = createBatchRunner({
+      pool: ctx.pool,
+      sessions: { getSession: async () => dead, discard: async () => {} } as unknown as ModelSessions,
+      tensors,
+      workerId: 'w-test',
+      device: 'cpu',
+      profiles,
+      deadlines: false,
+      writer: createResultWriter({ pool: ctx.pool, storage: ctx.storage, tensors, workerId: 'w-test' }),
+      logger: createLogger({ service: 'test', level: 'silent' }),
+    });
+    // `gone` has no row (deleted, or finished before a replay): acknowledged at the claim, before the run fails.
+    const jobs = [pending(gone), pending(id)];
+    await batch.processBatch(jobs);
+    const outcomes: AckOutcome[] = await Promise.all(jobs.map((j) => j.ack.outcome));
+    expect(outcomes).toEqual([{ kind: 'ack' }, { kind: 'fail', error: new Error('thread died') }]);
+    expect((await findJob(ctx.pool, id, null))?.status).toBe('queued');
   });
 });

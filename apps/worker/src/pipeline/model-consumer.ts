@@ -1,12 +1,12 @@
 import type { Logger } from '@inferq/core';
 import type { AdaptiveBatching } from '@inferq/contracts';
 import { Batcher, chooseBatching, type InferenceProfile } from '@inferq/inference';
-import { createQueueConsumer, priorityOfBull, returnToQueue, type QueueJob, type RedisClient } from '@inferq/queue';
+import { createQueueConsumer, priorityOfBull, type JobAck, type QueueJob, type RedisClient } from '@inferq/queue';
 import type { BatchRunner } from './batch-runner.ts';
 import { parseJobPayload } from './job-inputs.ts';
-import type { JobOutcome, PendingJob } from './pending-job.ts';
+import type { PendingJob } from './pending-job.ts';
 
-export interface ModelWorkerOptions {
+export interface ModelConsumerOptions {
   model: string;
   connection: RedisClient;
   prefix: string;
@@ -48,10 +48,13 @@ const DEADLINE_MARGIN_MS = 20;
 const DEFAULT_BATCHES_IN_FLIGHT = 2;
 
 /**
- * Consumes one model's queue. BullMQ holds one batch's worth of jobs more
- * than the batches in flight, so the next batch fills while they run.
+ * Consumes one model's queue: each job taken joins the batcher with its
+ * handle, and each batch the batcher closes goes to the batch runner, which
+ * uses every job's handle once its outcome is stored. BullMQ holds one
+ * batch's worth of jobs more than the batches in flight, so the next batch
+ * fills while they run.
  */
-export function createModelWorker(o: ModelWorkerOptions) {
+export function createModelConsumer(o: ModelConsumerOptions) {
   const inFlight = o.batchesInFlight ?? DEFAULT_BATCHES_IN_FLIGHT;
   const batcher = new Batcher<PendingJob>({
     maxBatchSize: o.maxBatchSize,
@@ -81,51 +84,40 @@ export function createModelWorker(o: ModelWorkerOptions) {
       } catch {
         break;
       }
-      // runBatch settles its jobs itself and never rejects.
-      const run: Promise<void> = o.runner.runBatch(batch).finally(() => running.delete(run));
+      // processBatch uses every job's handle itself and never rejects.
+      const run: Promise<void> = o.runner.processBatch(batch).finally(() => running.delete(run));
       running.add(run);
     }
     await Promise.all(running);
   })();
 
-  async function processJob(job: QueueJob, token?: string): Promise<void> {
+  /** A job taken from the queue joins the batcher; one whose payload is unreadable fails at once, its failure stored. */
+  async function takeJob(job: QueueJob, ack: JobAck): Promise<void> {
     const attempt = { jobId: job.id!, attemptsMade: job.attemptsMade, maxAttempts: job.opts.attempts ?? 1 };
     let payload;
     try {
       payload = parseJobPayload(job.data);
     } catch (err) {
-      throw await o.runner.failIntake(attempt, err);
+      ack.fail(await o.runner.failIntake(attempt, err));
+      return;
     }
-    const pending = {
-      ...attempt,
-      model: o.model,
-      modelVersion: payload.modelVersion,
-      priority: payload.priority ?? priorityOfBull(job.priority),
-      createdAtMs: job.timestamp,
-      traceContext: payload.traceContext,
-      deadlineAt: payload.deadlineAt,
-    };
     // The batcher runs on the monotonic clock; the deadline is wall-clock time.
     const deadlineMs = o.deadlines && payload.deadlineAt !== undefined ? performance.now() + (payload.deadlineAt - Date.now()) : undefined;
-    const outcome = await new Promise<JobOutcome>((resolve) => {
-      let settled = false;
-      batcher.add({
-        key: `${payload.modelVersion}|${payload.batchKey}`,
-        priority: job.priority,
-        deadlineMs,
-        value: {
-          ...pending,
-          settle(result) {
-            if (settled) return;
-            settled = true;
-            resolve(result);
-          },
-        },
-      });
+    batcher.add({
+      key: `${payload.modelVersion}|${payload.batchKey}`,
+      priority: job.priority,
+      deadlineMs,
+      value: {
+        ...attempt,
+        model: o.model,
+        modelVersion: payload.modelVersion,
+        priority: payload.priority ?? priorityOfBull(job.priority),
+        createdAtMs: job.timestamp,
+        traceContext: payload.traceContext,
+        deadlineAt: payload.deadlineAt,
+        ack,
+      },
     });
-    if (outcome.ok) return;
-    if (outcome.release) await returnToQueue(job, token);
-    throw outcome.error;
   }
 
   const worker = createQueueConsumer(
@@ -137,8 +129,10 @@ export function createModelWorker(o: ModelWorkerOptions) {
       lockDurationMs: o.lockDurationMs,
       stalledIntervalMs: o.stalledIntervalMs,
       maxStalledCount: 3,
+      onRepeatedSettle: (jobId, repeated, first) =>
+        o.logger.warn({ jobId, model: o.model, repeated, first }, 'queue job handle used twice; the second use is ignored'),
     },
-    processJob,
+    takeJob,
   );
   worker.on('error', (err) => o.logger.warn({ err: err.message, model: o.model }, 'queue worker error'));
   worker.on('failed', (job, err) =>
@@ -163,4 +157,4 @@ export function createModelWorker(o: ModelWorkerOptions) {
     },
   };
 }
-export type ModelWorker = ReturnType<typeof createModelWorker>;
+export type ModelConsumer = ReturnType<typeof createModelConsumer>;

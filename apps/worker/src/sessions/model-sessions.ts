@@ -2,17 +2,19 @@ import { findModel, type ModelRecord, type Pool } from '@inferq/db';
 import type { Logger } from '@inferq/core';
 import { AppError } from '@inferq/core';
 import type { ModelEvent, WorkerStatus } from '@inferq/contracts';
-import { openModelSession, type ModelSession, type OpenModelSessionOptions } from '@inferq/inference';
+import { openModelSession, type ModelSession, type OpenModelSessionOptions, type ProviderPairingPolicy } from '@inferq/inference';
 import type { ModelCache } from './model-cache.ts';
 import { warmUpSession } from './model-warmup.ts';
 import { estimateSessionBytes, pickEvictions } from './session-budget.ts';
-import type { WorkerMetrics } from './worker-metrics.ts';
+import type { WorkerMetrics } from '../telemetry/worker-metrics.ts';
 
 export interface SessionSettings {
   device: string;
   providers: string[] | undefined;
   intraOpNumThreads: number;
   interOpNumThreads: number;
+  /** @default 'same-release' (CUDA_PROVIDER_PAIRING) */
+  providerPairing?: ProviderPairingPolicy | undefined;
 }
 
 export interface SessionLifecycle {
@@ -78,8 +80,15 @@ export function createModelSessions(deps: ModelSessionsDeps) {
   }
 
   function openSession(path: string): Promise<ModelSession> {
-    const { device, providers, intraOpNumThreads, interOpNumThreads } = deps.settings;
-    return open({ modelPath: path, device, providers, intraOpNumThreads: intraOpNumThreads || undefined, interOpNumThreads: interOpNumThreads || undefined });
+    const { device, providers, intraOpNumThreads, interOpNumThreads, providerPairing } = deps.settings;
+    return open({
+      modelPath: path,
+      device,
+      providers,
+      intraOpNumThreads: intraOpNumThreads || undefined,
+      interOpNumThreads: interOpNumThreads || undefined,
+      providerPairing,
+    });
   }
 
   async function unload(key: string, reason: UnloadReason): Promise<void> {
@@ -155,6 +164,9 @@ export function createModelSessions(deps: ModelSessionsDeps) {
         modelVersion: e.version,
         provider: session.provider,
         failedProviders: session.failedProviders,
+        // How a CUDA provider pairs with the core, and where the nodes ran (packages/inference: provider-pairing.ts, node-placement.ts).
+        providerPairing: session.providerPairing,
+        placement: session.placement,
         loadMs: Math.round(performance.now() - started),
       },
       fellBack ? `model loaded on ${session.provider} after other providers failed` : 'model loaded',
@@ -194,11 +206,11 @@ export function createModelSessions(deps: ModelSessionsDeps) {
       failedProviders: session.failedProviders,
       inputNames: session.inputNames,
       outputNames: session.outputNames,
-      async runBatch(jobs) {
+      async infer(jobs) {
         if (held) held = false;
         else e.inFlight++;
         try {
-          return await session.runBatch(jobs);
+          return await session.infer(jobs);
         } finally {
           e.inFlight--;
           e.lastUsedMs = now();
@@ -248,7 +260,7 @@ export function createModelSessions(deps: ModelSessionsDeps) {
       await Promise.all(versions.map((v) => unload(keyOf(v.model, v.version), reason)));
     },
     /**
-     * Forgets a session whose thread died (runBatch rejected), so the next
+     * Forgets a session whose thread died (infer rejected), so the next
      * batch loads the model afresh instead of failing on a dead thread.
      */
     async discard(model: string, version: number, session: ModelSession): Promise<void> {

@@ -6,18 +6,18 @@ import { traceIds, type Logger } from '@inferq/core';
 import { expireRunningJobs, isDatabaseUnavailable, markJobsRunning, startJobs, type BatchRun, type JobFailure, type Pool } from '@inferq/db';
 import { UnrecoverableError } from '@inferq/queue';
 import type { TensorStore } from '@inferq/storage';
-import type { BatchStats } from './batch-stats.ts';
-import { traceBatch, traceStep } from './batch-tracing.ts';
+import type { BatchStats } from '../telemetry/batch-stats.ts';
+import { traceBatch, traceStep } from '../telemetry/batch-tracing.ts';
 import type { InferenceProfiles } from './inference-profiles.ts';
 import { classifyError, isOutage, type ClassifiedError } from './job-errors.ts';
 import { loadJobInputs } from './job-inputs.ts';
-import type { ModelHealth } from './model-health.ts';
-import type { ModelSessions } from './model-sessions.ts';
-import { ownerOfLoadFailure } from './node-faults.ts';
+import type { ModelHealth } from '../sessions/model-health.ts';
+import type { ModelSessions } from '../sessions/model-sessions.ts';
+import { ownerOfLoadFailure } from '../sessions/node-faults.ts';
 import { isLastAttempt, type PendingJob } from './pending-job.ts';
 import type { ResultWriter } from './result-writer.ts';
-import type { WorkerMetrics } from './worker-metrics.ts';
-import type { WorkerStatusTracker } from './worker-status.ts';
+import type { WorkerMetrics } from '../telemetry/worker-metrics.ts';
+import type { WorkerStatusTracker } from '../telemetry/worker-status.ts';
 
 /** Where a step logs and, inside a batch, the span its own span goes under and the batch whose claim fences its writes. */
 interface StepScope {
@@ -77,9 +77,9 @@ export interface BatchRunnerDeps {
 
 /**
  * Runs one batch end to end: claim the rows (the claim hands back their
- * inputs), one session run, store every job's outcome, then settle the queue
- * jobs. Nothing is acknowledged before Postgres holds its outcome
- * (invariant 2); each job fails alone. While Postgres or S3 is down, each
+ * inputs), one session run, store every job's outcome, then use each queue
+ * job's handle (ack, fail or release). Nothing is acknowledged before
+ * Postgres holds its outcome (invariant 2); each job fails alone. While Postgres or S3 is down, each
  * step waits for it to come back, holding its jobs (BullMQ renews their locks
  * in Redis meanwhile): a finished result is stored late, not computed twice,
  * and no job spends an attempt on an outage.
@@ -123,7 +123,7 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
       outcomes.filter((o) => o.failure.final).map((o) => o.job),
       'failed',
     );
-    for (const o of outcomes) o.job.settle({ ok: false, error: o.error });
+    for (const o of outcomes) o.job.ack.fail(o.error);
   }
 
   /**
@@ -171,7 +171,7 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
     }
     // A cold load is not what the next batch will take: it stays out of the service time.
     const loadMs = Date.now() - loadStartedMs;
-    const run = await traceStep(scope.span, 'inference', () => session.runBatch(jobs.map((j) => ({ inputs: j.inputs })))).catch(async (err: unknown) => {
+    const run = await traceStep(scope.span, 'inference', () => session.infer(jobs.map((j) => ({ inputs: j.inputs })))).catch(async (err: unknown) => {
       await deps.sessions.discard(model, modelVersion, session);
       throw err;
     });
@@ -217,7 +217,7 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
     // Canceled meanwhile, or finished first by another attempt after this worker's lock expired: that attempt's result stands.
     if (refused.length > 0)
       scope.log.warn({ jobIds: refused.slice(0, 20), refused: refused.length }, 'results not stored: the jobs were canceled or finished by another attempt');
-    for (const { job } of ok) job.settle({ ok: true });
+    for (const { job } of ok) job.ack.ack();
     await settleFailures(bad, scope);
     return { ...stats, succeeded: ok.length, failed: bad.length };
   }
@@ -259,7 +259,7 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
     );
     deps.metrics?.jobsReleased(jobs);
     scope.log.warn({ jobs: jobs.length }, 'jobs given back to the queue: a fault of this worker, not of the jobs');
-    for (const job of jobs) job.settle({ ok: false, error: new Error(message), release: true });
+    for (const job of jobs) job.ack.release(message);
   }
 
   /**
@@ -284,7 +284,7 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
     );
     scope.log.info({ expired: late.length, expectedMs }, 'jobs expired before running: they would miss their deadlines');
     deps.metrics?.jobsFinished(late, 'expired');
-    for (const job of late) job.settle({ ok: true });
+    for (const job of late) job.ack.ack();
     return jobs.filter((j) => !late.includes(j));
   }
 
@@ -304,12 +304,12 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
     return () => clearTimeout(timer);
   }
 
-  /** Claims, reads, runs and stores one batch; settles every job, never rejects. */
+  /** Claims, reads, runs and stores one batch; uses every job's handle, never rejects. */
   async function runSteps(batchId: string, batch: PendingJob[], span: Span): Promise<void> {
     const log = deps.logger.child({ model: batch[0]!.model, modelVersion: batch[0]!.modelVersion, batchId, ...traceIds(span) });
     if (deps.health?.isFaulted(batch[0]!.model)) {
       // Jobs this worker held when it stopped taking the model: back to the queue unclaimed, for another worker.
-      for (const job of batch) job.settle({ ok: false, error: new Error('this worker cannot load the model now'), release: true });
+      for (const job of batch) job.ack.release('this worker cannot load the model now');
       deps.metrics?.jobsReleased(batch);
       return;
     }
@@ -323,7 +323,7 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
       // The batch's writes fence to it and time its start from here.
       const scope: StepScope = { log, span, batch: { id: batchId, size: batch.length, claimedAtMs: performance.now() } };
       // Canceled or already finished (a replay after a crash): acknowledge without running.
-      for (const job of batch) if (!live.has(job.jobId)) job.settle({ ok: true });
+      for (const job of batch) if (!live.has(job.jobId)) job.ack.ack();
       const claimed = batch.flatMap((job) => {
         const row = live.get(job.jobId);
         return row ? [{ job: { ...job, attempt: row.attempt, nodeFaults: row.nodeFaults }, inputs: row.inputs }] : [];
@@ -345,9 +345,10 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
       deps.status?.batchEnded(batchId, stats);
     } catch (err) {
       deps.status?.batchEnded(batchId);
-      // A step failed outright, or an outage outlasted the worker: nothing was acknowledged, so the queue retries every job.
+      // A step failed outright, or an outage outlasted the worker: the jobs whose outcome was not stored fail this attempt, and the queue retries them.
       log.error({ err }, 'batch failed before its results were stored');
-      for (const job of batch) job.settle({ ok: false, error: err instanceof Error ? err : new Error(String(err)) });
+      const error = err instanceof Error ? err : new Error(String(err));
+      for (const job of batch) if (!job.ack.isSettled) job.ack.fail(error);
     } finally {
       unmark();
     }
@@ -363,9 +364,10 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
       await outlastOutage('store failures', { log: deps.logger.child({ jobId: job.jobId }) }, () => deps.writer.writeFailures([failure]));
       return error;
     },
-    runBatch(pending: PendingJob[]): Promise<void> {
+    /** Claims, runs and stores one batch, then uses each job's queue handle; never rejects. */
+    processBatch(batch: PendingJob[]): Promise<void> {
       const batchId = randomUUID();
-      return traceBatch(batchId, pending, (batch, span) => runSteps(batchId, batch, span));
+      return traceBatch(batchId, batch, (span) => runSteps(batchId, batch, span));
     },
   };
 }

@@ -32,11 +32,11 @@ describe('model warm-up', () => {
   it('tells a failed run (session still usable) from a dead session', async () => {
     const signature = { inputs: [spec('x', 'FP32', [-1, 2])] };
     const failedRun = {
-      runBatch: async () => ({ inferMs: 1, mode: 'single' as const, results: [{ ok: false as const, code: 'INFERENCE_FAILED' as const, message: 'bad' }] }),
+      infer: async () => ({ inferMs: 1, mode: 'single' as const, results: [{ ok: false as const, code: 'INFERENCE_FAILED' as const, message: 'bad' }] }),
     };
     expect(await warmUpSession(failedRun, signature)).toMatchObject({ status: 'run-failed', reason: 'INFERENCE_FAILED: bad' });
-    expect(await warmUpSession({ runBatch: () => Promise.reject(new Error('gone')) }, signature)).toEqual({ status: 'session-failed', reason: 'gone' });
-    expect(await warmUpSession({ runBatch: () => Promise.reject(new Error('never called')) }, { inputs: [spec('t', 'COMPLEX64', [1])] })).toMatchObject({
+    expect(await warmUpSession({ infer: () => Promise.reject(new Error('gone')) }, signature)).toEqual({ status: 'session-failed', reason: 'gone' });
+    expect(await warmUpSession({ infer: () => Promise.reject(new Error('never called')) }, { inputs: [spec('t', 'COMPLEX64', [1])] })).toMatchObject({
       status: 'skipped',
     });
   });

@@ -1,11 +1,11 @@
 import { SpanKind, SpanStatusCode, trace, type Link, type Span } from '@opentelemetry/api';
 import { contextFrom, tracer, within } from '@inferq/core';
-import type { PendingJob } from './pending-job.ts';
+import type { JobAck } from '@inferq/queue';
 
 // A batch serves jobs from many requests, so it cannot sit inside any one
 // request's trace: the batch span starts a trace of its own and links to every
 // job's, and each traced job gets a span in its request's trace (submit to
-// settle, linked back to the batch). From a request, a trace viewer then leads
+// the end of its queue job, linked back to the batch). From a request, a trace viewer then leads
 // to the batch that ran it and from the batch to every request it served.
 
 function fail(span: Span, err: unknown): void {
@@ -13,8 +13,19 @@ function fail(span: Span, err: unknown): void {
   span.setStatus({ code: SpanStatusCode.ERROR, message: err instanceof Error ? err.message : String(err) });
 }
 
-/** Runs a batch under a batch span; the jobs it gets have their own spans, ended as they settle. */
-export function traceBatch(batchId: string, batch: PendingJob[], run: (jobs: PendingJob[], span: Span) => Promise<void>): Promise<void> {
+/** What a job's span is made from: the job, its request's trace context, and its queue job's handle, whose use ends the span. */
+export interface TracedJob {
+  jobId: string;
+  model: string;
+  modelVersion: number;
+  createdAtMs: number;
+  attemptsMade: number;
+  traceContext?: Record<string, string>;
+  ack: Pick<JobAck, 'outcome'>;
+}
+
+/** Runs a batch under a batch span; each traced job gets a span of its own, ended when its queue job's handle is used. */
+export function traceBatch(batchId: string, batch: readonly TracedJob[], run: (span: Span) => Promise<void>): Promise<void> {
   const { model, modelVersion } = batch[0]!;
   const links: Link[] = batch.flatMap((job) => {
     const submitted = job.traceContext && trace.getSpanContext(contextFrom(job.traceContext));
@@ -27,11 +38,11 @@ export function traceBatch(batchId: string, batch: PendingJob[], run: (jobs: Pen
     links,
     attributes: { ...attributes, 'messaging.batch.message_count': batch.length },
   });
-  const jobs = batch.map((job) => (job.traceContext ? withJobSpan(job, span, attributes) : job));
-  return run(jobs, span).finally(() => span.end());
+  for (const job of batch) if (job.traceContext) traceJob(job, span, attributes);
+  return run(span).finally(() => span.end());
 }
 
-function withJobSpan(job: PendingJob, batchSpan: Span, attributes: Record<string, string | number>): PendingJob {
+function traceJob(job: TracedJob, batchSpan: Span, attributes: Record<string, string | number>): void {
   const span = tracer().startSpan(
     `job ${job.model}`,
     {
@@ -42,18 +53,11 @@ function withJobSpan(job: PendingJob, batchSpan: Span, attributes: Record<string
     },
     contextFrom(job.traceContext),
   );
-  let ended = false;
-  return {
-    ...job,
-    settle(outcome) {
-      if (!ended) {
-        ended = true;
-        if (!outcome.ok) fail(span, outcome.error);
-        span.end();
-      }
-      job.settle(outcome);
-    },
-  };
+  void job.ack.outcome.then((outcome) => {
+    if (outcome.kind === 'fail') fail(span, outcome.error);
+    else if (outcome.kind === 'release') fail(span, new Error(outcome.reason));
+    span.end();
+  });
 }
 
 /** Runs one step of a batch (claim, read inputs, inference, store) as a child span of the batch's; outside a batch, just runs it. */

@@ -1,9 +1,16 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Priority } from '@inferq/contracts';
 import type { Logger } from '@inferq/core';
 import type { GpuStatus } from './gpu-probe.ts';
-import type { PendingJob } from './pending-job.ts';
+
+/** What the job metrics read of a job: its labels and when it was queued. */
+interface MeasuredJob {
+  model: string;
+  priority: Priority;
+  createdAtMs: number;
+}
 
 const SECONDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
@@ -88,7 +95,7 @@ export function createWorkerMetrics(o: { device: string; readGpu: () => Promise<
 
   return {
     registry,
-    batchStarted(jobs: readonly PendingJob[]): void {
+    batchStarted(jobs: readonly MeasuredJob[]): void {
       const now = Date.now();
       for (const j of jobs) queueWait.observe({ model: j.model, priority: j.priority }, (now - j.createdAtMs) / 1000);
     },
@@ -96,14 +103,14 @@ export function createWorkerMetrics(o: { device: string; readGpu: () => Promise<
       batchSize.observe({ model }, size);
       inference.observe({ model }, inferMs / 1000);
     },
-    jobsFinished(jobs: readonly PendingJob[], outcome: 'succeeded' | 'failed' | 'expired'): void {
+    jobsFinished(jobs: readonly MeasuredJob[], outcome: 'succeeded' | 'failed' | 'expired'): void {
       const now = Date.now();
       for (const j of jobs) {
         finished.inc({ model: j.model, priority: j.priority, outcome });
         endToEnd.observe({ model: j.model, priority: j.priority }, (now - j.createdAtMs) / 1000);
       }
     },
-    jobsReleased(jobs: readonly PendingJob[]): void {
+    jobsReleased(jobs: readonly MeasuredJob[]): void {
       for (const j of jobs) released.inc({ model: j.model });
     },
     modelFaulted(model: string, isFaulted: boolean): void {

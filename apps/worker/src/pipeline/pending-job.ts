@@ -1,6 +1,7 @@
 import type { Priority } from '@inferq/contracts';
+import type { JobAck } from '@inferq/queue';
 
-/** A queue job held by the batcher until its batch has run and its result is stored; its inputs are read when the batch is claimed. */
+/** A queue job held by the batcher until its batch has run and its outcome is stored; its inputs are read when the batch is claimed. */
 export interface PendingJob {
   jobId: string;
   model: string;
@@ -15,14 +16,8 @@ export interface PendingJob {
   traceContext?: Record<string, string>;
   /** The job's deadline, epoch ms. */
   deadlineAt?: number;
-  /**
-   * Acknowledges (ok) or fails the queue job, or with `release` gives it back
-   * to the queue without spending an attempt (a fault of this worker's);
-   * called only after Postgres has the outcome.
-   */
-  settle(outcome: JobOutcome): void;
+  /** The queue job's handle (ack, fail or release): used once, only after Postgres has the outcome. */
+  ack: JobAck;
 }
-
-export type JobOutcome = { ok: true } | { ok: false; error: Error; release?: boolean };
 
 export const isLastAttempt = (job: Pick<PendingJob, 'attemptsMade' | 'maxAttempts'>): boolean => job.attemptsMade + 1 >= job.maxAttempts;

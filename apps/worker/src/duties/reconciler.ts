@@ -1,7 +1,6 @@
 import type { Logger } from '@inferq/core';
-import { batchShapeKey } from '@inferq/contracts';
 import { findUnfinishedJobs, listLatestModels, readJobInputs, type Pool, type UnfinishedJob } from '@inferq/db';
-import { claimQueueEpochs, type JobProducer, type RedisClient } from '@inferq/queue';
+import { claimQueueEpochs, enqueueRequestFor, type JobProducer, type RedisClient } from '@inferq/queue';
 
 const PAGE_SIZE = 1_000;
 /** The incremental window reaches this far behind the last pass, for clock skew between worker and database. */
@@ -44,13 +43,7 @@ export function createReconciler(deps: { pool: Pool; producer: JobProducer; redi
       const requests = missing.flatMap((j) => {
         const tensors = inputs.get(j.id);
         if (!tensors) return []; // deleted meanwhile
-        const payload = {
-          modelVersion: j.modelVersion,
-          batchKey: batchShapeKey(tensors),
-          priority: j.priority,
-          ...(j.deadlineAt ? { deadlineAt: j.deadlineAt.getTime() } : {}),
-        };
-        return [{ jobId: j.id, model: j.modelName, priority: j.priority, tenant: j.ownerKeyId, payload }];
+        return [enqueueRequestFor(j, tensors)];
       });
       await deps.producer.enqueueJobs(requests);
       requeued += requests.length;

@@ -1,0 +1,39 @@
+import { batchShapeKey, type Priority, type TensorHeader } from '@inferq/contracts';
+import type { EnqueueRequest } from './job-producer.ts';
+
+/** What a queue entry is made from: the job as Postgres records it (a new row, or one the reconciler found without its queue job). */
+export interface JobForQueue {
+  id: string;
+  modelName: string;
+  modelVersion: number;
+  priority: Priority;
+  ownerKeyId: string;
+  deadlineAt: Date | null;
+}
+
+/**
+ * The queue entry of a job: the one builder, for the API's intake and the
+ * worker's reconciler alike. `inputs` give the batch key (jobs with equal
+ * shapes may share a batch); `traceContext` is the submitting request's, and
+ * `weight` its key's fair share.
+ */
+export function enqueueRequestFor(
+  job: JobForQueue,
+  inputs: readonly TensorHeader[],
+  from: { traceContext?: Record<string, string>; weight?: number } = {},
+): EnqueueRequest {
+  return {
+    jobId: job.id,
+    model: job.modelName,
+    priority: job.priority,
+    tenant: job.ownerKeyId,
+    ...(from.weight !== undefined ? { weight: from.weight } : {}),
+    payload: {
+      modelVersion: job.modelVersion,
+      batchKey: batchShapeKey(inputs),
+      priority: job.priority,
+      ...(from.traceContext ? { traceContext: from.traceContext } : {}),
+      ...(job.deadlineAt ? { deadlineAt: job.deadlineAt.getTime() } : {}),
+    },
+  };
+}
