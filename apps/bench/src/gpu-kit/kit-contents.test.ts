@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { keepPackageFile, runtimePackages } from './kit-contents.ts';
-import { cudaProviderMismatch } from './kit-manifest.ts';
+import { planCudaPairing } from './kit-manifest.ts';
 
 async function writePackage(dir: string, pkg: object): Promise<void> {
   await mkdir(dir, { recursive: true });
@@ -60,14 +60,34 @@ describe('keepPackageFile', () => {
   });
 });
 
-describe('cudaProviderMismatch', () => {
+describe('planCudaPairing', () => {
   const onnxruntimeNode = { version: '1.30.0' };
-  it('accepts a provider of the same release only', () => {
-    expect(cudaProviderMismatch({ onnxruntimeNode, cudaProvider: { version: '1.30.0', source: 'x.nupkg' } })).toBeNull();
-    expect(cudaProviderMismatch({ onnxruntimeNode, cudaProvider: { version: '1.31.0', source: 'x.nupkg' } })).toMatch(
-      /1\.31\.0 but onnxruntime-node is 1\.30\.0/,
+  const npm = { version: '1.29.0', source: 'npm com.github.asus4.onnxruntime.linux-x64-gpu@0.4.9', dir: 'cuda/providers' };
+  it('runs a provider of the project core release on that core', () => {
+    expect(planCudaPairing({ onnxruntimeNode, cudaProvider: { version: '1.30.0', source: 'x.nupkg' } })).toEqual({
+      core: 'project',
+      pairing: 'same-release',
+      line: 'core 1.30.0 with cuda provider 1.30.0 (x.nupkg): same release',
+    });
+  });
+
+  it('runs a provider of another release on the core of its release the kit carries, or on the project core only when asked', () => {
+    const withCore = { ...npm, matchedCore: { version: '1.29.0', dir: 'cuda/onnxruntime-node' } };
+    expect(planCudaPairing({ onnxruntimeNode, cudaProvider: withCore })).toMatchObject({ core: 'matched', pairing: 'same-release' });
+    expect(planCudaPairing({ onnxruntimeNode, cudaProvider: withCore }, 'project')).toEqual({
+      core: 'project',
+      pairing: 'any',
+      line:
+        'core 1.30.0 with cuda provider 1.29.0 (npm com.github.asus4.onnxruntime.linux-x64-gpu@0.4.9): ' +
+        'unsupported pairing, run because --cuda-core project asked for it',
+    });
+    expect(planCudaPairing({ onnxruntimeNode, cudaProvider: npm })).toMatch(
+      /1\.29\.0 but onnxruntime-node is 1\.30\.0, and the kit carries no core of 1\.29\.0/,
     );
-    expect(cudaProviderMismatch({ onnxruntimeNode, cudaProvider: { version: null, source: 'dir' } })).toMatch(/no version on record/);
-    expect(cudaProviderMismatch({ onnxruntimeNode, cudaProvider: null })).toMatch(/carries no CUDA execution provider/);
+  });
+
+  it('says why there is nothing to run', () => {
+    expect(planCudaPairing({ onnxruntimeNode, cudaProvider: { version: null, source: 'dir' } })).toMatch(/no version on record/);
+    expect(planCudaPairing({ onnxruntimeNode, cudaProvider: null })).toMatch(/carries no CUDA execution provider/);
   });
 });

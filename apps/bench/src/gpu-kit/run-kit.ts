@@ -1,22 +1,31 @@
-// `inferq-gpu-kit/run [--device auto|cuda:N|webgpu:N|cpu] [--smoke] [--out dir]`, on the GPU machine:
-// checks the GPU and the kit's provider versions, picks cuda:0 or, where CUDA cannot start, webgpu:0,
-// runs bench scenario 1 (raw onnxruntime, end to end, worker side) there, and writes the bench report
-// plus gpu-kit.md (the GPU, each device tried and why it failed, the headline figures) into --out.
+// `inferq-gpu-kit/run [--device auto|cuda:N|webgpu:N|cpu] [--cuda-core matched|project] [--smoke] [--out dir]`, on the
+// GPU machine: checks the GPU and how the kit's CUDA provider pairs with a core (cuda-setup.ts puts it in place),
+// picks cuda:0 or, where CUDA cannot start, webgpu:0, runs bench scenario 1 (raw onnxruntime, end to end, worker
+// side) there, and writes the bench report plus gpu-kit.md (the GPU, each device tried, how the provider paired,
+// where the CNN's nodes ran, why a device failed, the headline figures) into --out.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadBenchEnv } from '../bench-env.ts';
-import { cudaProviderMismatch, MANIFEST_FILE, type KitManifest } from './kit-manifest.ts';
+import { cudaLibraryPath, installCudaProvider, type InstalledCuda } from './cuda-setup.ts';
+import { MANIFEST_FILE, planCudaPairing, type CudaCoreChoice, type CudaPlan, type KitManifest } from './kit-manifest.ts';
 import type { ProbeResult } from './probe-device.ts';
 
 const KIT = resolve(import.meta.dirname, '../../../..');
 const NO_GPU_EXIT = 3;
 const NO_DEVICE_EXIT = 4;
 const { values: args } = parseArgs({
-  options: { device: { type: 'string', default: 'auto' }, smoke: { type: 'boolean', default: false }, out: { type: 'string', default: 'gpu-kit-report' } },
+  options: {
+    device: { type: 'string', default: 'auto' },
+    'cuda-core': { type: 'string', default: 'matched' },
+    smoke: { type: 'boolean', default: false },
+    out: { type: 'string', default: 'gpu-kit-report' },
+  },
 });
+if (args['cuda-core'] !== 'matched' && args['cuda-core'] !== 'project') throw new Error(`--cuda-core ${args['cuda-core']}: expected matched or project`);
+const cudaCore = args['cuda-core'] as CudaCoreChoice;
 const log = (line: string) => console.log(`[gpu-kit] ${line}`);
 // The run script changes into the kit; --out is relative to where it was typed.
 const started = loadBenchEnv();
@@ -30,6 +39,8 @@ const gpu = describeGpu();
 log(gpu ? `GPU: ${gpu}` : 'no NVIDIA GPU: nvidia-smi is not on PATH or found none');
 
 const attempts: ProbeResult[] = [];
+let cudaPlan: CudaPlan | string | undefined;
+let cudaInstalled: InstalledCuda | undefined;
 const device = chooseDevice();
 if (device) {
   log(`running scenario 1 on ${device}${args.smoke ? ' (smoke)' : ''}`);
@@ -38,6 +49,7 @@ if (device) {
     ['--expose-gc', '--import', 'tsx', 'apps/bench/src/main.ts', '--only', '1', '--device', device, '--out', out, ...(args.smoke ? ['--smoke'] : [])],
     { cwd: KIT, env, stdio: 'inherit' },
   );
+  cudaInstalled?.undo();
   if (bench.status !== 0) process.exit(bench.status ?? 1);
 }
 await mkdir(out, { recursive: true });
@@ -55,7 +67,8 @@ function kitEnv(): NodeJS.ProcessEnv {
   return {
     ...started,
     PATH: joined(join(KIT, 'node/bin'), join(system, 'bin'), started.PATH),
-    LD_LIBRARY_PATH: joined(started.LD_LIBRARY_PATH, join(system, 'lib/x86_64-linux-gnu')),
+    // CUDA's runtime libraries and the driver's libcuda, where the machine keeps them apart (cuda-setup.ts).
+    LD_LIBRARY_PATH: joined(started.LD_LIBRARY_PATH, manifest.cudaProvider ? cudaLibraryPath(log) : undefined, join(system, 'lib/x86_64-linux-gnu')),
     ...(vulkanIcd && !started.VK_DRIVER_FILES ? { VK_DRIVER_FILES: vulkanIcd } : {}),
     ...(eglVendor && !started.__EGL_VENDOR_LIBRARY_FILENAMES ? { __EGL_VENDOR_LIBRARY_FILENAMES: eglVendor } : {}),
   };
@@ -78,25 +91,46 @@ function chooseDevice(): string | null {
   }
   const candidates = args.device === 'auto' ? ['cuda:0', 'webgpu:0'] : [args.device];
   for (const candidate of candidates) {
-    const mismatch = candidate.startsWith('cuda') ? cudaProviderMismatch(manifest) : null;
-    const result = mismatch ? { device: candidate, ok: false, error: mismatch } : probe(candidate);
+    const result = candidate.startsWith('cuda') ? probeCuda(candidate) : probe(candidate);
     attempts.push(result);
     log(result.ok ? `${candidate}: runs the CNN at ${result.msPerBatch} ms per batch of 32` : `${candidate} cannot start: ${result.error}`);
+    if (result.placement) log(`${candidate}: ${result.placement}`);
     if (result.ok) return candidate;
   }
   return null;
 }
 
+/** Puts the provider beside the core the pairing plan names, probes, and puts everything back when CUDA does not start. */
+function probeCuda(candidate: string): ProbeResult {
+  cudaPlan = planCudaPairing(manifest, cudaCore);
+  if (typeof cudaPlan === 'string') return { device: candidate, ok: false, error: cudaPlan };
+  log(`CUDA pairing: ${cudaPlan.line}`);
+  cudaInstalled = installCudaProvider(KIT, manifest, cudaPlan);
+  // The worker scenario 1 starts checks the pairing itself and must be told to run an unsupported one.
+  env.CUDA_PROVIDER_PAIRING = cudaPlan.pairing;
+  const result = probe(candidate);
+  if (!result.ok) {
+    cudaInstalled.undo();
+    cudaInstalled = undefined;
+    delete env.CUDA_PROVIDER_PAIRING;
+  }
+  return result;
+}
+
 function probe(candidate: string): ProbeResult {
-  const child = spawnSync(process.execPath, ['--import', 'tsx', 'apps/bench/src/gpu-kit/probe-device.ts', candidate], {
+  const pairing = candidate.startsWith('cuda') && typeof cudaPlan === 'object' ? cudaPlan.pairing : 'same-release';
+  const child = spawnSync(process.execPath, ['--import', 'tsx', 'apps/bench/src/gpu-kit/probe-device.ts', candidate, pairing], {
     cwd: KIT,
     env,
     encoding: 'utf8',
     timeout: 120_000,
   });
   const last = child.stdout.trim().split('\n').pop() ?? '';
+  // onnxruntime's exception says only "Failed to load shared library"; its log on stderr says which library, or the CUDA error.
+  const logged = child.stderr.match(/with error: [^\n\x1b]*|CUDA failure \d+: [^\n\x1b]*/g)?.pop();
   try {
-    return JSON.parse(last) as ProbeResult;
+    const result = JSON.parse(last) as ProbeResult;
+    return result.ok || !logged ? result : { ...result, error: `${result.error} (onnxruntime's log: ${logged})` };
   } catch {
     return {
       device: candidate,
@@ -107,8 +141,10 @@ function probe(candidate: string): ProbeResult {
 }
 
 function cudaProviderText(): string {
-  if (!manifest.cudaProvider) return 'none';
-  return manifest.cudaProvider.version ?? 'of unknown version';
+  const provider = manifest.cudaProvider;
+  if (!provider) return 'none';
+  const archs = provider.cudaArchitectures ? `, pruned to ${provider.cudaArchitectures.map((a) => `sm_${a}`).join('/')}` : '';
+  return `${provider.version ?? 'of unknown version'} (${provider.source}${archs})`;
 }
 
 function summary(): string {
@@ -124,9 +160,13 @@ function summary(): string {
     `GPU: ${gpu ?? 'none found'}. Kit built ${manifest.builtAt}${manifest.commit ? ` at commit ${manifest.commit}` : ''}: Node ${manifest.node.version}, ` +
       `onnxruntime-node ${manifest.onnxruntimeNode.version}, CUDA execution provider ${cudaProviderText()}.`,
     '',
-    '| device | starts | ms per batch of 32 | why not |',
-    '| --- | --- | --- | --- |',
-    ...attempts.map((a) => `| ${a.device} | ${a.ok ? 'yes' : 'no'} | ${a.msPerBatch ?? '—'} | ${a.error?.replaceAll('|', '/') ?? ''} |`),
+    ...(cudaPlan ? [`CUDA pairing: ${typeof cudaPlan === 'string' ? `not run: ${cudaPlan}` : cudaPlan.line}.`, ''] : []),
+    ...(cudaInstalled ? [`CUDA set-up: ${cudaInstalled.describe}.`, ''] : []),
+    '| device | starts | ms per batch of 32 | where the nodes ran | why not |',
+    '| --- | --- | --- | --- | --- |',
+    ...attempts.map(
+      (a) => `| ${a.device} | ${a.ok ? 'yes' : 'no'} | ${a.msPerBatch ?? '—'} | ${a.placement ?? '—'} | ${a.error?.replaceAll('|', '/') ?? ''} |`,
+    ),
     '',
     device
       ? `Scenario 1 ran on ${device}${args.smoke ? ' (smoke run: tiny counts, figures mean nothing)' : ''}; README.md beside this file is its report.`
