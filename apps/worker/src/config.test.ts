@@ -28,3 +28,13 @@ describe('worker config: warm models', () => {
     expect(() => loadConfig(workerConfig, { ...base, WORKER_PRELOAD_MODELS: 'mlp,,x' })).toThrow(/WORKER_PRELOAD_MODELS/);
   });
 });
+
+describe('worker config: batches in flight', () => {
+  it('is 2 by default, a number from 1 to 16, or auto', () => {
+    expect(loadConfig(workerConfig, base).WORKER_BATCHES_IN_FLIGHT).toBe(2);
+    expect(loadConfig(workerConfig, { ...base, WORKER_BATCHES_IN_FLIGHT: '8' }).WORKER_BATCHES_IN_FLIGHT).toBe(8);
+    expect(loadConfig(workerConfig, { ...base, WORKER_BATCHES_IN_FLIGHT: 'auto' }).WORKER_BATCHES_IN_FLIGHT).toBe('auto');
+    expect(() => loadConfig(workerConfig, { ...base, WORKER_BATCHES_IN_FLIGHT: '17' })).toThrow(/WORKER_BATCHES_IN_FLIGHT/);
+    expect(() => loadConfig(workerConfig, { ...base, WORKER_BATCHES_IN_FLIGHT: 'many' })).toThrow(/WORKER_BATCHES_IN_FLIGHT/);
+  });
+});

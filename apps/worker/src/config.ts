@@ -53,9 +53,10 @@ export const workerConfig = {
   /**
    * Batches of one model in flight at once: one runs on the session while the others are claimed (Postgres) or have
    * their results written. Two keep a CPU session busy; a fast GPU whose batch runs in less than a claim and a result
-   * write together may want more (the bench's worker-side drain sweeps it: BENCH_BATCHES_IN_FLIGHT).
+   * write together wants more. `auto`: as many as the measured batches want, their whole way over their device time
+   * (2 to 16; a GPU worker's setting); a number holds it there (the bench's drain sweeps it: BENCH_BATCHES_IN_FLIGHT).
    */
-  WORKER_BATCHES_IN_FLIGHT: Type.Integer({ default: 2, minimum: 1, maximum: 16 }),
+  WORKER_BATCHES_IN_FLIGHT: Type.Union([Type.Integer({ minimum: 1, maximum: 16 }), Type.Literal('auto')], { default: 2 }),
   /**
    * A batch still running this long after its claim writes the claim to
    * Postgres, so clients see its jobs `running`; a quicker batch writes only

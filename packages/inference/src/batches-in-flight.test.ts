@@ -8,32 +8,32 @@ describe('BatchesInFlight', () => {
 
   it("covers a batch's whole way with batches on the device: a slow CPU batch wants 2, a fast GPU batch many", () => {
     const cpu = new BatchesInFlight({ min: 1, max: 16 });
-    cpu.observe({ beforeMs: 3, deviceMs: 30, afterMs: 5 });
+    cpu.observe({ deviceMs: 30, aroundMs: 8 });
     expect(cpu.target()).toBe(2);
     const gpu = new BatchesInFlight({ min: 1, max: 16 });
-    gpu.observe({ beforeMs: 3, deviceMs: 1.22, afterMs: 5 });
+    gpu.observe({ deviceMs: 1.22, aroundMs: 8 });
     expect(gpu.target()).toBe(8);
   });
 
   it('stays within its bounds, a zero device time included', () => {
     const b = new BatchesInFlight({ min: 2, max: 4 });
-    b.observe({ beforeMs: 10, deviceMs: 0, afterMs: 10 });
+    b.observe({ deviceMs: 0, aroundMs: 20 });
     expect(b.target()).toBe(4);
     const slow = new BatchesInFlight({ min: 2, max: 4 });
-    slow.observe({ beforeMs: 0, deviceMs: 100, afterMs: 0 });
+    slow.observe({ deviceMs: 100, aroundMs: 0 });
     expect(slow.target()).toBe(2);
   });
 
   it('follows the latencies as they change, smoothed, and ignores a batch with a stage that is not a time', () => {
     const b = new BatchesInFlight({ min: 1, max: 16 });
-    b.observe({ beforeMs: 2, deviceMs: 10, afterMs: 2 });
+    b.observe({ deviceMs: 10, aroundMs: 4 });
     expect(b.target()).toBe(2);
-    b.observe({ beforeMs: Number.NaN, deviceMs: 1, afterMs: 1 });
-    expect(b.stages()).toEqual({ beforeMs: 2, deviceMs: 10, afterMs: 2 });
+    b.observe({ deviceMs: 1, aroundMs: Number.NaN });
+    expect(b.stages()).toEqual({ deviceMs: 10, aroundMs: 4 });
     // The device gets faster (a GPU warmed up, smaller batches): the target rises over a few batches, not at once.
     const seen: number[] = [];
     for (let i = 0; i < 30; i++) {
-      b.observe({ beforeMs: 2, deviceMs: 1, afterMs: 2 });
+      b.observe({ deviceMs: 1, aroundMs: 4 });
       seen.push(b.target());
     }
     expect(seen[0]).toBeLessThan(seen.at(-1)!);

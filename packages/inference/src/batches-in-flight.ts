@@ -3,21 +3,22 @@ const SMOOTHING = 0.2;
 /** Below this, a device time is a measurement's noise, not a rate to plan on. */
 const MIN_DEVICE_MS = 0.05;
 
-/** One batch's way through a worker, each stage on its own clock: what the batch loop learns from. */
+/** One batch's way through a worker: what the batch loop learns from. */
 export interface BatchStages {
-  /** From the batch's close to its inputs in hand: the claim (Postgres) and the inputs' decoding. */
-  beforeMs: number;
   /** The session's own run time (measured in its thread: no wait behind other batches). */
   deviceMs: number;
-  /** From the run's end to its jobs acknowledged: the result write (Postgres, S3) and the queue's ack. */
-  afterMs: number;
+  /**
+   * The rest of the batch's way, its wait for the session left out: the claim and the inputs before the run, the
+   * result write and the acknowledgement after it.
+   */
+  aroundMs: number;
 }
 
 /**
  * How many batches a model's loop keeps in flight so that its device never
  * waits on the bookkeeping around it: while one batch runs, the next ones are
  * being claimed and the previous ones written, so a batch's whole way
- * (before + device + after) over its device time, rounded up, keeps the device
+ * (around + device) over its device time, rounded up, keeps the device
  * fed (Little's law on the batch pipeline). A CPU session whose batch takes
  * 30 ms beside 8 ms of bookkeeping wants 2; a GPU batch of 1.2 ms beside the
  * same 8 ms wants 8. Bounded by `max` (more batches in flight hold more jobs
@@ -36,16 +37,14 @@ export class BatchesInFlight {
 
   /** One batch's stages; a stage that is not a finite, non-negative time is ignored with the rest of the batch. */
   observe(batch: BatchStages): void {
-    const values = [batch.beforeMs, batch.deviceMs, batch.afterMs];
-    if (!values.every((v) => Number.isFinite(v) && v >= 0)) return;
+    if (![batch.deviceMs, batch.aroundMs].every((v) => Number.isFinite(v) && v >= 0)) return;
     if (!this.#stages) {
       this.#stages = { ...batch };
       return;
     }
     const s = this.#stages;
-    s.beforeMs += SMOOTHING * (batch.beforeMs - s.beforeMs);
     s.deviceMs += SMOOTHING * (batch.deviceMs - s.deviceMs);
-    s.afterMs += SMOOTHING * (batch.afterMs - s.afterMs);
+    s.aroundMs += SMOOTHING * (batch.aroundMs - s.aroundMs);
   }
 
   /** The running means, or undefined before the first batch. */
@@ -58,7 +57,7 @@ export class BatchesInFlight {
     const s = this.#stages;
     if (!s) return this.#min;
     const device = Math.max(s.deviceMs, MIN_DEVICE_MS);
-    const wanted = Math.ceil((s.beforeMs + device + s.afterMs) / device);
+    const wanted = Math.ceil((s.aroundMs + device) / device);
     return Math.min(this.#max, Math.max(this.#min, wanted));
   }
 }

@@ -157,6 +157,7 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
       modelVersion,
       batchSize: jobs.length,
       inferMs: 0,
+      sessionMs: 0,
       succeeded: 0,
       failed: 0,
       queueWaitMs: Math.round(Date.now() - Math.min(...jobs.map((j) => j.createdAtMs))),
@@ -171,11 +172,13 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
     }
     // A cold load is not what the next batch will take: it stays out of the service time.
     const loadMs = Date.now() - loadStartedMs;
+    const sessionStartedMs = performance.now();
     const run = await traceStep(scope.span, 'inference', () => session.infer(jobs.map((j) => ({ inputs: j.inputs })))).catch(async (err: unknown) => {
       await deps.sessions.discard(model, modelVersion, session);
       throw err;
     });
     stats.inferMs = run.inferMs;
+    stats.sessionMs = performance.now() - sessionStartedMs;
     const ok: Array<{ job: LoadedJob; outputs: (typeof run.results)[number] & { ok: true } }> = [];
     const bad: Array<{ job: LoadedJob; e: ClassifiedError }> = [];
     run.results.forEach((r, i) => {
@@ -304,8 +307,8 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
     return () => clearTimeout(timer);
   }
 
-  /** Claims, reads, runs and stores one batch; uses every job's handle, never rejects. */
-  async function runSteps(batchId: string, batch: PendingJob[], span: Span): Promise<void> {
+  /** Claims, reads, runs and stores one batch; uses every job's handle, never rejects. Returns what a batch that ran came to. */
+  async function runSteps(batchId: string, batch: PendingJob[], span: Span): Promise<BatchStats | undefined> {
     const log = deps.logger.child({ model: batch[0]!.model, modelVersion: batch[0]!.modelVersion, batchId, ...traceIds(span) });
     if (deps.health?.isFaulted(batch[0]!.model)) {
       // Jobs this worker held when it stopped taking the model: back to the queue unclaimed, for another worker.
@@ -343,12 +346,14 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
         'batch completed',
       );
       deps.status?.batchEnded(batchId, stats);
+      return stats;
     } catch (err) {
       deps.status?.batchEnded(batchId);
       // A step failed outright, or an outage outlasted the worker: the jobs whose outcome was not stored fail this attempt, and the queue retries them.
       log.error({ err }, 'batch failed before its results were stored');
       const error = err instanceof Error ? err : new Error(String(err));
       for (const job of batch) if (!job.ack.isSettled) job.ack.fail(error);
+      return undefined;
     } finally {
       unmark();
     }
@@ -364,8 +369,8 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
       await outlastOutage('store failures', { log: deps.logger.child({ jobId: job.jobId }) }, () => deps.writer.writeFailures([failure]));
       return error;
     },
-    /** Claims, runs and stores one batch, then uses each job's queue handle; never rejects. */
-    processBatch(batch: PendingJob[]): Promise<void> {
+    /** Claims, runs and stores one batch, then uses each job's queue handle; never rejects. Resolves with the batch's stats when it ran. */
+    processBatch(batch: PendingJob[]): Promise<BatchStats | undefined> {
       const batchId = randomUUID();
       return traceBatch(batchId, batch, (span) => runSteps(batchId, batch, span));
     },

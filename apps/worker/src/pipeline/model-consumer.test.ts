@@ -30,7 +30,7 @@ afterAll(async () => {
 });
 
 /** Runs `jobs` jobs of a fresh model through a model consumer; returns the most batches that ran at once. */
-async function mostInFlight(jobs: number, batchesInFlight?: number): Promise<number> {
+async function mostInFlight(jobs: number, batchesInFlight?: number | 'auto', deviceMs = 0): Promise<number> {
   const model = `in-flight-${randomUUID().slice(0, 8)}`;
   let running = 0;
   let most = 0;
@@ -42,6 +42,8 @@ async function mostInFlight(jobs: number, batchesInFlight?: number): Promise<num
       running--;
       for (const job of batch) job.ack.ack();
       done += batch.length;
+      // What `auto` learns from: the device's share of the batch's 300 ms (its session wait is its run here).
+      return deviceMs > 0 ? { inferMs: deviceMs, sessionMs: deviceMs } : undefined;
     },
     failIntake: async (_job: unknown, err: unknown) => err as Error,
   } as unknown as BatchRunner;
@@ -75,5 +77,14 @@ describe('batches in flight per model', () => {
     expect(await mostInFlight(40)).toBe(2);
     expect(await mostInFlight(40, 5)).toBe(5);
     expect(await mostInFlight(12, 1)).toBe(1);
+  });
+
+  it("auto: as many as cover a batch's way with batches on the device, from the batches measured", async () => {
+    // 50 ms of device in a way of 300 ms and a little (timers fire late): 6 or 7 in flight keep it busy.
+    const fast = await mostInFlight(80, 'auto', 50);
+    expect(fast).toBeGreaterThanOrEqual(6);
+    expect(fast).toBeLessThanOrEqual(8);
+    // A device that is the whole way: the default's 2.
+    expect(await mostInFlight(40, 'auto', 300)).toBe(2);
   });
 });

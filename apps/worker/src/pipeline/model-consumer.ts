@@ -1,6 +1,6 @@
 import type { Logger } from '@inferq/core';
 import type { AdaptiveBatching } from '@inferq/contracts';
-import { Batcher, chooseBatching, type InferenceProfile } from '@inferq/inference';
+import { Batcher, BatchesInFlight, chooseBatching, type InferenceProfile } from '@inferq/inference';
 import { createQueueConsumer, priorityOfBull, type JobAck, type QueueJob, type RedisClient } from '@inferq/queue';
 import type { BatchRunner } from './batch-runner.ts';
 import { parseJobPayload } from './job-inputs.ts';
@@ -14,8 +14,8 @@ export interface ModelConsumerOptions {
   maxBatchDelayMs: number;
   lockDurationMs: number;
   stalledIntervalMs: number;
-  /** Batches in flight at once (WORKER_BATCHES_IN_FLIGHT). @default 2 */
-  batchesInFlight?: number;
+  /** Batches in flight at once (WORKER_BATCHES_IN_FLIGHT), or `auto`: as many as the measured batches want (BatchesInFlight). @default 2 */
+  batchesInFlight?: number | 'auto';
   runner: BatchRunner;
   logger: Logger;
   /** The model's measured inference time per batch size. */
@@ -46,6 +46,14 @@ const DEADLINE_MARGIN_MS = 20;
  * one's result writes overlap inference instead of leaving the device idle.
  */
 const DEFAULT_BATCHES_IN_FLIGHT = 2;
+/**
+ * `auto`'s bounds: never fewer than the default, at most this many. Each batch in flight holds a batch of jobs
+ * locked by this worker (and BullMQ one batch more), away from other workers and ahead of any more urgent job that
+ * arrives: the ceiling bounds what a fast device's appetite costs them.
+ */
+const AUTO_MAX_BATCHES_IN_FLIGHT = 16;
+/** Jobs one model's consumer may hold at once, whatever the batches in flight. */
+const MAX_HELD_JOBS = 1024;
 
 /**
  * Consumes one model's queue: each job taken joins the batcher with its
@@ -55,7 +63,11 @@ const DEFAULT_BATCHES_IN_FLIGHT = 2;
  * fills while they run.
  */
 export function createModelConsumer(o: ModelConsumerOptions) {
-  const inFlight = o.batchesInFlight ?? DEFAULT_BATCHES_IN_FLIGHT;
+  const depth = o.batchesInFlight === 'auto' ? new BatchesInFlight({ min: DEFAULT_BATCHES_IN_FLIGHT, max: AUTO_MAX_BATCHES_IN_FLIGHT }) : undefined;
+  const fixed = typeof o.batchesInFlight === 'number' ? o.batchesInFlight : DEFAULT_BATCHES_IN_FLIGHT;
+  const inFlight = (): number => depth?.target() ?? fixed;
+  /** BullMQ holds one batch's worth more than the batches in flight, so the next batch fills while they run. */
+  const heldJobs = (): number => Math.min(o.maxBatchSize * (inFlight() + 1), MAX_HELD_JOBS);
   const batcher = new Batcher<PendingJob>({
     maxBatchSize: o.maxBatchSize,
     maxBatchDelayMs: o.maxBatchDelayMs,
@@ -77,7 +89,7 @@ export function createModelConsumer(o: ModelConsumerOptions) {
     let batches = 0;
     for (;;) {
       if (++batches % ADAPT_EVERY_BATCHES === 0) adapt();
-      if (running.size >= inFlight) await Promise.race(running);
+      if (running.size >= inFlight()) await Promise.race(running);
       let batch: PendingJob[];
       try {
         batch = await batcher.next(stopLoop.signal);
@@ -85,7 +97,16 @@ export function createModelConsumer(o: ModelConsumerOptions) {
         break;
       }
       // processBatch uses every job's handle itself and never rejects.
-      const run: Promise<void> = o.runner.processBatch(batch).finally(() => running.delete(run));
+      const startedMs = performance.now();
+      const run: Promise<void> = o.runner
+        .processBatch(batch)
+        .then((stats) => {
+          // A batch that ran teaches `auto` its device time and the rest of its way (its wait for the session left out).
+          if (!depth || !stats || !(stats.inferMs > 0)) return;
+          depth.observe({ deviceMs: stats.inferMs, aroundMs: performance.now() - startedMs - stats.sessionMs });
+          if (worker.concurrency !== heldJobs()) worker.concurrency = heldJobs();
+        })
+        .finally(() => running.delete(run));
       running.add(run);
     }
     await Promise.all(running);
@@ -125,7 +146,7 @@ export function createModelConsumer(o: ModelConsumerOptions) {
       connection: o.connection,
       prefix: o.prefix,
       model: o.model,
-      concurrency: Math.min(o.maxBatchSize * (inFlight + 1), 1024),
+      concurrency: heldJobs(),
       lockDurationMs: o.lockDurationMs,
       stalledIntervalMs: o.stalledIntervalMs,
       maxStalledCount: 3,

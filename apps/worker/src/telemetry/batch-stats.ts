@@ -5,6 +5,8 @@ export interface BatchStats {
   modelVersion: number;
   batchSize: number;
   inferMs: number;
+  /** Wall time the batch waited on its session: its turn behind other batches and its run. */
+  sessionMs: number;
   queueWaitMs: number;
   succeeded: number;
   failed: number;

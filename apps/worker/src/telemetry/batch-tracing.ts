@@ -25,7 +25,7 @@ export interface TracedJob {
 }
 
 /** Runs a batch under a batch span; each traced job gets a span of its own, ended when its queue job's handle is used. */
-export function traceBatch(batchId: string, batch: readonly TracedJob[], run: (span: Span) => Promise<void>): Promise<void> {
+export function traceBatch<T>(batchId: string, batch: readonly TracedJob[], run: (span: Span) => Promise<T>): Promise<T> {
   const { model, modelVersion } = batch[0]!;
   const links: Link[] = batch.flatMap((job) => {
     const submitted = job.traceContext && trace.getSpanContext(contextFrom(job.traceContext));
