@@ -41,8 +41,11 @@ export type AttributeValue = number | number[] | { float: number } | { string: s
 export type OpDomain = '' | 'ai.onnx.ml';
 
 export interface GraphBuilder {
-  /** Random weights, uniform in ±1/sqrt(fanIn) (PyTorch's default init), so activations stay finite. */
-  addWeight(name: string, dims: number[], fanIn: number): string;
+  /**
+   * Random weights, uniform in ±gain/sqrt(fanIn): gain 1 is PyTorch's default init, √6 He's (variance 2/fanIn, which
+   * keeps a ReLU stack's activations at one scale); either way activations stay finite.
+   */
+  addWeight(name: string, dims: number[], fanIn: number, gain?: number): string;
   addFloatConstant(name: string, dims: number[], values: readonly number[]): string;
   addInt64Constant(name: string, dims: number[], values: readonly number[]): string;
   /** Adds a node and returns its output's name (`output`, or a generated one). */
@@ -66,9 +69,11 @@ export function createGraphBuilder(options: { graphName: string; seed: number })
   };
 
   return {
-    addWeight(name, dims, fanIn) {
-      const bound = 1 / Math.sqrt(fanIn);
-      const values = Array.from({ length: countElements(dims) }, () => (random() * 2 - 1) * bound);
+    addWeight(name, dims, fanIn, gain = 1) {
+      const bound = gain / Math.sqrt(fanIn);
+      // Straight into a Float32Array: ResNet-50's 25 M weights as a number[] first took seconds and a gigabyte.
+      const values = new Float32Array(countElements(dims));
+      for (let i = 0; i < values.length; i += 1) values[i] = (random() * 2 - 1) * bound;
       return addTensor(name, dims, ElemType.FLOAT, encodeFloats(values));
     },
     addFloatConstant(name, dims, values) {
@@ -102,10 +107,16 @@ export function createGraphBuilder(options: { graphName: string; seed: number })
 const utf8 = new TextEncoder();
 const countElements = (dims: readonly number[]): number => dims.reduce((n, d) => n * d, 1);
 
+const isLittleEndianHost = new Uint8Array(Uint16Array.of(1).buffer)[0] === 1;
+
 // raw_data is little-endian by the ONNX spec, whatever the host.
-function encodeFloats(values: readonly number[]): Uint8Array {
+function encodeFloats(values: ArrayLike<number>): Uint8Array {
+  if (isLittleEndianHost) {
+    const floats = values instanceof Float32Array ? values : Float32Array.from(values);
+    return new Uint8Array(floats.buffer, floats.byteOffset, floats.byteLength);
+  }
   const view = new DataView(new ArrayBuffer(values.length * 4));
-  values.forEach((v, i) => view.setFloat32(i * 4, v, true));
+  for (let i = 0; i < values.length; i += 1) view.setFloat32(i * 4, values[i]!, true);
   return new Uint8Array(view.buffer);
 }
 

@@ -14,7 +14,8 @@ export {
 } from './build-graph.ts';
 export { buildCnnModel, buildMlpModel } from './demo-models.ts';
 export { buildTransformerModel } from './transformer-model.ts';
+export { buildResnet50Model, RESNET_IMAGE_SIZE } from './resnet-model.ts';
 export { buildLabelsModel, LABELS_CLASSES, LABELS_UNKNOWN, LABELS_VOCABULARY } from './string-model.ts';
 export { buildDemoTokenizer, demoVocabulary } from './demo-tokenizer.ts';
-export { resolveOcrDetectionModelPath, writeDemoModels, type DemoModel } from './write-demo-models.ts';
+export { resolveOcrDetectionModelPath, writeDemoModels, writeOnDemandModel, type DemoModel } from './write-demo-models.ts';
 export { createSeededRandom } from './seeded-random.ts';

@@ -4,6 +4,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { buildCnnModel, buildMlpModel } from './demo-models.ts';
 import { buildDemoTokenizer } from './demo-tokenizer.ts';
+import { buildResnet50Model } from './resnet-model.ts';
 import { buildLabelsModel } from './string-model.ts';
 import { buildTransformerModel } from './transformer-model.ts';
 
@@ -21,6 +22,16 @@ const GENERATED_MODELS = [
   { name: 'cnn', build: buildCnnModel, maxBatchSize: 32, maxBatchDelayMs: 5 },
   { name: 'transformer', build: buildTransformerModel, maxBatchSize: 32, maxBatchDelayMs: 5, tokenizer: buildDemoTokenizer },
   { name: 'labels', build: buildLabelsModel, maxBatchSize: 32, maxBatchDelayMs: 5 },
+] as const;
+
+/**
+ * Models too large for the default set, written only when asked for by name: ResNet-50 is ~100 MB (a second or two to
+ * build), which the demo stack and every test run would otherwise pay. `resnet50-narrow` is its graph at 1/8 of the
+ * channels (2.5 MB, same input and output): the bench's smoke run, which checks that the suite works, not the figures.
+ */
+const ON_DEMAND_MODELS = [
+  { name: 'resnet50', build: () => buildResnet50Model(), maxBatchSize: 16, maxBatchDelayMs: 10 },
+  { name: 'resnet50-narrow', build: () => buildResnet50Model({ widthDivisor: 8 }), maxBatchSize: 16, maxBatchDelayMs: 10 },
 ] as const;
 
 /** PaddleOCR v4 text detection, shipped in the npm package (nothing is downloaded). */
@@ -52,6 +63,16 @@ export async function writeDemoModels(dir: string): Promise<DemoModel[]> {
   }
   models.push({ name: 'ocr-det', path: resolveOcrDetectionModelPath(), maxBatchSize: 4, maxBatchDelayMs: 10 });
   return models;
+}
+
+/** Writes the on-demand model `name` (`resnet50`) into `dir`, as writeDemoModels writes the default set, and lists it. */
+export async function writeOnDemandModel(dir: string, name: string): Promise<DemoModel> {
+  const m = ON_DEMAND_MODELS.find((candidate) => candidate.name === name);
+  if (!m) throw new Error(`no on-demand demo model ${name} (there are: ${ON_DEMAND_MODELS.map((c) => c.name).join(', ')})`);
+  await mkdir(dir, { recursive: true });
+  const path = join(dir, `${m.name}.onnx`);
+  await writeFileIfChanged(path, m.build());
+  return { name: m.name, path, maxBatchSize: m.maxBatchSize, maxBatchDelayMs: m.maxBatchDelayMs };
 }
 
 /**

@@ -1,5 +1,7 @@
 // The test run's environment, in one place: global setup publishes the service
 // URLs and the demo models into it, and test files read them back from here.
+import { dirname } from 'node:path';
+import { writeOnDemandModel } from '@inferq/onnx-model';
 
 export interface DemoModelFile {
   name: string;
@@ -29,6 +31,19 @@ export const demoModels = (): DemoModelFile[] => JSON.parse(requiredTestVar(DEMO
 export function demoModel(name: string): DemoModelFile {
   const model = demoModels().find((m) => m.name === name);
   if (!model) throw new Error(`no demo model ${name}`);
+  return model;
+}
+
+/**
+ * Demo model `name`, written first when it is an on-demand one (`resnet50`, ~100 MB, left out of the default set) into
+ * the published models' folder, and published in this process, so demoModel(name) and registerModel find it afterwards.
+ */
+export async function provideDemoModel(name: string): Promise<DemoModelFile> {
+  const models = demoModels();
+  const published = models.find((m) => m.name === name);
+  if (published) return published;
+  const model = await writeOnDemandModel(dirname(models[0]!.path), name);
+  process.env[DEMO_MODELS_VAR] = JSON.stringify([...models, model]);
   return model;
 }
 

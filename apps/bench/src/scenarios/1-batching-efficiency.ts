@@ -4,12 +4,13 @@ import { runRawOnnx } from '../ceilings/raw-onnx.ts';
 import { loadBenchEnv } from '../bench-env.ts';
 import { drainQueued } from '../drain-run.ts';
 import { BODY_FORMS, runBurst, SHIPPED_WORKER_ENV, tensorBody, waitForLoadedModel, type BodyForm, type JobsRun } from '../driver.ts';
-import { cpuMsPerMiB } from '../costs/process-cpu.ts';
+import { BODY_TABLE_COLUMNS, bodyTableRow, cpuFigure, summariseBursts } from '../burst-figures.ts';
 import { sampleGpu, type GpuUtilisation } from '../gpu-sampler.ts';
 import { goal, type Scenario } from '../scenario.ts';
-import { median, round } from '../stats.ts';
+import { round } from '../stats.ts';
 import { deviceTimeFromEnv } from '../timed-device/device-time.ts';
 import { timedDeviceDrains } from '../timed-device/timed-drain.ts';
+import { measureResnet } from './1-batching-resnet.ts';
 
 const MAX_BATCH_SIZE = 32;
 const MAX_BATCH_DELAY_MS = 5;
@@ -33,7 +34,7 @@ function drainInFlight(device: string): number[] {
 
 export const batchingEfficiency: Scenario = {
   id: '1',
-  title: 'Batching efficiency: CNN end to end against raw onnxruntime',
+  title: 'Batching efficiency: CNN and ResNet-50 end to end against raw onnxruntime',
   async run(ctx) {
     const jobs = ctx.size(30_000, 40);
     const drainJobs = ctx.size(30_000, 200);
@@ -95,30 +96,13 @@ export const batchingEfficiency: Scenario = {
         inputBytes: image.byteLength,
         rawCpuUsPerItem: raw.costs.cpuUsPerJob.worker,
       });
+      // The realistic model beside the toy, on the same stack once the CNN's workers are gone.
+      const resnet = await measureResnet(ctx, stack);
       const drain = drains[0]!.run;
       const drainRatio = drain.itemsPerS / rawItemsPerS;
       const sweep = drains.slice(1);
-      const figures = (form: BodyForm) => {
-        const r = runs[form];
-        const itemsPerS = median(r.map((b) => b.jobsPerS));
-        const medianRound = r.find((b) => b.jobsPerS === itemsPerS)!;
-        return {
-          itemsPerS,
-          ratio: itemsPerS / rawItemsPerS,
-          submitPerS: median(r.map((b) => jobs / b.submit.elapsedS)),
-          cpuMsPerMiB: median(r.map((b) => cpuMsPerMiB(b.apiCpuS, b.submit.bodyBytes) ?? Number.NaN)),
-          cpuMsPerJob: median(r.map((b) => (b.apiCpuS === null ? Number.NaN : (b.apiCpuS * 1000) / jobs))),
-          bodyBytes: r[0]!.submit.bodyBytes / jobs,
-          batch: median(r.map((b) => b.avgBatchSize ?? 0)),
-          span: median(r.map((b) => b.spanS)),
-          failed: r.reduce((n, b) => n + b.failed, 0),
-          rounds: r.map((b) => Math.round(b.jobsPerS)).join(' / '),
-          costs: medianRound.costs,
-        };
-      };
-      const json = figures('json');
-      const binary = figures('binary');
-      const cpuFigure = (v: number, digits = 1) => (Number.isNaN(v) ? null : round(v, digits));
+      const json = summariseBursts(runs.json, jobs, rawItemsPerS);
+      const binary = summariseBursts(runs.binary, jobs, rawItemsPerS);
       return {
         id: '1',
         title: this.title,
@@ -164,6 +148,7 @@ export const batchingEfficiency: Scenario = {
             ]),
           ),
           ...timed.metrics,
+          ...resnet.metrics,
         },
         goals: [
           goal('e2e ÷ raw onnxruntime, max batch 32 (JSON body)', round(json.ratio, 3), '>=', 0.9),
@@ -183,13 +168,7 @@ export const batchingEfficiency: Scenario = {
           ...timed.costs,
           { name: 'raw onnxruntime', costs: raw.costs, measuredJobsPerS: round(rawItemsPerS, 0), ceiling: true },
         ],
-        table: {
-          columns: ['body', 'bytes per job', 'submit jobs/s', 'API CPU ms per MiB', 'API CPU ms per job', 'e2e items/s', 'e2e ÷ raw'],
-          rows: BODY_FORMS.map((form) => {
-            const f = form === 'json' ? json : binary;
-            return [form, f.bodyBytes, round(f.submitPerS, 0), cpuFigure(f.cpuMsPerMiB), cpuFigure(f.cpuMsPerJob, 3), round(f.itemsPerS, 0), round(f.ratio, 3)];
-          }),
-        },
+        table: { columns: BODY_TABLE_COLUMNS, rows: [bodyTableRow('cnn', 'json', json), bodyTableRow('cnn', 'binary', binary), ...resnet.rows] },
         notes: [
           `Saturating load: ${jobs} one-image jobs submitted with ${CONCURRENCY} requests in flight; e2e is first created_at to last finished_at. ` +
             `${rounds} rounds per body form, the forms alternating; figures are the median round.`,
@@ -207,6 +186,7 @@ export const batchingEfficiency: Scenario = {
             (sweep.length ? `, then again with ${sweep.map((d) => d.inFlight).join(', ')} (the *_in_flight_N figures; BENCH_BATCHES_IN_FLIGHT).` : '.'),
           "Tier costs: the median round's for each body form; the raw ceiling's is the bench process's CPU per item, as the worker tier.",
           ...timed.notes,
+          ...resnet.notes,
         ],
       };
     } finally {
