@@ -67,6 +67,12 @@ export async function timedDeviceDrains(stack: Stack, o: TimedDrainOptions) {
     costs.walBytesPerJob === null || submitCosts.walBytesPerJob === null ? null : costs.walBytesPerJob + submitCosts.walBytesPerJob,
   );
   const medianRun = runs.find((r) => r.itemsPerS === itemsPerS)!;
+  const main = medianOf(runs, (r) => r.costs.cpuUsPerJob['worker main']);
+  const session = medianOf(runs, (r) => r.costs.cpuUsPerJob['worker session']);
+  // At 90 % of the device's capacity, with a job's CPU what it was here: the worker's cores, and its event loops (one core each).
+  const ninetyPct = 0.9 * capacity;
+  const hostCores = worker === null || session === null ? null : (ninetyPct * (worker + session)) / 1e6;
+  const feeders = main === null ? null : Math.ceil((ninetyPct * main) / 1e6);
   const metrics = {
     timed_device_batch_ms: o.device.batchMs,
     timed_device_batch_items: o.device.batchItems,
@@ -88,6 +94,8 @@ export async function timedDeviceDrains(stack: Stack, o: TimedDrainOptions) {
     timed_device_redis_us_per_job: round(redis, 1),
     timed_device_postgres_us_per_job: round(postgres, 1),
     timed_device_bookkeeping_us_per_job: round(total, 1),
+    timed_device_worker_cores_for_90pct_busy: round(hostCores, 1),
+    timed_device_event_loops_for_90pct_busy: feeders,
     timed_device_bookkeeping_to_raw_item_cpu: round(share(total, o.rawCpuUsPerItem), 3),
     timed_device_postgres_to_raw_item_cpu: round(share(postgres, o.rawCpuUsPerItem), 3),
     timed_device_wal_bytes_per_job: round(wal, 0),
@@ -120,7 +128,8 @@ export async function timedDeviceDrains(stack: Stack, o: TimedDrainOptions) {
       `a capacity of ${Math.round(capacity)} items/s. ${o.rounds} worker-side drains of ${o.jobs} jobs; each figure the median. ` +
       "Busy: the batches' inference time over the drain's span. Bookkeeping: the worker's main and other threads, Redis and Postgres CPU a job " +
       '(the session thread left out), against raw onnxruntime’s CPU an item in the same run; WAL end to end (the submits, metered apart, ' +
-      'plus the drain) against the input’s bytes + 1 KB.',
+      'plus the drain) against the input’s bytes + 1 KB. Cores for 90 % busy: the worker process’s CPU a job (every thread) times 90 % of the ' +
+      'capacity, on cores like these; event loops: its main thread’s CPU a job the same way, one core each (a worker has one today).',
   ];
   return { metrics, goals, costs, notes };
 }
