@@ -111,28 +111,23 @@ export async function startJobs(pool: Pool, b: StartBatch): Promise<Map<string, 
  * Jobs that changed since the read are dropped from the claim.
  */
 async function settleRareClaims(pool: Pool, b: StartBatch, rare: Array<{ id: string; read: number }>, jobs: Map<string, ClaimedJobRow>) {
+  const ids = rare.map((j) => j.id);
   const { rows } = await pool.query<{ id: string; taken: boolean }>(
     `WITH r AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(id uuid, read int)),
           expired AS (
             UPDATE jobs SET ${EXPIRE} FROM r
-             WHERE jobs.id = r.id AND ${batchRowsSql(
-               rare.map((j) => j.id),
-               '$5',
-             )} AND jobs.attempts = r.read
+             WHERE jobs.id = r.id AND ${batchRowsSql(ids, '$5')} AND jobs.attempts = r.read
                AND jobs.status = 'queued' AND jobs.deadline_at <= now()
              RETURNING jobs.id),
           taken AS (
             UPDATE jobs SET started_at = now(), attempts = r.read + 1, worker_id = $2, batch_id = $3::uuid, batch_size = $4,
                    queue_ms = GREATEST(0, (EXTRACT(EPOCH FROM (now() - jobs.created_at)) * 1000)::int)
               FROM r
-             WHERE jobs.id = r.id AND ${batchRowsSql(
-               rare.map((j) => j.id),
-               '$5',
-             )} AND jobs.attempts = r.read
+             WHERE jobs.id = r.id AND ${batchRowsSql(ids, '$5')} AND jobs.attempts = r.read
                AND jobs.status = 'running'
              RETURNING jobs.id)
      SELECT id::text, false AS taken FROM expired UNION ALL SELECT id::text, true FROM taken`,
-    [JSON.stringify(rare.map((j) => ({ id: j.id, read: j.read }))), b.workerId, b.batchId, b.batchSize, rare.map((j) => j.id)],
+    [JSON.stringify(rare.map((j) => ({ id: j.id, read: j.read }))), b.workerId, b.batchId, b.batchSize, ids],
   );
   const taken = new Set(rows.filter((r) => r.taken).map((r) => r.id));
   for (const j of rare) if (!taken.has(j.id)) jobs.delete(j.id);
@@ -296,10 +291,8 @@ export interface JobFailure {
 export async function failJobs(pool: Pool, failures: JobFailure[], run?: BatchRun): Promise<void> {
   if (failures.length === 0) return;
   const rows = failures.map((f) => ({ id: f.id, code: f.code, message: f.message.slice(0, 2000), final: f.final, attempt: f.attempt ?? null }));
-  const range = batchRowsSql(
-    rows.map((f) => f.id),
-    run ? '$3' : '$2',
-  );
+  const ids = rows.map((f) => f.id);
+  const range = batchRowsSql(ids, run ? '$3' : '$2');
   const outcome = `status = CASE WHEN f.final THEN 'failed' ELSE 'queued' END, finished_at = CASE WHEN f.final THEN now() ELSE NULL END,
             error_code = f.code, error_message = f.message`;
   const recordset = 'jsonb_to_recordset($1::jsonb) AS f(id uuid, code text, message text, final boolean, attempt int)';
@@ -308,7 +301,7 @@ export async function failJobs(pool: Pool, failures: JobFailure[], run?: BatchRu
       ? `UPDATE jobs SET ${outcome}, ${runColumns('f', 'run')} FROM ${recordset}, ${runRow('$2')}
           WHERE jobs.id = f.id AND ${range} AND ${fencedTo('run.batch_id', 'f')}`
       : `UPDATE jobs SET ${outcome} FROM ${recordset} WHERE jobs.id = f.id AND ${range} AND jobs.status IN ('queued', 'running')`,
-    run ? [JSON.stringify(rows), runJson(run), rows.map((f) => f.id)] : [JSON.stringify(rows), rows.map((f) => f.id)],
+    run ? [JSON.stringify(rows), runJson(run), ids] : [JSON.stringify(rows), ids],
   );
 }
 

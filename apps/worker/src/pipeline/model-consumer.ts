@@ -89,7 +89,8 @@ export function createModelConsumer(o: ModelConsumerOptions) {
     let batches = 0;
     for (;;) {
       if (++batches % ADAPT_EVERY_BATCHES === 0) adapt();
-      if (running.size >= inFlight()) await Promise.race(running);
+      // A while, not an if: when `auto` lowers its target, the loop waits until the batches in flight are down to it.
+      while (running.size >= inFlight()) await Promise.race(running);
       let batch: PendingJob[];
       try {
         batch = await batcher.next(stopLoop.signal);
