@@ -98,6 +98,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const redis = createRedisConnection(ctx.env.REDIS_URL!, 'producer');
   // Fault tests stop Redis under it: a failed call says so, the connection need not.
   redis.on('error', () => {});
+  // A Cluster client refuses commands until it has read the slots (no offline queue): a test's first startWorker came too soon once.
+  await waitFor(() => redis.status === 'ready', { timeoutMs: 15_000, intervalMs: 20, what: "the stack's Redis connection to be ready" });
   const request: Stack['request'] = async (method, path, body, headers = {}) => {
     const res = await fetch(`${baseUrl}${path}`, {
       method,
