@@ -8,6 +8,7 @@
  * `backlog`: every batch's jobs are inserted first, into a partition analysed while it was empty (a new day's
  * partition, or any filled faster than autovacuum analyses it), then claimed and completed batch by batch, as a
  * worker drains a queue: the statements' plans must not trust the partition's statistics.
+ * `walmap` (after `backlog` or in its place): then each statement's WAL a job by relation (wal-by-relation.ts).
  */
 import { randomUUID } from 'node:crypto';
 import { completeJobs, createPool, ensureJobPartitions, insertJobs, markJobsRunning, runMigrations, startJobs, type BatchRun, type Pool } from '@inferq/db';
@@ -15,9 +16,11 @@ import { newTestJob } from '@inferq/test-utils';
 import { loadBenchEnv } from '../bench-env.ts';
 import { median } from '../stats.ts';
 import { processCpuSeconds } from './process-cpu.ts';
+import { walByRelation } from './wal-by-relation.ts';
 
 const [batches = 200, size = 32, inputBytes = 12_288] = process.argv.slice(2, 5).map(Number);
-const backlog = process.argv[5] === 'backlog';
+const backlog = process.argv.slice(5).includes('backlog');
+const walMap = process.argv.slice(5).includes('walmap');
 const env = loadBenchEnv();
 if (!env.DATABASE_URL) throw new Error('DATABASE_URL is not set');
 const schema = `stmt_${randomUUID().slice(0, 8)}`;
@@ -31,7 +34,7 @@ const walBytes = async (p: Pool, from: string): Promise<number> =>
   Number((await p.query<{ n: string }>('SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), $1)::bigint AS n', [from])).rows[0]!.n);
 
 const backendPid = (await pool.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
-const samples = new Map<string, Array<{ us: number; wal: number; cpuS: number | null; jobs: number }>>();
+const samples = new Map<string, Array<{ us: number; wal: number; cpuS: number | null; jobs: number; from: string; to: string }>>();
 async function measure<T>(name: string, jobs: number, run: () => Promise<T>): Promise<T> {
   const from = await walLsn(admin);
   const cpuBefore = processCpuSeconds(backendPid);
@@ -40,8 +43,9 @@ async function measure<T>(name: string, jobs: number, run: () => Promise<T>): Pr
   const us = ((performance.now() - started) * 1000) / jobs;
   const cpuAfter = processCpuSeconds(backendPid);
   const wal = (await walBytes(admin, from)) / jobs;
+  const to = await walLsn(admin);
   const cpuS = cpuBefore === null || cpuAfter === null ? null : cpuAfter - cpuBefore;
-  samples.set(name, [...(samples.get(name) ?? []), { us, wal, cpuS, jobs }]);
+  samples.set(name, [...(samples.get(name) ?? []), { us, wal, cpuS, jobs, from, to }]);
   return result;
 }
 /** The backend's CPU over every run of a statement, a job (the clock ticks are 10 ms: only a sum is worth reading). */
@@ -104,6 +108,20 @@ try {
   console.log('| --- | --- | --- | --- |');
   for (const [name, s] of samples)
     console.log(`| ${name} | ${median(s.map((x) => x.us)).toFixed(1)} | ${cpuUsPerJob(s)} | ${Math.round(median(s.map((x) => x.wal)))} |`);
+  if (walMap)
+    for (const [name, s] of samples) {
+      const jobs = s.reduce((n, x) => n + x.jobs, 0);
+      const total = new Map<string, { records: number; bytes: number; fpiBytes: number }>();
+      // A statement that wrote nothing (a claim is a read) has no span to read.
+      for (const x of s.filter((x) => x.from !== x.to))
+        for (const [what, w] of await walByRelation(admin, x.from, x.to)) {
+          const t = total.get(what) ?? { records: 0, bytes: 0, fpiBytes: 0 };
+          total.set(what, { records: t.records + w.records, bytes: t.bytes + w.bytes, fpiBytes: t.fpiBytes + w.fpiBytes });
+        }
+      console.log(`\n${name}: WAL a job by relation (records, bytes, of which full-page images)`);
+      for (const [what, t] of [...total].sort((a, b) => b[1].bytes - a[1].bytes))
+        console.log(`  ${what}: ${(t.records / jobs).toFixed(2)} records, ${Math.round(t.bytes / jobs)} B (${Math.round(t.fpiBytes / jobs)} B FPI)`);
+    }
 } finally {
   await pool.end();
   await admin.query(`DROP SCHEMA ${schema} CASCADE`);
