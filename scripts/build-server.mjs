@@ -8,8 +8,8 @@ import { writeFile } from 'node:fs/promises';
 
 const APPS = {
   api: ['apps/api/src/main.ts', 'apps/api/src/migrate.ts'],
-  // The session thread is its own entry: model-session.ts starts it from the file beside the bundle.
-  worker: ['apps/worker/src/launcher.ts', 'apps/worker/src/main.ts', 'packages/inference/src/session-thread.ts'],
+  // The session and feeder threads are entries of their own: model-session.ts and feeder-threads.ts start them from the file beside the bundle.
+  worker: ['apps/worker/src/launcher.ts', 'apps/worker/src/main.ts', 'packages/inference/src/session-thread.ts', 'apps/worker/src/feeders/feeder-thread.ts'],
 };
 
 /** Every bare import but our workspaces' is left to node_modules. */

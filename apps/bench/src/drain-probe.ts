@@ -1,7 +1,8 @@
 /**
  * One worker-side drain on a fresh stack, for quick before/after runs of the
- * worker's path: `node --import tsx apps/bench/src/drain-probe.ts [jobs] [timed|real] [batches in flight]`
- * (default 20,000 CNN jobs on the timed device, H200 figures, WORKER_BATCHES_IN_FLIGHT 2; `auto` to follow latencies). Prints the
+ * worker's path: `node --import tsx apps/bench/src/drain-probe.ts [jobs] [timed|real] [batches in flight] [feeders]`
+ * (default 20,000 CNN jobs on the timed device, H200 figures, WORKER_BATCHES_IN_FLIGHT 2, `auto` to follow
+ * latencies; WORKER_FEEDERS 1). Prints the
  * drain's items/s, device busy share, CPU a job by tier and WAL, then the
  * statements Postgres was seen running (pg_stat_activity sampled every 10 ms),
  * most often first, the statements' calls and time from pg_stat_statements
@@ -22,6 +23,7 @@ import { deviceTimeEnv, H200_CNN_BATCH, TIMED_WORKER_ENTRY } from './timed-devic
 const jobs = Number(process.argv[2] ?? 20_000);
 const timed = process.argv[3] !== 'real';
 const inFlight = process.argv[4] ?? '2';
+const feeders = process.argv[5] ?? '1';
 const ROOT = resolve(import.meta.dirname, '../../..');
 const services = await provideServices({ env: { ...process.env }, dataDir: resolve(ROOT, '.inferq/bench-services'), log: console.log });
 publishTestEnv(services.env, await writeDemoModels(resolve(ROOT, '.inferq/models')));
@@ -66,6 +68,7 @@ try {
       WORKER_MODELS: 'cnn',
       WORKER_DEVICE: 'cpu',
       WORKER_BATCHES_IN_FLIGHT: inFlight,
+      WORKER_FEEDERS: feeders,
       ...(timed ? deviceTimeEnv(H200_CNN_BATCH) : {}),
     },
     sessionCores: 1,
@@ -83,6 +86,7 @@ try {
       itemsPerS: Math.round(run.itemsPerS),
       busy: run.deviceBusy,
       batch: run.avgBatchSize,
+      // With feeder threads, `worker main` is the device host's thread and `worker session` the busiest feeder.
       cpu: run.costs.cpuUsPerJob,
       wal: run.costs.walBytesPerJob,
       submitPg: run.submitCosts.cpuUsPerJob.postgres,

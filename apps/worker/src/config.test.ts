@@ -38,3 +38,12 @@ describe('worker config: batches in flight', () => {
     expect(() => loadConfig(workerConfig, { ...base, WORKER_BATCHES_IN_FLIGHT: 'many' })).toThrow(/WORKER_BATCHES_IN_FLIGHT/);
   });
 });
+
+describe('worker config: feeder threads', () => {
+  it('is 1 by default (no thread), an integer from 1 to 16', () => {
+    expect(loadConfig(workerConfig, base).WORKER_FEEDERS).toBe(1);
+    expect(loadConfig(workerConfig, { ...base, WORKER_FEEDERS: '4' }).WORKER_FEEDERS).toBe(4);
+    expect(loadConfig(workerConfig, { ...base, WORKER_FEEDERS: '16' }).WORKER_FEEDERS).toBe(16);
+    for (const bad of ['0', '17', 'auto']) expect(() => loadConfig(workerConfig, { ...base, WORKER_FEEDERS: bad })).toThrow(/WORKER_FEEDERS/);
+  });
+});

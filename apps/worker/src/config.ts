@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox';
+import { Type, type Static, type TObject } from '@sinclair/typebox';
 import { dbConfig, logConfig, redisConfig, s3Config, tracingConfig } from '@inferq/core';
 
 export const workerConfig = {
@@ -58,6 +58,13 @@ export const workerConfig = {
    */
   WORKER_BATCHES_IN_FLIGHT: Type.Union([Type.Integer({ minimum: 1, maximum: 16 }), Type.Literal('auto')], { default: 2 }),
   /**
+   * Feeder threads per worker process: each runs its own queue consumers, Postgres pool and Redis connections (the
+   * per-job path: claim, inputs, result writes, acknowledgements) and feeds the device's one copy of each model, which
+   * the process's main thread keeps with the heartbeat, metrics and periodic duties. 1 runs that path on the main
+   * thread, no feeder thread; more when one event loop cannot keep a fast device busy (docs/deploy.md, Capacity).
+   */
+  WORKER_FEEDERS: Type.Integer({ default: 1, minimum: 1, maximum: 16 }),
+  /**
    * A batch still running this long after its claim writes the claim to
    * Postgres, so clients see its jobs `running`; a quicker batch writes only
    * its outcome (its jobs go from queued to their end). 0 writes every claim.
@@ -85,3 +92,6 @@ export const workerConfig = {
   /** Time a stopping worker gives its current batch before it exits anyway. */
   SHUTDOWN_TIMEOUT_MS: Type.Integer({ default: 30_000, minimum: 0 }),
 };
+
+/** The loaded settings: what startWorkerProcess and each feeder thread (as workerData) run on. */
+export type WorkerConfig = Readonly<Static<TObject<typeof workerConfig>>>;

@@ -1,53 +1,49 @@
 import { hostname } from 'node:os';
-import type { Static, TObject } from '@sinclair/typebox';
-import { DEFAULT_LATENCY_TARGET_MS, type AdaptiveBatching } from '@inferq/contracts';
+import { performance } from 'node:perf_hooks';
 import { createPeriodicTask, type Logger, type PeriodicTask } from '@inferq/core';
-import { createPool, findIdleRetiredVersions, listLatestModels } from '@inferq/db';
+import { createPool, findIdleRetiredVersions } from '@inferq/db';
 import { createJobProducer, createRedisConnection, publishWorkerStatus, readMaxmemoryPolicy, removeWorkerStatus } from '@inferq/queue';
-import { createStorage, createTensorStore } from '@inferq/storage';
-import { createBatchRunner } from './pipeline/batch-runner.ts';
-import type { workerConfig } from './config.ts';
+import type { WorkerConfig } from './config.ts';
+import { createWorkerStorage, startFeeder, type Feeder, type FeederHost } from './feeders/feeder.ts';
+import { startFeederThreads } from './feeders/feeder-threads.ts';
 import { createGpuProbe } from './telemetry/gpu-probe.ts';
-import { createInferenceProfiles } from './pipeline/inference-profiles.ts';
 import { createModelCache } from './sessions/model-cache.ts';
 import { createModelHealth } from './sessions/model-health.ts';
 import { parsePreloadList, preloadModels } from './sessions/model-preload.ts';
 import { createModelSessions, type ModelSessionsDeps } from './sessions/model-sessions.ts';
-import { createModelConsumer, type ModelConsumer } from './pipeline/model-consumer.ts';
 import { createPriorityAger } from './duties/priority-aging.ts';
 import { createReconciler } from './duties/reconciler.ts';
-import { createResultWriter } from './pipeline/result-writer.ts';
 import { createWorkerMetrics } from './telemetry/worker-metrics.ts';
 import { createWorkerStatus } from './telemetry/worker-status.ts';
 
-export type WorkerConfig = Readonly<Static<TObject<typeof workerConfig>>>;
+export type { WorkerConfig } from './config.ts';
 
 /** What a caller other than main.ts may swap: the bench's timed device opens its stand-in sessions here. */
 export interface WorkerSeams {
   openSession?: ModelSessionsDeps['openSession'];
 }
 
-/** Everything one worker process (one device) runs; main.ts only loads config and wires shutdown. */
+/**
+ * Everything one worker process (one device) runs; main.ts only loads config and wires shutdown. The main thread keeps
+ * the device's one copy of each model (sessions, in session threads), the model health, the status and heartbeat, the
+ * metrics and the periodic duties; the per-job path (feeders/feeder.ts: queue consumers, claims, result writes,
+ * acknowledgements) runs here when WORKER_FEEDERS is 1, else in that many feeder threads, each on its own connections.
+ */
 export async function startWorkerProcess(config: WorkerConfig, baseLogger: Logger, seams: WorkerSeams = {}) {
   const workerId = `${hostname()}-${config.WORKER_DEVICE.replace(':', '')}-${process.pid}`;
   const logger = baseLogger.child({ workerId, device: config.WORKER_DEVICE });
+  const inProcess = config.WORKER_FEEDERS === 1;
   const pool = createPool({ url: config.DATABASE_URL, schema: config.DATABASE_SCHEMA, max: config.DATABASE_POOL_MAX, applicationName: 'inferq-worker' });
-  const consumerRedis = createRedisConnection(config.REDIS_URL, 'consumer');
+  // The queue consumers' connection: each feeder thread opens its own.
+  const consumerRedis = inProcess ? createRedisConnection(config.REDIS_URL, 'consumer') : undefined;
   const producerRedis = createRedisConnection(config.REDIS_URL, 'producer');
-  for (const r of [consumerRedis, producerRedis]) r.on('error', (err) => logger.warn({ err: err.message }, 'redis connection error'));
+  for (const r of [consumerRedis, producerRedis]) r?.on('error', (err) => logger.warn({ err: err.message }, 'redis connection error'));
   const producer = createJobProducer({
     connection: producerRedis,
     prefix: config.QUEUE_PREFIX,
     retry: { attempts: config.JOB_ATTEMPTS, backoffMs: config.RETRY_BACKOFF_MS },
   });
-  const storage = createStorage({
-    endpoint: config.S3_ENDPOINT,
-    region: config.S3_REGION,
-    bucket: config.S3_BUCKET,
-    accessKeyId: config.S3_ACCESS_KEY_ID,
-    secretAccessKey: config.S3_SECRET_ACCESS_KEY,
-    forcePathStyle: config.S3_FORCE_PATH_STYLE,
-  });
+  const storage = createWorkerStorage(config);
   const readGpu = createGpuProbe(config.WORKER_DEVICE);
   const metrics = createWorkerMetrics({ device: config.WORKER_DEVICE, readGpu });
   const status = createWorkerStatus({ workerId, device: config.WORKER_DEVICE });
@@ -67,37 +63,19 @@ export async function startWorkerProcess(config: WorkerConfig, baseLogger: Logge
     onEvent: (event) => status.modelEvent(event),
     openSession: seams.openSession,
   });
-  const profiles = createInferenceProfiles();
-  const workers = new Map<string, ModelConsumer>();
+  // Set once they have started: no fault comes before a feeder has run a batch.
+  let feeding: Feeders | undefined;
   const health = createModelHealth({
     logger,
-    pause: async (model) => workers.get(model)?.pause(),
-    resume: async (model) => workers.get(model)?.resume(),
+    pause: async (model) => feeding?.pause(model),
+    resume: async (model) => feeding?.resume(model),
     probe: (model, version) => sessions.ensureLoaded(model, version),
     onChange: (model, faulted) => {
       metrics.modelFaulted(model, faulted);
       void beat();
     },
   });
-  // Ends the batches' waits on a Postgres or S3 outage when the worker stops: their jobs go back to the queue.
-  const stopping = new AbortController();
-  const tensors = createTensorStore({ storage, inlineMaxBytes: config.INLINE_TENSOR_MAX_BYTES, inlineForm: config.INLINE_TENSOR_FORM });
-  const runner = createBatchRunner({
-    pool,
-    sessions,
-    tensors,
-    workerId,
-    device: config.WORKER_DEVICE,
-    profiles,
-    deadlines: config.DEADLINE_SCHEDULING,
-    logger,
-    status,
-    metrics,
-    signal: stopping.signal,
-    health,
-    writer: createResultWriter({ pool, storage, tensors, workerId }),
-    runningMarkMs: config.WORKER_RUNNING_MARK_MS,
-  });
+  const host: FeederHost = { sessions, health, status, metrics };
   const reconciler = createReconciler({ pool, producer, redis: producerRedis, minAgeMs: config.RECONCILE_MIN_AGE_MS, logger });
   // A pass every quarter step, by one worker of all (the lease): a job moves up at most a quarter step late.
   const agingPassMs = config.PRIORITY_AGING_S * 250;
@@ -106,44 +84,8 @@ export async function startWorkerProcess(config: WorkerConfig, baseLogger: Logge
   const policy = await readMaxmemoryPolicy(producerRedis).catch(() => undefined);
   if (policy !== undefined && policy !== 'noeviction') logger.warn({ policy }, 'redis maxmemory-policy is not noeviction; queue data may be evicted');
 
-  const served = config.WORKER_MODELS === '*' ? undefined : new Set(config.WORKER_MODELS.split(',').map((m) => m.trim()));
-  async function refreshModels(): Promise<void> {
-    for (const m of await listLatestModels(pool)) {
-      if (workers.has(m.name) || (served && !served.has(m.name))) continue;
-      // A series of 0 from every worker that serves the model: without it, one faulted worker among healthy ones
-      // would be the only series, and InferqModelNoReadyWorker (min by model) would fire.
-      metrics.modelFaulted(m.name, false);
-      workers.set(
-        m.name,
-        createModelConsumer({
-          model: m.name,
-          connection: consumerRedis,
-          prefix: config.QUEUE_PREFIX,
-          runner,
-          logger,
-          profile: profiles.of(m.name),
-          deadlines: config.DEADLINE_SCHEDULING,
-          ...(m.batching.mode === 'auto'
-            ? {
-                adaptive: {
-                  latencyTargetMs: m.batching.latencyTargetMs ?? DEFAULT_LATENCY_TARGET_MS,
-                  report: (state: AdaptiveBatching) => status.adaptiveBatching(state),
-                },
-              }
-            : {}),
-          maxBatchSize: m.batching.maxBatchSize,
-          maxBatchDelayMs: m.batching.maxBatchDelayMs,
-          lockDurationMs: config.WORKER_LOCK_DURATION_MS,
-          stalledIntervalMs: config.WORKER_STALLED_INTERVAL_MS,
-          batchesInFlight: config.WORKER_BATCHES_IN_FLIGHT,
-        }),
-      );
-      status.setModelsServed([...workers.keys()]);
-      logger.info({ model: m.name, ...m.batching }, 'serving model');
-    }
-    // A retired version runs only the jobs queued before its retirement: once none is left, its session goes.
-    await sessions.unloadVersions(await findIdleRetiredVersions(pool, sessions.loaded()), 'retired');
-  }
+  // A retired version runs only the jobs queued before its retirement: once none is left, its session goes.
+  const unloadRetired = async (): Promise<void> => sessions.unloadVersions(await findIdleRetiredVersions(pool, sessions.loaded()), 'retired');
   const heartbeat = async () =>
     publishWorkerStatus(
       producerRedis,
@@ -157,7 +99,8 @@ export async function startWorkerProcess(config: WorkerConfig, baseLogger: Logge
   const duty = (what: string, intervalMs: number, run: () => Promise<unknown>): PeriodicTask => createPeriodicTask({ what, intervalMs, logger, run });
   const heartbeats = duty('heartbeat', config.HEARTBEAT_INTERVAL_MS, heartbeat);
   const passes = [
-    duty('model refresh', config.MODEL_REFRESH_INTERVAL_MS, refreshModels),
+    // In process, the feeder's model refresh runs it at the end of each pass; feeder threads refresh on their own.
+    ...(inProcess ? [] : [duty('retired version unload', config.MODEL_REFRESH_INTERVAL_MS, unloadRetired)]),
     duty('reconcile', config.RECONCILE_INTERVAL_MS, () => reconciler.reconcileOnce()),
     ...(config.PRIORITY_AGING_S > 0 ? [duty('priority aging', agingPassMs, () => ager.run())] : []),
     // A quarter of the idle time between sweeps: a model outlives its idle time by at most that much.
@@ -170,29 +113,56 @@ export async function startWorkerProcess(config: WorkerConfig, baseLogger: Logge
     heartbeats.start();
     await preloadModels(sessions, preload, logger);
   }
-  await refreshModels();
+  // Each feeder's first model refresh is done when it resolves: the worker consumes every served model's queue.
+  const feeders: Feeders = inProcess
+    ? withLoad(
+        await startFeeder({ config, logger, workerId, host, connections: { pool, consumerRedis: consumerRedis!, storage }, afterRefresh: unloadRetired }),
+      )
+    : await startFeederThreads({ count: config.WORKER_FEEDERS, config, workerId, logger, host, onLost: failProcess });
+  feeding = feeders;
+  if (!inProcess) await unloadRetired();
   await beat();
   if (preload.length === 0) heartbeats.start();
   for (const pass of passes) pass.start();
-  logger.info({ models: [...workers.keys()] }, 'worker started');
+  logger.info({ models: feeders.models(), ...(inProcess ? {} : { feeders: config.WORKER_FEEDERS }) }, 'worker started');
 
   return {
     workerId,
-    /** Graceful: stop taking jobs, finish and store the batches in hand, then close connections. */
+    /** Each feeder's event-loop utilisation (0–1) since it started (the bench reads how busy the per-job path keeps them). */
+    feederLoad: (): number[] => feeders.load(),
+    /** Graceful: stop taking jobs, finish and store the batches in hand (every feeder's), then close connections. */
     async close(): Promise<void> {
-      stopping.abort();
       health.close();
       // No duty starts again; one in progress ends while the batches drain, before the connections close.
       const dutiesStopped = Promise.all([heartbeats, ...passes].map((d) => d.stop()));
-      await Promise.all([...workers.values()].map((w) => w.close()));
+      await feeders.close();
       await dutiesStopped;
       await sessions.closeAll();
       await metricsServer.close();
       await removeWorkerStatus(producerRedis, config.QUEUE_PREFIX, workerId).catch(() => {});
       await producer.close();
-      await Promise.all([consumerRedis.quit(), producerRedis.quit()]).catch(() => {});
+      await Promise.all([consumerRedis?.quit(), producerRedis.quit()]).catch(() => {});
       await pool.end();
       logger.info('worker stopped');
     },
   };
+}
+
+/** The per-job path, in process or in threads; `load`: each feeder's event-loop utilisation since it started. */
+type Feeders = Feeder & { load(): number[] };
+
+/** The feeder run in process: its event loop is the process's own. */
+function withLoad(feeder: Feeder): Feeders {
+  const atStart = performance.eventLoopUtilization();
+  return { ...feeder, load: () => [performance.eventLoopUtilization(atStart).utilization] };
+}
+
+/**
+ * A feeder thread lost: thrown uncaught, so main.ts's shutdown drains the other feeders and the process exits non-zero
+ * (its launcher restarts it; BullMQ's stall recovery returns the jobs the lost feeder held).
+ */
+function failProcess(err: Error): void {
+  queueMicrotask(() => {
+    throw err;
+  });
 }

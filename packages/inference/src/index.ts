@@ -10,4 +10,7 @@ export { parseDevice, providerCandidates, providerName, type Device, type Device
 export { openModelSession, type ModelSession, type OpenModelSessionOptions } from './model-session.ts';
 export { ModelLoadError } from './model-load-error.ts';
 export type { BatchRunResult, JobResult, FailedProvider, GraphOptimizationLevel, PlacementRun } from './thread-protocol.ts';
+// For other threads of the worker (its feeder threads): starting one on a .ts or bundled entry, and moving tensor bytes to it.
+export { listBuffers, ownTensorBuffers, postWithTransfer } from './thread-protocol.ts';
+export { spawnThread } from './spawn-thread.ts';
 export { PROVIDER_RECORD_FILE, type ProviderPairingPolicy } from './provider-pairing.ts';

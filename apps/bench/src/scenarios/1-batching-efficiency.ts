@@ -32,6 +32,18 @@ function drainInFlight(device: string): number[] {
   return values;
 }
 
+/**
+ * WORKER_FEEDERS values for one more timed-device drain each: BENCH_FEEDERS (a
+ * comma list), else 2 on this kind of box (two cores: more feeders than cores
+ * only contend) and 2, 4 on a GPU host.
+ */
+function feederSweep(device: string): number[] {
+  const listed = loadBenchEnv().BENCH_FEEDERS;
+  const values = (listed ?? (device === 'cpu' ? '2' : '2,4')).split(',').filter(Boolean).map(Number);
+  if (values.some((v) => !Number.isInteger(v) || v < 1 || v > 16)) throw new Error(`BENCH_FEEDERS must list integers 1-16, not "${listed}"`);
+  return values;
+}
+
 export const batchingEfficiency: Scenario = {
   id: '1',
   title: 'Batching efficiency: CNN and ResNet-50 end to end against raw onnxruntime',
@@ -95,6 +107,7 @@ export const batchingEfficiency: Scenario = {
         device: deviceTimeFromEnv(),
         inputBytes: image.byteLength,
         rawCpuUsPerItem: raw.costs.cpuUsPerJob.worker,
+        feederSweep: feederSweep(ctx.device),
       });
       // The realistic model beside the toy, on the same stack once the CNN's workers are gone.
       const resnet = await measureResnet(ctx, stack);

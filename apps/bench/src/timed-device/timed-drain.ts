@@ -18,6 +18,8 @@ export interface TimedDrainOptions {
   inputBytes: number;
   /** Raw onnxruntime's CPU per item in the same run: the yardstick the bookkeeping goals are shares of. */
   rawCpuUsPerItem: number | null;
+  /** WORKER_FEEDERS values for one more drain each after the rounds (which run with one feeder, the default). */
+  feederSweep?: number[];
 }
 
 /** What a job costs beyond the session: the worker's main and other threads, Redis and Postgres (µs); null where a tier was not read. */
@@ -43,18 +45,19 @@ const share = (us: number | null, raw: number | null): number | null => (us === 
  * bookkeeping of a job costs when inference costs almost no CPU.
  */
 export async function timedDeviceDrains(stack: Stack, o: TimedDrainOptions) {
+  const drain = (env: Record<string, string> = {}) =>
+    drainQueued(stack, {
+      model: o.model,
+      jobs: o.jobs,
+      body: o.body,
+      workerEnv: { ...o.workerEnv, ...deviceTimeEnv(o.device), ...env },
+      sessionCores: 1,
+      workerEntry: TIMED_WORKER_ENTRY,
+    });
   const runs: DrainRun[] = [];
-  for (let i = 0; i < o.rounds; i++)
-    runs.push(
-      await drainQueued(stack, {
-        model: o.model,
-        jobs: o.jobs,
-        body: o.body,
-        workerEnv: { ...o.workerEnv, ...deviceTimeEnv(o.device) },
-        sessionCores: 1,
-        workerEntry: TIMED_WORKER_ENTRY,
-      }),
-    );
+  for (let i = 0; i < o.rounds; i++) runs.push(await drain());
+  const sweep: Array<{ feeders: number; run: DrainRun }> = [];
+  for (const feeders of o.feederSweep ?? []) sweep.push({ feeders, run: await drain({ WORKER_FEEDERS: String(feeders) }) });
   const capacity = deviceCapacityItemsPerS(o.device);
   const itemsPerS = median(runs.map((r) => r.itemsPerS));
   const worker = medianOf(runs, (r) => bookkeepingUs(r.costs).worker);
@@ -113,7 +116,20 @@ export async function timedDeviceDrains(stack: Stack, o: TimedDrainOptions) {
       medianOf(runs, (r) => r.costs.redisCmdsPerJob),
       2,
     ),
-    timed_device_failed_jobs: runs.reduce((n, r) => n + r.failed, 0),
+    timed_device_failed_jobs: runs.reduce((n, r) => n + r.failed, 0) + sweep.reduce((n, s) => n + s.run.failed, 0),
+    // With feeder threads the per-thread split no longer maps to roles (the busiest other thread is a feeder): the process's CPU as a whole.
+    ...Object.fromEntries(
+      sweep.flatMap(({ feeders, run }) => [
+        [`timed_device_items_per_s_feeders_${feeders}`, Math.round(run.itemsPerS)],
+        [`timed_device_fed_ratio_feeders_${feeders}`, round(run.itemsPerS / capacity, 3)],
+        [`timed_device_busy_feeders_${feeders}`, round(run.deviceBusy, 3)],
+        [`timed_device_worker_process_us_per_job_feeders_${feeders}`, round(run.costs.cpuUsPerJob.worker, 1)],
+      ]),
+    ),
+    timed_device_worker_process_us_per_job: round(
+      medianOf(runs, (r) => r.costs.cpuUsPerJob.worker),
+      1,
+    ),
   };
   const goals: Goal[] = [
     goal('timed device fed: worker side ÷ the device’s capacity', metrics.timed_device_fed_ratio, '>=', 0.9),
@@ -129,7 +145,12 @@ export async function timedDeviceDrains(stack: Stack, o: TimedDrainOptions) {
       "Busy: the batches' inference time over the drain's span. Bookkeeping: the worker's main and other threads, Redis and Postgres CPU a job " +
       '(the session thread left out), against raw onnxruntime’s CPU an item in the same run; WAL end to end (the submits, metered apart, ' +
       'plus the drain) against the input’s bytes + 1 KB. Cores for 90 % busy: the worker process’s CPU a job (every thread) times 90 % of the ' +
-      'capacity, on cores like these; event loops: its main thread’s CPU a job the same way, one core each (a worker has one today).',
+      'capacity, on cores like these; event loops: its main thread’s CPU a job the same way, one core each: the feeder threads ' +
+      '(WORKER_FEEDERS) one worker process needs.' +
+      (sweep.length
+        ? ` Then one drain each with WORKER_FEEDERS ${sweep.map((s) => s.feeders).join(', ')} (the *_feeders_N figures; BENCH_FEEDERS): ` +
+          'items/s, fed share, busy share and the worker process’s CPU a job, every thread together.'
+        : ''),
   ];
   return { metrics, goals, costs, notes };
 }

@@ -5,6 +5,7 @@ import type { RawTensor, StoredTensor } from '@inferq/contracts';
 import { traceIds, type Logger } from '@inferq/core';
 import { expireRunningJobs, isDatabaseUnavailable, markJobsRunning, startJobs, type BatchRun, type JobFailure, type Pool } from '@inferq/db';
 import { UnrecoverableError } from '@inferq/queue';
+import type { ModelSession } from '@inferq/inference';
 import type { TensorStore } from '@inferq/storage';
 import type { BatchStats } from '../telemetry/batch-stats.ts';
 import { traceBatch, traceStep } from '../telemetry/batch-tracing.ts';
@@ -12,7 +13,6 @@ import type { InferenceProfiles } from './inference-profiles.ts';
 import { classifyError, isOutage, type ClassifiedError } from './job-errors.ts';
 import { loadJobInputs } from './job-inputs.ts';
 import type { ModelHealth } from '../sessions/model-health.ts';
-import type { ModelSessions } from '../sessions/model-sessions.ts';
 import { ownerOfLoadFailure } from '../sessions/node-faults.ts';
 import { isLastAttempt, type PendingJob } from './pending-job.ts';
 import type { ResultWriter } from './result-writer.ts';
@@ -51,9 +51,18 @@ function failureFor(job: JobAttempt & { attempt?: number }, e: ClassifiedError):
   return { failure: { id: job.jobId, code: e.code, message: e.message, final, attempt: job.attempt }, error };
 }
 
+/** What a batch needs of the device's host (the sessions, health, status and metrics): in process the objects, in a feeder thread proxies. */
+export interface RunnerSessions {
+  getSession(model: string, version: number): Promise<ModelSession>;
+  discard(model: string, version: number, session: ModelSession): Promise<void>;
+}
+export type RunnerHealth = Pick<ModelHealth, 'isFaulted' | 'fault'>;
+export type RunnerStatus = Pick<WorkerStatusTracker, 'batchStarted' | 'batchEnded'>;
+export type RunnerMetrics = Pick<WorkerMetrics, 'batchStarted' | 'batchRan' | 'jobsFinished' | 'jobsReleased'>;
+
 export interface BatchRunnerDeps {
   pool: Pool;
-  sessions: ModelSessions;
+  sessions: RunnerSessions;
   /** Reads the jobs' inputs (inline or S3). */
   tensors: TensorStore;
   writer: ResultWriter;
@@ -65,12 +74,12 @@ export interface BatchRunnerDeps {
   /** Deadline-aware scheduling (DEADLINE_SCHEDULING). */
   deadlines: boolean;
   logger: Logger;
-  status?: WorkerStatusTracker;
-  metrics?: WorkerMetrics;
+  status?: RunnerStatus;
+  metrics?: RunnerMetrics;
   /** Aborted when the worker stops: outage retries end, and the batches waiting on them go back to the queue. */
   signal?: AbortSignal;
   /** Told of faults of this worker's own: it stops taking the model until the model loads here again. */
-  health?: ModelHealth;
+  health?: RunnerHealth;
   /** A batch still running this long after its claim writes it (markJobsRunning), so clients see its jobs running (WORKER_RUNNING_MARK_MS). @default 250 */
   runningMarkMs?: number;
 }
