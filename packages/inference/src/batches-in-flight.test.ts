@@ -15,6 +15,16 @@ describe('BatchesInFlight', () => {
     expect(gpu.target()).toBe(8);
   });
 
+  it("keeps one feeder's share when several feed the device, never below the minimum", () => {
+    const four = new BatchesInFlight({ min: 1, max: 16, feeders: 4 });
+    four.observe({ deviceMs: 1.22, aroundMs: 8 });
+    // 8 batches keep the device fed; each of 4 feeders keeps 2.
+    expect(four.target()).toBe(2);
+    const many = new BatchesInFlight({ min: 2, max: 16, feeders: 16 });
+    many.observe({ deviceMs: 1.22, aroundMs: 8 });
+    expect(many.target()).toBe(2);
+  });
+
   it('stays within its bounds, a zero device time included', () => {
     const b = new BatchesInFlight({ min: 2, max: 4 });
     b.observe({ deviceMs: 0, aroundMs: 20 });
@@ -44,5 +54,6 @@ describe('BatchesInFlight', () => {
   it('refuses bounds that cannot hold', () => {
     expect(() => new BatchesInFlight({ min: 0, max: 4 })).toThrow(RangeError);
     expect(() => new BatchesInFlight({ min: 3, max: 2 })).toThrow(RangeError);
+    expect(() => new BatchesInFlight({ min: 1, max: 2, feeders: 0 })).toThrow(RangeError);
   });
 });

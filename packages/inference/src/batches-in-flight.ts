@@ -21,18 +21,25 @@ export interface BatchStages {
  * (around + device) over its device time, rounded up, keeps the device
  * fed (Little's law on the batch pipeline). A CPU session whose batch takes
  * 30 ms beside 8 ms of bookkeeping wants 2; a GPU batch of 1.2 ms beside the
- * same 8 ms wants 8. Bounded by `max` (more batches in flight hold more jobs
- * locked by one worker, away from the others) and at least `min`.
+ * same 8 ms wants 8. Several loops feeding one device (a worker's feeder
+ * threads, `feeders`) each keep their share of that, rounded up. Bounded by
+ * `max` (more batches in flight hold more jobs locked by one worker, away
+ * from the others) and at least `min`.
  */
 export class BatchesInFlight {
   readonly #min: number;
   readonly #max: number;
+  readonly #feeders: number;
   #stages: BatchStages | undefined;
 
-  constructor(bounds: { min: number; max: number }) {
+  /** `feeders`: the loops feeding the same device, this one among them. @default 1 */
+  constructor(bounds: { min: number; max: number; feeders?: number }) {
     if (!(bounds.min >= 1 && bounds.max >= bounds.min)) throw new RangeError(`batches in flight: need 1 <= min <= max, not ${bounds.min}..${bounds.max}`);
+    const feeders = bounds.feeders ?? 1;
+    if (!(Number.isInteger(feeders) && feeders >= 1)) throw new RangeError(`batches in flight: feeders must be a whole number >= 1, not ${feeders}`);
     this.#min = bounds.min;
     this.#max = bounds.max;
+    this.#feeders = feeders;
   }
 
   /** One batch's stages; a stage that is not a finite, non-negative time is ignored with the rest of the batch. */
@@ -57,7 +64,7 @@ export class BatchesInFlight {
     const s = this.#stages;
     if (!s) return this.#min;
     const device = Math.max(s.deviceMs, MIN_DEVICE_MS);
-    const wanted = Math.ceil((s.aroundMs + device) / device);
+    const wanted = Math.ceil((s.aroundMs + device) / device / this.#feeders);
     return Math.min(this.#max, Math.max(this.#min, wanted));
   }
 }

@@ -114,6 +114,7 @@ export async function startFeeder(o: FeederOptions): Promise<Feeder> {
         lockDurationMs: config.WORKER_LOCK_DURATION_MS,
         stalledIntervalMs: config.WORKER_STALLED_INTERVAL_MS,
         batchesInFlight: config.WORKER_BATCHES_IN_FLIGHT,
+        feeders: config.WORKER_FEEDERS,
       });
       workers.set(m.name, consumer);
       // A feeder thread may learn of a fault (another feeder's) before its own refresh finds the model: born paused.

@@ -16,6 +16,8 @@ export interface ModelConsumerOptions {
   stalledIntervalMs: number;
   /** Batches in flight at once (WORKER_BATCHES_IN_FLIGHT), or `auto`: as many as the measured batches want (BatchesInFlight). @default 2 */
   batchesInFlight?: number | 'auto';
+  /** The consumers of this model feeding the same device (WORKER_FEEDERS): `auto` keeps this one's share. @default 1 */
+  feeders?: number;
   runner: BatchRunner;
   logger: Logger;
   /** The model's measured inference time per batch size. */
@@ -63,7 +65,8 @@ const MAX_HELD_JOBS = 1024;
  * fills while they run.
  */
 export function createModelConsumer(o: ModelConsumerOptions) {
-  const depth = o.batchesInFlight === 'auto' ? new BatchesInFlight({ min: DEFAULT_BATCHES_IN_FLIGHT, max: AUTO_MAX_BATCHES_IN_FLIGHT }) : undefined;
+  const depth =
+    o.batchesInFlight === 'auto' ? new BatchesInFlight({ min: DEFAULT_BATCHES_IN_FLIGHT, max: AUTO_MAX_BATCHES_IN_FLIGHT, feeders: o.feeders }) : undefined;
   const fixed = typeof o.batchesInFlight === 'number' ? o.batchesInFlight : DEFAULT_BATCHES_IN_FLIGHT;
   const inFlight = (): number => depth?.target() ?? fixed;
   /** BullMQ holds one batch's worth more than the batches in flight, so the next batch fills while they run. */
