@@ -61,6 +61,18 @@ const countWhere = async (where: string, params: unknown[] = []): Promise<number
 const exitOf = (worker: TestProcess): Promise<number | null> =>
   worker.child.exitCode !== null ? Promise.resolve(worker.child.exitCode) : new Promise((resolve) => worker.child.once('exit', (code) => resolve(code)));
 
+/** Every job's result written once (test_completions counts the completions), on its first attempt. */
+async function expectEachWrittenOnce(ids: string[]): Promise<void> {
+  const {
+    rows: [once],
+  } = await stack.ctx.pool.query(
+    `SELECT count(*)::int AS written, count(DISTINCT job_id)::int AS jobs, (SELECT max(attempts) FROM jobs WHERE id = ANY($1))::int AS attempts
+       FROM test_completions WHERE job_id = ANY($1)`,
+    [ids],
+  );
+  expect(once).toEqual({ written: ids.length, jobs: ids.length, attempts: 1 });
+}
+
 describe('a worker process with three feeder threads', () => {
   it('runs every job exactly once, with outputs equal to a direct run, on one loaded model, each feeder taking batches', async () => {
     const worker = await stack.startWorker({ WORKER_FEEDERS: FEEDERS });
@@ -74,14 +86,7 @@ describe('a worker process with three feeder threads', () => {
       return res.json.id as string;
     });
     await waitFor(async () => (await countWhere("id = ANY($1) AND status = 'succeeded'", [ids])) === JOBS, { timeoutMs: 60_000, what: 'every job to succeed' });
-    const {
-      rows: [once],
-    } = await stack.ctx.pool.query(
-      `SELECT count(*)::int AS written, count(DISTINCT job_id)::int AS jobs, (SELECT max(attempts) FROM jobs WHERE id = ANY($1))::int AS attempts
-         FROM test_completions WHERE job_id = ANY($1)`,
-      [ids],
-    );
-    expect(once).toEqual({ written: JOBS, jobs: JOBS, attempts: 1 });
+    await expectEachWrittenOnce(ids);
 
     const session = await ort.InferenceSession.create(demoModel('mlp').path);
     let maxDiff = 0;
@@ -141,14 +146,7 @@ describe('a worker process with three feeder threads', () => {
     // The rest waited in the queue for the next worker.
     const second = await stack.startWorker({ WORKER_FEEDERS: FEEDERS });
     await waitFor(async () => (await countWhere("id = ANY($1) AND status = 'succeeded'", [ids])) === JOBS, { timeoutMs: 60_000, what: 'every job to succeed' });
-    const {
-      rows: [once],
-    } = await stack.ctx.pool.query(
-      `SELECT count(*)::int AS written, count(DISTINCT job_id)::int AS jobs, (SELECT max(attempts) FROM jobs WHERE id = ANY($1))::int AS attempts
-         FROM test_completions WHERE job_id = ANY($1)`,
-      [ids],
-    );
-    expect(once).toEqual({ written: JOBS, jobs: JOBS, attempts: 1 });
+    await expectEachWrittenOnce(ids);
     second.child.kill('SIGTERM');
     expect(await exitOf(second)).toBe(0);
   });
