@@ -24,6 +24,8 @@ interface StepScope {
   log: Logger;
   span?: Span;
   batch?: { id: string; size: number; claimedAtMs: number };
+  /** Ends the batch's running mark: no mark is written after it resolves (see markWhenSlow). */
+  stopMark?: () => Promise<void>;
 }
 
 type JobAttempt = Pick<PendingJob, 'jobId' | 'attemptsMade' | 'maxAttempts'>;
@@ -263,6 +265,9 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
 
   /** Gives jobs back to the queue, unspent, for another worker: their claim is undone in Postgres first. */
   async function giveBack(jobs: ClaimedJob[], message: string, scope: StepScope): Promise<void> {
+    // A release makes the rows queued at the attempt before this claim again, which is what a running mark matches:
+    // a mark written after it would put the jobs back in this batch, and the next claim would count a second attempt.
+    await scope.stopMark?.();
     await outlastOutage('give back jobs', scope, () =>
       deps.writer.releaseJobs(
         scope.batch!.id,
@@ -306,14 +311,19 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
    * with no claim written. A mark that fails is only logged: the batch's own
    * writes carry its claim either way.
    */
-  function markWhenSlow(jobs: ClaimedJob[], scope: StepScope): () => void {
+  function markWhenSlow(jobs: ClaimedJob[], scope: StepScope): () => Promise<void> {
+    let writing: Promise<unknown> = Promise.resolve();
     const timer = setTimeout(() => {
       const claims = jobs.map((j) => ({ id: j.jobId, attempt: j.attempt }));
-      markJobsRunning(deps.pool, runOf(scope.batch!), claims).catch((err: unknown) =>
+      writing = markJobsRunning(deps.pool, runOf(scope.batch!), claims).catch((err: unknown) =>
         scope.log.debug({ err: (err as Error).message }, 'running mark not written; the batch goes on'),
       );
     }, deps.runningMarkMs ?? DEFAULT_RUNNING_MARK_MS);
-    return () => clearTimeout(timer);
+    // Stopped: no mark starts any more, and one already sent has finished.
+    return async () => {
+      clearTimeout(timer);
+      await writing;
+    };
   }
 
   /** Claims, reads, runs and stores one batch; uses every job's handle, never rejects. Returns what a batch that ran came to. */
@@ -325,7 +335,7 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
       deps.metrics?.jobsReleased(batch);
       return;
     }
-    let unmark = () => {};
+    let stopMark = async (): Promise<void> => {};
     try {
       // A claim that fails on an outage changed nothing: retried, it spends no attempt.
       const startedAt = new Date();
@@ -341,7 +351,7 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
         return row ? [{ job: { ...job, attempt: row.attempt, nodeFaults: row.nodeFaults }, inputs: row.inputs }] : [];
       });
       if (claimed.length === 0) return;
-      unmark = markWhenSlow(
+      stopMark = scope.stopMark = markWhenSlow(
         claimed.map((c) => c.job),
         scope,
       );
@@ -364,7 +374,8 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
       for (const job of batch) if (!job.ack.isSettled) job.ack.fail(error);
       return undefined;
     } finally {
-      unmark();
+      // No mark after the batch's end; one in flight settles by itself (it never rejects).
+      void stopMark();
     }
   }
 
