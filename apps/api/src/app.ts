@@ -135,7 +135,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     ajv: { customOptions: { removeAdditional: false, coerceTypes: true, useDefaults: true, allErrors: false } },
     return503OnClosing: true,
     // Undecodable URLs and overlong path parameters are answered before the error handler exists for them.
-    frameworkErrors: replyWithProblem,
+    // The problem is sent; the reply it returns (a thenable, as every Fastify reply) means nothing to this hook.
+    frameworkErrors: (err, request, reply) => void replyWithProblem(err, request, reply),
     // What Node's parser refuses (headers too large, a garbage request line, a timeout) gets a problem+json on the socket.
     clientErrorHandler: createClientErrorHandler(deps.logger),
     requestTimeout,

@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -32,18 +32,26 @@ let receiver: Server;
 let stack: Stack;
 let worker: TestProcess;
 
+/** Reads one OTLP/HTTP JSON request and keeps its spans, each with its service's name. */
+async function receiveSpans(req: IncomingMessage): Promise<void> {
+  let body = '';
+  for await (const chunk of req) body += chunk;
+  if (req.url !== '/v1/traces') return;
+  for (const rs of (JSON.parse(body) as OtlpRequest).resourceSpans) {
+    const service = rs.resource.attributes.find((a) => a.key === 'service.name')?.value.stringValue ?? '';
+    for (const ss of rs.scopeSpans) for (const span of ss.spans) spans.push({ ...span, service });
+  }
+}
+
 beforeAll(async () => {
-  receiver = createServer(async (req, res) => {
-    let body = '';
-    for await (const chunk of req) body += chunk;
-    if (req.url === '/v1/traces') {
-      for (const rs of (JSON.parse(body) as OtlpRequest).resourceSpans) {
-        const service = rs.resource.attributes.find((a) => a.key === 'service.name')?.value.stringValue ?? '';
-        for (const ss of rs.scopeSpans) for (const span of ss.spans) spans.push({ ...span, service });
-      }
-    }
-    res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-  }).listen(0, '127.0.0.1');
+  // An export the receiver cannot read is answered 400 (the exporter logs it), not left as an unhandled rejection.
+  receiver = createServer(
+    (req, res) =>
+      void receiveSpans(req).then(
+        () => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'),
+        (err: unknown) => res.writeHead(400).end(String(err)),
+      ),
+  ).listen(0, '127.0.0.1');
   await once(receiver, 'listening');
   const otel = { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`, OTEL_BSP_SCHEDULE_DELAY: '100' };
   stack = await startStack({ apiEnv: otel });

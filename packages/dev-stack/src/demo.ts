@@ -130,12 +130,18 @@ Press Ctrl+C to stop.
 
 let stopping = false;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.on(signal, async () => {
+  process.on(signal, () => {
     if (stopping) return;
     stopping = true;
     log('stopping');
-    await stopAll();
-    process.exit(0);
+    // A service that will not stop still lets the demo exit, saying so.
+    stopAll().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        log(`stopping failed: ${(err as Error).message}`);
+        process.exit(1);
+      },
+    );
   });
 }
 

@@ -1,5 +1,5 @@
 import { once } from 'node:events';
-import { createServer } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export interface LoadBalancer {
@@ -19,9 +19,15 @@ export interface LoadBalancer {
 export async function startLoadBalancer(upstreams: string[]): Promise<LoadBalancer> {
   const live = [...upstreams];
   let next = 0;
-  const server = createServer(async (req, res) => {
+  const server = createServer((req, res) => void forward(req, res));
+  async function forward(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
+    try {
+      for await (const chunk of req) chunks.push(chunk as Buffer);
+    } catch {
+      // The client went away while sending: nothing to forward, no one to answer.
+      return void res.destroy();
+    }
     const upstream = live[next++ % live.length];
     if (!upstream) return void res.writeHead(502).end();
     try {
@@ -39,7 +45,7 @@ export async function startLoadBalancer(upstreams: string[]): Promise<LoadBalanc
     } catch (err) {
       res.writeHead(502, { 'content-type': 'text/plain' }).end(`upstream ${upstream} failed: ${(err as Error).message}`);
     }
-  });
+  }
   // As long as Fastify's (the API's) 72 s: with Node's 5 s default, a client's
   // pooled connection can be closed just as it sends on it, and fetch fails.
   server.keepAliveTimeout = 72_000;

@@ -14,7 +14,7 @@ export function CopyButton({ text, label }: { text: string; label: string }) {
     setTimeout(() => setState('idle'), 2000);
   };
   return (
-    <Button size="sm" onClick={copy} aria-label={label}>
+    <Button size="sm" onClick={() => void copy()} aria-label={label}>
       {state === 'copied' ? 'Copied' : state === 'failed' ? 'Copy failed: select and copy by hand' : 'Copy'}
     </Button>
   );
