@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRedisConnection, listWorkerStatuses, type RedisClient } from '@inferq/queue';
+import { createRedisConnection, deleteKeysWithPrefix, listWorkerStatuses, type RedisClient } from '@inferq/queue';
 import { mlpJob, type Stack, startStack, waitFor } from '@inferq/test-utils';
 
 // A paused model queue with a real worker running: jobs submitted meanwhile
@@ -56,5 +56,21 @@ describe('a paused model queue with a live worker', () => {
     await waitFor(async () => (await statuses(ids)).every((s) => s === 'succeeded'), { timeoutMs: 30_000, what: 'the kept jobs to run after resume' });
     const after = await stack.request('GET', '/v1/stats');
     expect(after.json.queues.find((q: { model: string }) => q.model === 'mlp')).toMatchObject({ paused: false, normal: 0, active: 0 });
+  });
+
+  it('keeps a pause through a Redis that lost its data: the reconciler sets it again from Postgres before any job runs', async () => {
+    expect((await stack.request('POST', '/v1/models/mlp/pause')).json.paused).toBe(true);
+    expect(await deleteKeysWithPrefix(redis, stack.ctx.prefix)).toBeGreaterThan(0);
+    const mlpPaused = async () => (await stack.request('GET', '/v1/stats')).json.queues.find((q: { model: string }) => q.model === 'mlp')?.paused === true;
+    // The reconciler's next pass (every 500 ms here) sets the flag again; before this change it stayed unpaused.
+    await waitFor(mlpPaused, { timeoutMs: 15_000, what: 'the pause to be set again from Postgres' });
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) ids.push((await stack.request('POST', '/v1/jobs', mlpJob(100 + i))).json.id);
+    const control = await stack.request('POST', '/v1/jobs', { ...mlpJob(199), model: 'control' });
+    await waitFor(async () => (await statuses([control.json.id]))[0] === 'succeeded', { timeoutMs: 30_000, what: 'the control job to run' });
+    expect(new Set(await statuses(ids))).toEqual(new Set(['queued']));
+
+    expect((await stack.request('POST', '/v1/models/mlp/resume')).json.paused).toBe(false);
+    await waitFor(async () => (await statuses(ids)).every((s) => s === 'succeeded'), { timeoutMs: 30_000, what: 'the kept jobs to run after resume' });
   });
 });

@@ -17,6 +17,7 @@ export * from './job-stats.ts';
 export * from './webhook-deliveries.ts';
 export * from './job-retention.ts';
 export * from './model-retention.ts';
+export * from './model-queue-pauses.ts';
 export * from './uploads.ts';
 export * from './job-list.ts';
 export * from './job-id-range.ts';

@@ -7,7 +7,8 @@ const PAUSE_DESCRIPTION =
   'Workers stop starting jobs of the model (every version); submissions are still accepted (202) and kept queued, in order, ' +
   'and `Prefer: wait` answers 202 with the job still queued when its wait ends. Jobs already running finish. ' +
   'Idempotent: pausing a paused queue changes nothing. Audited as `model:paused` when it changes the state. ' +
-  '`/v1/stats` and the `inferq_queue_paused` metric show the state.';
+  '`/v1/stats` and the `inferq_queue_paused` metric show the state. Recorded in Postgres: a Redis that loses its data gets the pause back ' +
+  "from the workers' reconciler; a 503 `QUEUE_UNAVAILABLE` still recorded it, and a retry is safe.";
 const RESUME_DESCRIPTION = 'Workers start the queued jobs again, in their order. Idempotent. Audited as `model:resumed` when it changes the state.';
 
 /** An operator's pause and resume of a model's queue. */

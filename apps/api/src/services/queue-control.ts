@@ -1,6 +1,6 @@
 import { AuditAction, type ModelQueue } from '@inferq/contracts';
 import { AppError } from '@inferq/core';
-import { insertAuditEntries, listModelVersions, type Pool } from '@inferq/db';
+import { insertAuditEntries, listModelVersions, recordModelQueuePause, type Pool } from '@inferq/db';
 import { listWorkerStatuses, readQueueDepth, type JobProducer, type RedisClient } from '@inferq/queue';
 import { auditEntry, type AuditActor } from './audit-service.ts';
 
@@ -17,9 +17,11 @@ const queueUnavailable = (err: unknown) =>
   new AppError('QUEUE_UNAVAILABLE', 'the queue cannot be reached; retry shortly', { cause: err, headers: { 'retry-after': '2' } });
 
 /**
- * An operator's pause and resume of a model's queue. The paused flag is
- * BullMQ's own (a global pause: workers stop fetching, jobs stay where they
- * wait), so every API and worker process reads the one record of it.
+ * An operator's pause and resume of a model's queue. Workers obey BullMQ's
+ * own flag (a global pause: workers stop fetching, jobs stay where they
+ * wait); Postgres keeps the record of it (`model_queue_pauses`), written
+ * first, from which the worker's reconciler puts the flag back when Redis
+ * loses it or a write here reached Postgres but not Redis.
  */
 export function createQueueControl(deps: { pool: Pool; producer: JobProducer; redis: RedisClient }): QueueControl {
   async function requireModel(name: string): Promise<void> {
@@ -40,16 +42,22 @@ export function createQueueControl(deps: { pool: Pool; producer: JobProducer; re
 
   async function setPaused(name: string, paused: boolean, actor: AuditActor): Promise<ModelQueue> {
     await requireModel(name);
-    let changed: boolean;
+    const recorded = await recordModelQueuePause(deps.pool, name, paused);
+    let inRedis: boolean | undefined;
+    let unreachable: unknown;
     try {
-      changed = (await deps.producer.isPaused(name)) !== paused;
-      if (changed) await (paused ? deps.producer.pause(name) : deps.producer.resume(name));
+      inRedis = await deps.producer.isPaused(name);
+      if (inRedis !== paused) await (paused ? deps.producer.pause(name) : deps.producer.resume(name));
     } catch (err) {
-      throw queueUnavailable(err);
+      unreachable = err;
     }
-    if (changed) {
+    // A model with no record yet: its state was Redis's (a pause made before the record existed).
+    const before = recorded ?? inRedis;
+    if (before !== undefined && before !== paused) {
       await insertAuditEntries(deps.pool, [auditEntry(actor, paused ? AuditAction.ModelPaused : AuditAction.ModelResumed, `models/${name}`, {})]);
     }
+    // Recorded: the reconciler sets the flag once Redis answers, and a retry of this call is idempotent.
+    if (unreachable !== undefined) throw queueUnavailable(unreachable);
     return read(name);
   }
 

@@ -1,5 +1,5 @@
 import type { Logger } from '@inferq/core';
-import { findUnfinishedJobs, listLatestModels, readJobInputs, type Pool, type UnfinishedJob } from '@inferq/db';
+import { findUnfinishedJobs, listLatestModels, listModelQueuePauses, readJobInputs, type Pool, type UnfinishedJob } from '@inferq/db';
 import { claimQueueEpochs, enqueueRequestFor, type JobProducer, type RedisClient } from '@inferq/queue';
 
 const PAGE_SIZE = 1_000;
@@ -17,6 +17,10 @@ const SKEW_MARGIN_MS = 5_000;
  *   pass checks every unfinished job.
  * Queue job ids are the job ids, so a job already queued is never added twice,
  * and workers skip rows that finished meanwhile.
+ *
+ * An operator's pause is recorded in Postgres too: each pass first sets
+ * BullMQ's flag to the record where they differ (Redis lost it, or the API's
+ * write reached Postgres and not Redis), before any job is enqueued again.
  */
 export function createReconciler(deps: { pool: Pool; producer: JobProducer; redis: RedisClient; minAgeMs: number; logger: Logger }) {
   let checkedUpTo: Date | undefined;
@@ -51,9 +55,21 @@ export function createReconciler(deps: { pool: Pool; producer: JobProducer; redi
     return requeued;
   }
 
+  async function restorePauses(): Promise<string[]> {
+    const restored: string[] = [];
+    for (const [model, paused] of await listModelQueuePauses(deps.pool)) {
+      if ((await deps.producer.isPaused(model)) === paused) continue;
+      await (paused ? deps.producer.pause(model) : deps.producer.resume(model));
+      restored.push(model);
+    }
+    if (restored.length > 0) deps.logger.warn({ models: restored }, 'reconciler set model queues paused or resumed as Postgres records them');
+    return restored;
+  }
+
   return {
     async reconcileOnce(): Promise<{ full: boolean; checked: number; requeued: number }> {
       const passStart = Date.now();
+      await restorePauses();
       const models = (await listLatestModels(deps.pool)).map((m) => m.name);
       const lost = await claimQueueEpochs(deps.redis, deps.producer.prefix, models);
       const full = lost.length > 0 || checkedUpTo === undefined;
