@@ -232,6 +232,7 @@ describe('upload inputs', () => {
         claims.calls.push(args);
         return { ...args[4], bytes: args[5], b64: Buffer.from(features).toString('base64') };
       },
+      settle: async () => {},
     };
     const jobs = createJobsService({
       pool: t.ctx.pool,

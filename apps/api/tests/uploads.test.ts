@@ -2,10 +2,12 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Upload } from '@inferq/contracts';
 import { createLogger } from '@inferq/core';
-import { createRedisConnection, type RedisClient } from '@inferq/queue';
+import { createRedisConnection, QueueNotReadyError, type JobProducer, type RedisClient } from '@inferq/queue';
 import { tensorKey, type TensorSlot } from '@inferq/storage';
 import { createUploadsSweeper } from '../src/background/uploads-sweeper.ts';
 import type { Principal } from '../src/services/api-keys-service.ts';
+import { createJobsService } from '../src/services/jobs-service.ts';
+import { createModelsService } from '../src/services/models-service.ts';
 import { buildTestApp, type TestApp } from './helpers.ts';
 
 // Uploads (POST /v1/uploads): the route, then the claim the submit path makes
@@ -105,9 +107,51 @@ describe('claiming an upload for a job input', () => {
     expect(await t.tensors.readTensor(stored)).toEqual(bytes);
     const { rows } = await t.ctx.pool.query(`SELECT object_key, claimed_by_job FROM uploads WHERE id = $1`, [upload.id]);
     expect(rows[0].claimed_by_job).toBe(slot.jobId);
+    // The upload's object goes once the job is recorded.
+    expect(await t.ctx.storage.headObject(rows[0].object_key)).toBeDefined();
+    await t.uploads.settle(slot.jobId, true);
     expect(await t.ctx.storage.headObject(rows[0].object_key)).toBeUndefined();
     // Used once.
     expect(await codeOf(t.uploads.claim(user, upload.id, newSlot(), 0, head, BYTES))).toBe('UPLOAD_NOT_FOUND');
+  });
+
+  it('is given back, object and all, when the submit that claimed it is not recorded, and the retry uses it', async () => {
+    const upload = await createUpload();
+    const bytes = new Uint8Array(randomBytes(BYTES));
+    expect(await putBytes(upload, bytes)).toBe(200);
+    const slot = newSlot();
+    await t.uploads.claim(user, upload.id, slot, 0, head, BYTES);
+    await t.uploads.settle(slot.jobId, false);
+    const retry = newSlot();
+    const stored = await t.uploads.claim(user, upload.id, retry, 0, head, BYTES);
+    expect(await t.tensors.readTensor(stored)).toEqual(bytes);
+    await t.uploads.settle(retry.jobId, true);
+    expect(await codeOf(t.uploads.claim(user, upload.id, newSlot(), 0, head, BYTES))).toBe('UPLOAD_NOT_FOUND');
+  });
+
+  it('is given back when the submit naming it is refused after the claim (the queue unreachable), so the retry succeeds', async () => {
+    expect([201, 409]).toContain((await t.registerModel('mlp')).statusCode);
+    const features = { name: 'features', datatype: 'FP32' as const, shape: [1, 64] };
+    const upload = await createUpload(t.userKey, { datatype: features.datatype, shape: features.shape });
+    const bytes = new Uint8Array(randomBytes(256));
+    expect(await putBytes(upload, bytes)).toBe(200);
+    const jobsWith = (producer: JobProducer) =>
+      createJobsService({
+        pool: t.ctx.pool,
+        producer,
+        tensors: t.tensors,
+        models: createModelsService({ pool: t.ctx.pool, storage: t.ctx.storage, cacheTtlMs: 1_000 }),
+        limits: { inputMaxBytes: 1024 * 1024, submitGroupMax: 16, queueMaxDepth: 0 },
+        webhookAllowPrivate: true,
+        uploads: t.uploads,
+      });
+    const down: JobProducer = { ...t.producer, enqueueJobs: () => Promise.reject(new QueueNotReadyError('reconnecting')) };
+    const submission = { principal: user, model: 'mlp', inputs: [{ ...features, upload: upload.id }], priority: 'normal' as const, metadata: {} };
+    await expect(jobsWith(down).submitJob(submission)).rejects.toMatchObject({ code: 'QUEUE_UNAVAILABLE' });
+    const accepted = await jobsWith(t.producer).submitJob(submission);
+    const { rows } = await t.ctx.pool.query('SELECT claimed_by_job, object_key FROM uploads WHERE id = $1', [upload.id]);
+    expect(rows[0].claimed_by_job).toBe(accepted.id);
+    expect(await t.ctx.storage.headObject(rows[0].object_key)).toBeUndefined();
   });
 
   it('keeps a small upload inline, as any small input is', async () => {

@@ -149,56 +149,69 @@ export function createJobsService(deps: JobsServiceDeps): JobsService {
     return { id: existing.id, status: existing.status, links: jobLinks(existing.id) };
   }
 
+  async function submitJob(input: SubmitJobInput & { slot: JobSlot }): Promise<JobAccepted> {
+    const hashOf = (tensors: readonly DecodedInput[]): string | null =>
+      input.idempotencyKey === undefined
+        ? null
+        : hashRequest([input.model, input.priority, input.metadata, input.deadline ?? null, input.webhookUrl ?? null], storage.requestDigests(tensors), {
+            keepInputs: input.keepInputs,
+          });
+    // A replay is answered before the model is looked at (it may have been retired since).
+    if (input.idempotencyKey !== undefined && (await findJobByIdempotencyKey(deps.pool, input.principal.keyId, input.idempotencyKey))) {
+      const earlier = await findIdempotent(input, hashOf(decodeInputs(input.inputs, deps.limits.inputMaxBytes)));
+      if (earlier) return earlier;
+    }
+    const deadlineAt = parseDeadline(input.deadline);
+    if (input.webhookUrl !== undefined) await checkWebhookUrl(input.webhookUrl, deps.webhookAllowPrivate);
+    const model = await deps.models.routeModel(input.model, { routingKey: input.routingKey });
+    const tensors = decodeInputs(input.inputs, deps.limits.inputMaxBytes, model.signature);
+    const hash = hashOf(tensors);
+    const slot = input.slot;
+    const id = slot.jobId;
+    const job = {
+      id,
+      ownerKeyId: input.principal.keyId,
+      modelName: model.name,
+      modelVersion: model.version,
+      priority: input.priority,
+      idempotencyKey: input.idempotencyKey ?? null,
+      requestHash: hash,
+      metadata: input.metadata,
+      deadlineAt,
+      webhookUrl: input.webhookUrl ?? null,
+      keepInputs: input.keepInputs ?? false,
+    };
+    const store = () => storage.store(input.principal, slot, tensors);
+    // A job that keeps its inputs stores its own, even on a cache hit: the source's may be dropped before it.
+    // Uploads are claimed first when the cache needs their digest.
+    const early = job.keepInputs || (model.responseCache && tensors.some((t) => 'upload' in t && t.upload !== undefined));
+    let inputs = early ? await store() : undefined;
+    const inputSha256 = model.responseCache ? hashInputs(await storage.contentDigests(tensors, inputs)) : null;
+    if (inputSha256 !== null) {
+      // A hit queues nothing, so it is answered even when the backlog is full.
+      const hit = await insertCachedJob(deps.pool, { ...job, inputSha256, inputs });
+      deps.onCacheLookup?.(model.name, hit);
+      if (hit) return { id, status: 'succeeded', links: jobLinks(id) };
+    }
+    await backlog.admit(model.name);
+    inputs ??= await store();
+    const accepted = await accept({ ...job, inputSha256, inputs }, input.traceContext, input.principal.weight);
+    // Lost a race with a concurrent request carrying the same key: answer with the winner.
+    return accepted ?? (await findIdempotent(input, hash))!;
+  }
+
   return {
     async submitJob(input) {
-      const hashOf = (tensors: readonly DecodedInput[]): string | null =>
-        input.idempotencyKey === undefined
-          ? null
-          : hashRequest([input.model, input.priority, input.metadata, input.deadline ?? null, input.webhookUrl ?? null], storage.requestDigests(tensors), {
-              keepInputs: input.keepInputs,
-            });
-      // A replay is answered before the model is looked at (it may have been retired since).
-      if (input.idempotencyKey !== undefined && (await findJobByIdempotencyKey(deps.pool, input.principal.keyId, input.idempotencyKey))) {
-        const earlier = await findIdempotent(input, hashOf(decodeInputs(input.inputs, deps.limits.inputMaxBytes)));
-        if (earlier) return earlier;
-      }
-      const deadlineAt = parseDeadline(input.deadline);
-      if (input.webhookUrl !== undefined) await checkWebhookUrl(input.webhookUrl, deps.webhookAllowPrivate);
-      const model = await deps.models.routeModel(input.model, { routingKey: input.routingKey });
-      const tensors = decodeInputs(input.inputs, deps.limits.inputMaxBytes, model.signature);
-      const hash = hashOf(tensors);
       const slot = input.slot ?? newJobSlot();
-      const id = slot.jobId;
-      const job = {
-        id,
-        ownerKeyId: input.principal.keyId,
-        modelName: model.name,
-        modelVersion: model.version,
-        priority: input.priority,
-        idempotencyKey: input.idempotencyKey ?? null,
-        requestHash: hash,
-        metadata: input.metadata,
-        deadlineAt,
-        webhookUrl: input.webhookUrl ?? null,
-        keepInputs: input.keepInputs ?? false,
-      };
-      const store = () => storage.store(input.principal, slot, tensors);
-      // A job that keeps its inputs stores its own, even on a cache hit: the source's may be dropped before it.
-      // Uploads are claimed first when the cache needs their digest.
-      const early = job.keepInputs || (model.responseCache && tensors.some((t) => 'upload' in t && t.upload !== undefined));
-      let inputs = early ? await store() : undefined;
-      const inputSha256 = model.responseCache ? hashInputs(await storage.contentDigests(tensors, inputs)) : null;
-      if (inputSha256 !== null) {
-        // A hit queues nothing, so it is answered even when the backlog is full.
-        const hit = await insertCachedJob(deps.pool, { ...job, inputSha256, inputs });
-        deps.onCacheLookup?.(model.name, hit);
-        if (hit) return { id, status: 'succeeded', links: jobLinks(id) };
+      let recorded = false;
+      try {
+        const accepted = await submitJob({ ...input, slot });
+        recorded = accepted.id === slot.jobId;
+        return accepted;
+      } finally {
+        // Uploads it claimed are used only by a recorded job; a refused submit gives them back for the retry.
+        await deps.uploads.settle(slot.jobId, recorded);
       }
-      await backlog.admit(model.name);
-      inputs ??= await store();
-      const accepted = await accept({ ...job, inputSha256, inputs }, input.traceContext, input.principal.weight);
-      // Lost a race with a concurrent request carrying the same key: answer with the winner.
-      return accepted ?? (await findIdempotent(input, hash))!;
     },
     async retryJob(id, principal) {
       const job = await findOwnJob(id, ownerFilter(principal), true);

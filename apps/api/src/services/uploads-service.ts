@@ -31,6 +31,8 @@ const sameShape = (a: readonly number[], b: readonly number[]) => a.length === b
  * for an input naming the upload) checks it and moves the object into the job's input key.
  */
 export function createUploadsService(deps: UploadsServiceDeps): UploadsService {
+  /** The uploads each submit in flight has claimed, by job id, until `settle`. */
+  const claimed = new Map<string, Array<{ uploadId: string; objectKey: string }>>();
   const notFound = (id: string) => new AppError('UPLOAD_NOT_FOUND', `upload ${id} does not exist, is not this key's, was used already or has expired`);
 
   return {
@@ -81,11 +83,30 @@ export function createUploadsService(deps: UploadsServiceDeps): UploadsService {
         throw err;
       }
       deps.onEvent?.('claimed');
-      // The job has its own copy now; a failed delete is left to the upload sweep and the bucket's expiry rule.
-      await deps.storage
-        .deleteObjects([upload.objectKey])
-        .catch((err: Error) => deps.logger.warn({ err: err.message, uploadId, key: upload.objectKey }, 'deleting a claimed upload object failed'));
+      const held = claimed.get(slot.jobId) ?? [];
+      held.push({ uploadId, objectKey: upload.objectKey });
+      claimed.set(slot.jobId, held);
       return stored;
+    },
+
+    async settle(jobId, recorded) {
+      const held = claimed.get(jobId);
+      if (!held) return;
+      claimed.delete(jobId);
+      if (!recorded) {
+        // The job's copies are left to the orphan sweep; a release that fails leaves the upload used, as before.
+        await Promise.all(
+          held.map(({ uploadId }) =>
+            releaseUpload(deps.pool, uploadId, jobId).catch((e: Error) => deps.logger.warn({ err: e.message, uploadId }, 'releasing an upload failed')),
+          ),
+        );
+        return;
+      }
+      // The job has its own copy now; a failed delete is left to the upload sweep and the bucket's expiry rule.
+      const keys = held.map((h) => h.objectKey);
+      await deps.storage
+        .deleteObjects(keys)
+        .catch((err: Error) => deps.logger.warn({ err: err.message, jobId, keys }, 'deleting a claimed upload object failed'));
     },
   };
 }
