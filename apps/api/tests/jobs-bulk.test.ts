@@ -242,6 +242,39 @@ describe('POST /v1/jobs/bulk-retry', () => {
     expect(await jobsOf(a.keyId)).toHaveLength(5);
   });
 
+  it('retries each job once under one Idempotency-Key: the call sent again creates nothing', async () => {
+    const a = await tenant();
+    const ids = await submitMany(a.key, 3);
+    for (const id of ids) await fail(id, 'WORKER_LOST');
+    const body = { filter: { errorCode: 'WORKER_LOST', keyId: a.keyId } };
+    const keyed = (key: string) =>
+      t.server.inject({ method: 'POST', url: '/v1/jobs/bulk-retry', payload: body, headers: { ...t.auth(a.key), 'idempotency-key': key } });
+    const first = await keyed('bulk-1');
+    expect(first.statusCode, first.body).toBe(200);
+    expect(first.json()).toMatchObject({ matched: 3, touched: 3 });
+    const again = await keyed('bulk-1');
+    expect(again.json()).toEqual(first.json());
+    expect(await jobsOf(a.keyId)).toHaveLength(6);
+    // Another key is another retry.
+    expect((await keyed('bulk-2')).json()).toMatchObject({ touched: 3 });
+    expect(await jobsOf(a.keyId)).toHaveLength(9);
+  });
+
+  it('retries one job once under one Idempotency-Key, and refuses that key for another job', async () => {
+    const a = await tenant();
+    const [one, two] = await submitMany(a.key, 2);
+    for (const id of [one!, two!]) await fail(id, 'INFERENCE_FAILED');
+    const retry = (id: string, key: string) =>
+      t.server.inject({ method: 'POST', url: `/v1/jobs/${id}/retry`, headers: { ...t.auth(a.key), 'idempotency-key': key } });
+    const first = await retry(one!, 'r-1');
+    expect(first.statusCode, first.body).toBe(202);
+    const again = await retry(one!, 'r-1');
+    expect(again.statusCode).toBe(202);
+    expect(again.json().id).toBe(first.json().id);
+    expect((await retry(two!, 'r-1')).json().code).toBe('IDEMPOTENCY_CONFLICT');
+    expect(await jobsOf(a.keyId)).toHaveLength(3);
+  });
+
   it('counts a retry that fails (its input object gone) as skipped and goes on with the others', async () => {
     const a = await tenant();
     const [lost, fine] = await submitMany(a.key, 2);

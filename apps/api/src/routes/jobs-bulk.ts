@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { BulkJobActionBodySchema, BulkJobActionResultSchema, problemResponses } from '@inferq/contracts';
+import { BulkJobActionBodySchema, BulkJobActionResultSchema, problemResponses, RetryHeadersSchema } from '@inferq/contracts';
 import { auditActor } from '../plugins/auth.ts';
 import type { JobsBulkService } from '../services/jobs-bulk-service.ts';
 
@@ -17,7 +17,9 @@ const CANCEL_DESCRIPTION =
 
 const RETRY_DESCRIPTION =
   'Retries every failed, canceled or expired job matching the filter, as `POST /v1/jobs/:id/retry` does one: each becomes a new job owned ' +
-  'by the caller; the old jobs stay as they were, so a second call retries them again. A retry refused (the model removed, its backlog full) ' +
+  'by the caller; the old jobs stay as they were, so a second call retries them again — unless both carry the same `Idempotency-Key`: ' +
+  'under one key each job is retried once, and a call sent again (after a timeout, say) answers the same counts and creates nothing. ' +
+  'A retry refused (the model removed, its backlog full) ' +
   'is counted in `skipped`. ' +
   SCOPE_AND_BOUND +
   ' Audited as `jobs:bulk-retried` with the filter and the counts.';
@@ -51,12 +53,13 @@ export const jobsBulkRoutes: FastifyPluginAsyncTypebox<{ bulk: JobsBulkService }
         tags: ['jobs'],
         summary: 'Retry the failed, canceled and expired jobs matching a filter',
         description: RETRY_DESCRIPTION,
+        headers: RetryHeadersSchema,
         body: BulkJobActionBodySchema,
         response: { 200: BulkJobActionResultSchema, ...problemResponses(400, 401, 403) },
       },
     },
     async (request) => {
-      const result = await bulk.retryMatching(request.body, request.principal, auditActor(request));
+      const result = await bulk.retryMatching(request.body, request.principal, auditActor(request), request.headers['idempotency-key']);
       request.log.info({ ...result }, 'jobs bulk retried');
       return result;
     },

@@ -6,6 +6,7 @@ import {
   JobOrFramedJobResponse,
   JobListSchema,
   JobParamsSchema,
+  RetryHeadersSchema,
   JobSchema,
   JobTombstoneSchema,
   ListJobsQuerySchema,
@@ -108,13 +109,16 @@ export const jobsRoutes: FastifyPluginAsyncTypebox<JobsRoutesOptions> = async (a
         summary: 'Submit a job again',
         description:
           'A new job with the same model version, priority, inputs and metadata as this one, owned by the caller; typically to re-run a failed job. ' +
-          '410 `JOB_INPUTS_DROPPED` once its inputs were dropped (input retention), `JOB_PURGED` once it was purged.',
+          '410 `JOB_INPUTS_DROPPED` once its inputs were dropped (input retention), `JOB_PURGED` once it was purged. ' +
+          'With an `Idempotency-Key`, a second call with the same key answers the job the first created (409 `IDEMPOTENCY_CONFLICT` ' +
+          'when that key retried another job), so a retry that got no answer can be sent again safely.',
         params: JobParamsSchema,
-        response: { 202: JobAcceptedSchema, ...problemResponses(400, 401, 403, 404, 410, 503) },
+        headers: RetryHeadersSchema,
+        response: { 202: JobAcceptedSchema, ...problemResponses(400, 401, 403, 404, 409, 410, 503) },
       },
     },
     async (request, reply) => {
-      const accepted = await jobs.retryJob(request.params.id, request.principal);
+      const accepted = await jobs.retryJob(request.params.id, request.principal, request.headers['idempotency-key']);
       return reply.status(202).header('location', accepted.links.self).send(accepted);
     },
   );

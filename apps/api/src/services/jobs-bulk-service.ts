@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { AuditAction, isEmptyJobFilter, type BulkJobActionBody, type BulkJobActionResult, type JobStatus } from '@inferq/contracts';
 import { AppError } from '@inferq/core';
 import { cancelQueuedJobsMatching, countJobsMatching, findJobIdsMatching, insertAuditEntries, type Pool } from '@inferq/db';
@@ -17,8 +18,11 @@ const DEFAULT_LIMIT = 1000;
 export interface JobsBulkService {
   /** Cancels the queued jobs matching the filter, up to the limit, in one statement; audited as `jobs:bulk-canceled`. */
   cancelMatching(body: BulkJobActionBody, principal: Principal, actor: AuditActor): Promise<BulkJobActionResult>;
-  /** Retries (as new jobs, through the single retry) the failed, canceled and expired jobs matching the filter; audited as `jobs:bulk-retried`. */
-  retryMatching(body: BulkJobActionBody, principal: Principal, actor: AuditActor): Promise<BulkJobActionResult>;
+  /**
+   * Retries (as new jobs, through the single retry) the failed, canceled and expired jobs matching the filter; audited as
+   * `jobs:bulk-retried`. Under an `idempotencyKey`, each job is retried once: a call sent again creates no second retry.
+   */
+  retryMatching(body: BulkJobActionBody, principal: Principal, actor: AuditActor, idempotencyKey?: string): Promise<BulkJobActionResult>;
 }
 
 export interface JobsBulkServiceDeps {
@@ -28,6 +32,9 @@ export interface JobsBulkServiceDeps {
   /** Told of each job a bulk retry skipped, and why. */
   logger: { warn(fields: object, message: string): void };
 }
+
+/** The single retry's key for one job of a bulk retry under `key`: a call sent again finds the jobs it created. */
+const retryKey = (key: string, jobId: string) => `bulk-retry:${createHash('sha256').update(key).digest('hex')}:${jobId}`;
 
 /** Runs `fn` over the items with at most `concurrency` in flight; true for each that resolved. */
 async function settleEach<T>(items: readonly T[], concurrency: number, fn: (item: T) => Promise<unknown>): Promise<boolean[]> {
@@ -84,12 +91,12 @@ export function createJobsBulkService(deps: JobsBulkServiceDeps): JobsBulkServic
       await removeCanceledJobs(deps.producer, jobs);
       return finish(AuditAction.JobsBulkCanceled, body, actor, { matched, touched: jobs.length, limit });
     },
-    async retryMatching(body, principal, actor) {
+    async retryMatching(body, principal, actor, idempotencyKey) {
       const { filter, limit, dryRun } = prepare(body, principal);
       if (dryRun) return dryRunResult(await countJobsMatching(deps.pool, filter, RETRYABLE), limit);
       const { matched, jobs: ids } = await findJobIdsMatching(deps.pool, filter, RETRYABLE, limit);
       const settled = await settleEach(ids, RETRY_CONCURRENCY, (id) =>
-        deps.jobs.retryJob(id, principal).catch((err: unknown) => {
+        deps.jobs.retryJob(id, principal, idempotencyKey === undefined ? undefined : retryKey(idempotencyKey, id)).catch((err: unknown) => {
           deps.logger.warn({ err, jobId: id }, 'bulk retry skipped a job');
           throw err;
         }),

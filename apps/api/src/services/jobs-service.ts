@@ -60,8 +60,11 @@ export interface JobsService {
   forgetJobs(ids: Iterable<string>): void;
   /** The job's row as it is, tombstones included (deleting one). */
   findJobRow(id: string, ownerKeyId: string | null): Promise<JobRecord>;
-  /** Submits a new job with the same model version, priority and inputs as `id` (re-running a failed one). */
-  retryJob(id: string, principal: Principal): Promise<JobAccepted>;
+  /**
+   * Submits a new job with the same model version, priority and inputs as `id` (re-running a failed one). Under an
+   * `idempotencyKey`, once: the same key again answers the job it created (IDEMPOTENCY_CONFLICT for another `id`).
+   */
+  retryJob(id: string, principal: Principal, idempotencyKey?: string): Promise<JobAccepted>;
   /** The raw little-endian bytes of one input or output tensor, streamed (an S3 object is never held whole). */
   openTensor(id: string, ownerKeyId: string | null, kind: 'inputs' | 'outputs', index: number): Promise<{ tensor: StoredTensor; body: NodeJS.ReadableStream }>;
   listJobs(query: ListJobsQuery, ownerKeyId: string | null): Promise<{ items: JobRecord[]; nextCursor: string | null }>;
@@ -141,7 +144,7 @@ export function createJobsService(deps: JobsServiceDeps): JobsService {
     return { id: job.id, status: 'queued', links: jobLinks(job.id) };
   }
 
-  async function findIdempotent(input: SubmitJobInput, hash: string | null): Promise<JobAccepted | undefined> {
+  async function findIdempotent(input: Pick<SubmitJobInput, 'principal' | 'idempotencyKey'>, hash: string | null): Promise<JobAccepted | undefined> {
     if (!input.idempotencyKey) return undefined;
     const existing = await findJobByIdempotencyKey(deps.pool, input.principal.keyId, input.idempotencyKey);
     if (!existing) return undefined;
@@ -213,7 +216,14 @@ export function createJobsService(deps: JobsServiceDeps): JobsService {
         await deps.uploads.settle(slot.jobId, recorded);
       }
     },
-    async retryJob(id, principal) {
+    async retryJob(id, principal, idempotencyKey) {
+      // What the key is bound to: the job retried (the retry takes everything else from it).
+      const keyed = idempotencyKey === undefined ? undefined : { principal, idempotencyKey };
+      const requestHash = keyed ? `retry:${id}` : null;
+      if (keyed) {
+        const earlier = await findIdempotent(keyed, requestHash);
+        if (earlier) return earlier;
+      }
       const job = await findOwnJob(id, ownerFilter(principal), true);
       if (job.inputsDroppedAt) throw inputsDroppedError(job);
       // A retry is a new job: a retired version takes none (410 MODEL_VERSION_RETIRED).
@@ -223,15 +233,15 @@ export function createJobsService(deps: JobsServiceDeps): JobsService {
       // The retry keeps the webhook but not the deadline, which was the first attempt's.
       // Inputs kept in S3 are copied: the new job must not depend on the old one's objects.
       const inputs = await deps.tensors.copyTensors({ jobId: newId, createdAt: new Date(), kind: 'inputs' }, job.inputs);
-      return (await accept(
+      const accepted = await accept(
         {
           id: newId,
           ownerKeyId: principal.keyId,
           modelName: job.modelName,
           modelVersion: job.modelVersion,
           priority: job.priority,
-          idempotencyKey: null,
-          requestHash: null,
+          idempotencyKey: idempotencyKey ?? null,
+          requestHash,
           inputs,
           metadata: job.metadata,
           deadlineAt: null,
@@ -242,7 +252,9 @@ export function createJobsService(deps: JobsServiceDeps): JobsService {
         },
         undefined,
         principal.weight,
-      ))!;
+      );
+      // Lost a race with a concurrent retry under the same key: answer with the winner.
+      return accepted ?? (await findIdempotent(keyed!, requestHash))!;
     },
     async openTensor(id, ownerKeyId, kind, index) {
       const job = await findOwnJob(id, ownerKeyId, kind === 'inputs');

@@ -61,8 +61,15 @@ export const RoutingKeyHeaderSchema = Type.String({
     'while the table is unchanged. Ignored for `name:version`.',
 });
 
+const IdempotencyKeySchema = Type.String({ minLength: 1, maxLength: 200 });
+
+/** The headers of a call that creates jobs from others (a retry, a bulk retry): the same key twice creates them once. */
+export const RetryHeadersSchema = Type.Object({
+  'idempotency-key': Type.Optional(IdempotencyKeySchema),
+});
+
 export const SubmitJobHeadersSchema = Type.Object({
-  'idempotency-key': Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+  'idempotency-key': Type.Optional(IdempotencyKeySchema),
   'x-routing-key': Type.Optional(RoutingKeyHeaderSchema),
   prefer: Type.Optional(
     Type.String({
