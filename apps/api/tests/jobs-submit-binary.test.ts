@@ -126,6 +126,32 @@ describe('framed and multipart submits', () => {
     expect(await storedInput(res.json().id)).toEqual(bytesOf(input));
   });
 
+  it('checks the model, the signature, the deadline and the webhook before a part is stored', async () => {
+    const spy = vi.spyOn(t.tensors, 'putTensorStream');
+    const big = (request: object) =>
+      post(
+        multipart([
+          { name: 'request', body: JSON.stringify(request) },
+          { name: 'input:features', filename: 'f.bin', body: Readable.from([Buffer.alloc(200 * 256)]) },
+        ]),
+      );
+    const features = { name: 'features', datatype: 'FP32', shape: [200, 64] };
+    const cases: Array<[object, string]> = [
+      [{ model: 'absent', inputs: [features] }, 'MODEL_NOT_FOUND'],
+      [{ model: 'mlp', inputs: [{ ...features, name: 'pixels' }] }, 'INPUT_UNKNOWN'],
+      [{ model: 'mlp', inputs: [{ ...features, datatype: 'INT32' }] }, 'INPUT_DATATYPE_MISMATCH'],
+      [{ model: 'mlp', inputs: [{ ...features, shape: [200, 63] }] }, 'INPUT_SHAPE_MISMATCH'],
+      [{ model: 'mlp', inputs: [features], deadline: 'tomorrow' }, 'VALIDATION_FAILED'],
+    ];
+    for (const [request, code] of cases) {
+      const res = await big(request);
+      expect(res.statusCode, code).toBeGreaterThanOrEqual(400);
+      expect(res.json().code, JSON.stringify(request)).toBe(code);
+    }
+    expect(spy).not.toHaveBeenCalled();
+    spy.mockRestore();
+  });
+
   it('refuses missing, extra, duplicate and wrongly sized parts, and bad framing, with 400 problem+json', async () => {
     const head = { name: 'features', datatype: 'FP32', shape: [1, 64] };
     const request = { name: 'request', body: JSON.stringify({ model: 'mlp', inputs: [head] }) };

@@ -15,7 +15,7 @@ import { binaryBodyOf, registerBinaryBody } from '../plugins/binary-body.ts';
 import { traceContextOf } from '../plugins/tracing.ts';
 import { prefersFramedJob, sendFramedJob } from '../services/job-binary-view.ts';
 import { toJobDetail } from '../services/job-view.ts';
-import { newJobSlot } from '../services/jobs-service.ts';
+import { newJobSlot, type JobsService } from '../services/jobs-service.ts';
 import { readRequestPart, streamInputParts } from '../services/multipart-submit.ts';
 import { submitTensors } from '../services/submit-body.ts';
 import type { SubmitAndWait } from '../services/submit-and-wait.ts';
@@ -23,6 +23,8 @@ import type { SubmitAndWait } from '../services/submit-and-wait.ts';
 export interface JobsSubmitRoutesOptions {
   /** Submits jobs (and, with `Prefer: wait`, waits for them: at most WAIT_MAX_S). */
   runner: SubmitAndWait;
+  /** Checks a multipart submit before its parts are stored. */
+  jobs: Pick<JobsService, 'checkSubmit'>;
   tensors: TensorStore;
   outputUrlTtlS: number;
   /** INPUT_MAX_BYTES: a multipart part's size limit, and the declared sizes' before any part is read. */
@@ -39,7 +41,7 @@ const BODY_FORMS =
   'then one part `input:<name>` per input without `data`, holding its raw bytes (streamed to storage as it arrives). ' +
   'An input may name an upload (`upload`: its id from POST /v1/uploads) instead.';
 
-export const jobsSubmitRoutes: FastifyPluginAsyncTypebox<JobsSubmitRoutesOptions> = async (app, { runner, tensors, outputUrlTtlS, inputMaxBytes }) => {
+export const jobsSubmitRoutes: FastifyPluginAsyncTypebox<JobsSubmitRoutesOptions> = async (app, { runner, jobs, tensors, outputUrlTtlS, inputMaxBytes }) => {
   registerBinaryBody(app);
   /** A multipart submit's parts after `request`, read by the handler once the body is validated. */
   const pendingParts = new WeakMap<FastifyRequest, AsyncIterator<Multipart>>();
@@ -87,11 +89,9 @@ export const jobsSubmitRoutes: FastifyPluginAsyncTypebox<JobsSubmitRoutesOptions
     async (request, reply) => {
       const { model, priority = 'normal', metadata = {}, deadline, webhook, keepInputs } = request.body;
       const slot = newJobSlot();
-      const submission = {
+      const request_ = {
         principal: request.principal,
         model,
-        inputs: await inputsOf(request, request.body, slot),
-        slot,
         priority,
         metadata,
         deadline,
@@ -101,6 +101,9 @@ export const jobsSubmitRoutes: FastifyPluginAsyncTypebox<JobsSubmitRoutesOptions
         routingKey: request.headers['x-routing-key'],
         traceContext: traceContextOf(request),
       };
+      // A multipart body's parts are stored as they are read: every check that needs no bytes passes first.
+      if (pendingParts.has(request)) await jobs.checkSubmit({ ...request_, inputs: request.body.inputs });
+      const submission = { ...request_, inputs: await inputsOf(request, request.body, slot), slot };
       const preferredS = preferredWaitSeconds(request.headers.prefer);
       const waitS = preferredS === undefined ? undefined : runner.waitSeconds(preferredS);
       const waited = waitS === undefined ? undefined : await runner.submitAndWaitOne(submission, waitS);

@@ -36,7 +36,7 @@ export interface JobsRoutesOptions {
 
 export const jobsRoutes: FastifyPluginAsyncTypebox<JobsRoutesOptions> = async (app, { jobs, runner, retention, tensors, outputUrlTtlS, inputMaxBytes }) => {
   // Its own scope: the submit's body parsers (framed, multipart) apply to it alone.
-  await app.register(jobsSubmitRoutes, { runner, tensors, outputUrlTtlS, inputMaxBytes });
+  await app.register(jobsSubmitRoutes, { runner, jobs, tensors, outputUrlTtlS, inputMaxBytes });
 
   app.get(
     '/v1/jobs/:id',

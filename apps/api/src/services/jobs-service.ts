@@ -19,7 +19,7 @@ import { inputsDroppedError, jobLinks, jobPurgedError } from './job-view.ts';
 import type { JobViewCache } from './job-view-cache.ts';
 import type { ModelsService } from './models-service.ts';
 import { createJobIntake } from './job-intake.ts';
-import { decodeInputs, type DecodedInput } from './tensor-intake.ts';
+import { checkInputHeads, decodeInputs, type DecodedInput } from './tensor-intake.ts';
 import { checkWebhookUrl } from '../webhooks/url-policy.ts';
 import { createBacklogGuard } from './backlog-guard.ts';
 import { hashInputs, hashRequest } from './input-hash.ts';
@@ -51,9 +51,20 @@ export interface SubmitJobInput {
   keepInputs?: boolean;
 }
 
+/** A submit as it is before its inputs' bytes are read. */
+export type SubmitCheck = Pick<SubmitJobInput, 'principal' | 'model' | 'idempotencyKey' | 'routingKey' | 'deadline' | 'webhookUrl'> & {
+  inputs: ReadonlyArray<{ name: string; datatype: string; shape: number[] }>;
+};
+
 export interface JobsService {
   /** Validates, records (Postgres first: invariant 1) and enqueues one job. */
   submitJob(input: SubmitJobInput): Promise<JobAccepted>;
+  /**
+   * The checks `submitJob` makes before it reads an input's bytes (the model, the inputs' names, datatypes and shapes
+   * against its signature, the size limit, the deadline, the webhook URL), for a body whose bytes come later: a
+   * multipart submit stores its parts only once these pass. Passes a replay of a recorded Idempotency-Key unchecked.
+   */
+  checkSubmit(input: SubmitCheck): Promise<void>;
   /** The job as a poll sees it (job-view-cache.ts); 410 JOB_PURGED when only its tombstone is left. */
   getJob(id: string, ownerKeyId: string | null): Promise<JobRecord>;
   /** Jobs this process has just changed behind the service (a purge, an input drop, a bulk cancel): their next view is read afresh. */
@@ -152,6 +163,13 @@ export function createJobsService(deps: JobsServiceDeps): JobsService {
     return { id: existing.id, status: existing.status, links: jobLinks(existing.id) };
   }
 
+  /** The submit's checks that need no input bytes; answers the model it routes to. */
+  async function checkRequest(input: Omit<SubmitCheck, 'inputs' | 'idempotencyKey'>) {
+    parseDeadline(input.deadline);
+    if (input.webhookUrl !== undefined) await checkWebhookUrl(input.webhookUrl, deps.webhookAllowPrivate);
+    return deps.models.routeModel(input.model, { routingKey: input.routingKey });
+  }
+
   async function submitJob(input: SubmitJobInput & { slot: JobSlot }): Promise<JobAccepted> {
     const hashOf = (tensors: readonly DecodedInput[]): string | null =>
       input.idempotencyKey === undefined
@@ -165,8 +183,7 @@ export function createJobsService(deps: JobsServiceDeps): JobsService {
       if (earlier) return earlier;
     }
     const deadlineAt = parseDeadline(input.deadline);
-    if (input.webhookUrl !== undefined) await checkWebhookUrl(input.webhookUrl, deps.webhookAllowPrivate);
-    const model = await deps.models.routeModel(input.model, { routingKey: input.routingKey });
+    const model = await checkRequest(input);
     const tensors = decodeInputs(input.inputs, deps.limits.inputMaxBytes, model.signature);
     const hash = hashOf(tensors);
     const slot = input.slot;
@@ -204,6 +221,11 @@ export function createJobsService(deps: JobsServiceDeps): JobsService {
   }
 
   return {
+    async checkSubmit(input) {
+      if (input.idempotencyKey !== undefined && (await findJobByIdempotencyKey(deps.pool, input.principal.keyId, input.idempotencyKey))) return;
+      const model = await checkRequest(input);
+      checkInputHeads(input.inputs, deps.limits.inputMaxBytes, model.signature);
+    },
     async submitJob(input) {
       const slot = input.slot ?? newJobSlot();
       let recorded = false;

@@ -37,12 +37,15 @@ export type DecodedInput = IntakeHead &
 export const hasBytes = (t: DecodedInput): t is IntakeHead & { data: Uint8Array } => 'data' in t && t.data !== undefined;
 
 /**
- * Checks request tensors' datatypes and the size limit, then decodes JSON data
- * to bytes (raw bytes must be exactly their shape's size). Cheap checks run
- * first so an oversized or misnamed request (against `signature`, when
- * given) is refused before any data is decoded.
+ * The checks a submit's tensors pass before any of their bytes are looked at: datatypes, the size limit (BYTES
+ * counted at their least), names, datatypes and shapes against `signature` when given. A multipart submit runs
+ * them before its parts are stored.
  */
-export function decodeInputs(inputs: readonly SubmitTensor[], inputMaxBytes: number, signature?: ModelSignature): DecodedInput[] {
+export function checkInputHeads(
+  inputs: ReadonlyArray<{ name: string; datatype: string; shape: number[] }>,
+  inputMaxBytes: number,
+  signature?: ModelSignature,
+): IntakeHead[] {
   const unsupported = inputs.flatMap((t, i) =>
     isDataType(t.datatype)
       ? []
@@ -60,6 +63,17 @@ export function decodeInputs(inputs: readonly SubmitTensor[], inputMaxBytes: num
   });
   if (total > inputMaxBytes) throw new AppError('INPUT_TOO_LARGE', `inputs hold ${total} bytes; the limit is ${inputMaxBytes}`);
   if (signature) checkSignature(heads, signature);
+  return heads;
+}
+
+/**
+ * Checks request tensors' datatypes and the size limit, then decodes JSON data
+ * to bytes (raw bytes must be exactly their shape's size). Cheap checks run
+ * first so an oversized or misnamed request (against `signature`, when
+ * given) is refused before any data is decoded.
+ */
+export function decodeInputs(inputs: readonly SubmitTensor[], inputMaxBytes: number, signature?: ModelSignature): DecodedInput[] {
+  const heads = checkInputHeads(inputs, inputMaxBytes, signature);
   const decodedInputs = heads.map((h, i): DecodedInput => {
     const t = inputs[i]!;
     if ('upload' in t) return { ...h, upload: t.upload };
