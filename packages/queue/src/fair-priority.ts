@@ -32,117 +32,16 @@ export const BULL_PRIORITY: Record<Priority, number> = { high: classRange('high'
 export const priorityOfBull = (bull: number): Priority => PRIORITY_CLASSES[Math.min(2, Math.max(0, Math.floor((bull - 1) / CLASS_RANGE)))]!;
 
 /**
- * Shared Lua: `fairTag(c, tenant, cost)` is a job's number in class c (0 high,
- * 1 normal, 2 low) for key `tenant`, advancing the key's finish by `cost`.
- * Each class keeps its keys' finishes in a hash of its own (KEYS[2] .. ':' ..
- * class, in the queue's hash slot: read once per key and class and written
- * once per class by `saveFinishes()` at the end of a call, so a group of
- * submits costs one HGET per key, not an HGET and an HSET per job), deleted
- * when the class has nothing waiting: it starts afresh, and keys that
- * stopped sending leave nothing behind. An empty tenant is a flow of its own and keeps no state. Scores are
- * priority × 2^32 + counter (BullMQ), exact in a double. KEYS[1] is the
- * prioritized set, ARGV[1] the class range size.
+ * The scripts, in src/lua (a header in each documents its KEYS and ARGV): fair
+ * numbers for jobs about to be added (they share `includes/fair-tag.lua`:
+ * start tags kept per key and class in a hash of the queue's, `…:fair:<class>`),
+ * and aging, which re-adds waiting jobs as BullMQ's changePriority does and so
+ * writes BullMQ's private keys (the prioritized set, its counter, the marker,
+ * the job hash): bullmq is pinned to the version they were written against, and
+ * tests/bullmq-key-layout.test.ts fails if that layout changes.
  */
-const FAIR_TAG_LUA = `
-local range = tonumber(ARGV[1])
-local shift = 4294967296
-local now = {}
-local function classStart(c)
-  if now[c] == nil then
-    local lo = c * range + 1
-    local from, to = string.format('%.0f', lo * shift), '(' .. string.format('%.0f', (lo + range) * shift)
-    local first = redis.call('ZRANGEBYSCORE', KEYS[1], from, to, 'WITHSCORES', 'LIMIT', 0, 1)
-    if #first == 0 then
-      redis.call('DEL', KEYS[2] .. ':' .. c)
-      now[c] = 0
-    else
-      now[c] = math.floor(tonumber(first[2]) / shift) - lo
-    end
-  end
-  return now[c]
-end
-local finishes = {}
-local function fairTag(c, tenant, cost)
-  local start = classStart(c)
-  if tenant ~= '' then
-    local class = finishes[c]
-    if class == nil then
-      class = {}
-      finishes[c] = class
-    end
-    local finish = class[tenant]
-    if finish == nil then finish = tonumber(redis.call('HGET', KEYS[2] .. ':' .. c, tenant) or '0') end
-    start = math.max(start, finish)
-    class[tenant] = start + cost
-  end
-  return c * range + 1 + math.min(math.floor(start), range - 1)
-end
-local function saveFinishes()
-  for c, class in pairs(finishes) do
-    local fields = {}
-    for tenant, finish in pairs(class) do
-      fields[#fields + 1] = tenant
-      fields[#fields + 1] = string.format('%.17g', finish)
-      if #fields == 1000 then
-        redis.call('HSET', KEYS[2] .. ':' .. c, unpack(fields))
-        fields = {}
-      end
-    end
-    if #fields > 0 then redis.call('HSET', KEYS[2] .. ':' .. c, unpack(fields)) end
-  end
-end
-`;
-
-/** ARGV after the range: (key id, class index, cost) per job. Returns a priority per job. */
-const assignScript = luaScript(
-  'inferqFairAssign',
-  2,
-  `${FAIR_TAG_LUA}
-local out = {}
-for i = 2, #ARGV, 3 do
-  out[#out + 1] = fairTag(tonumber(ARGV[i + 1]), ARGV[i], tonumber(ARGV[i + 2]))
-end
-saveFinishes()
-return out
-`,
-);
-
-/**
- * KEYS[3] the priority counter, KEYS[4] the marker, KEYS[5] the queue's meta
- * hash; ARGV after the range: the job key prefix, then (job id, key id,
- * target class index) per job, each key's oldest first. The first job of each
- * key still waiting below its target class is re-added at its key's fair
- * number there, as BullMQ's changePriority does (new score, the job hash's
- * priority, the marker that wakes workers — left out while the queue is
- * paused, as BullMQ leaves it out; the job stays in the queue either way):
- * one job per key a pass, so a key's aged backlog enters the class above at
- * the pace of the passes instead of all at once ahead of other keys' work
- * there. Returns how many moved.
- */
-const promoteScript = luaScript(
-  'inferqFairPromote',
-  5,
-  `${FAIR_TAG_LUA}
-local moved = 0
-local done = {}
-for i = 3, #ARGV, 3 do
-  local id = ARGV[i]
-  local target = tonumber(ARGV[i + 2])
-  local score = (not done[ARGV[i + 1]]) and redis.call('ZSCORE', KEYS[1], id)
-  if score and math.floor((math.floor(tonumber(score) / shift) - 1) / range) > target then
-    done[ARGV[i + 1]] = true
-    local priority = fairTag(target, ARGV[i + 1], 1)
-    local counter = redis.call('INCR', KEYS[3]) % shift
-    redis.call('ZADD', KEYS[1], string.format('%.0f', priority * shift + counter), id)
-    redis.call('HSET', ARGV[2] .. id, 'priority', priority)
-    if redis.call('HEXISTS', KEYS[5], 'paused') == 0 then redis.call('ZADD', KEYS[4], 0, '0') end
-    moved = moved + 1
-  end
-end
-saveFinishes()
-return moved
-`,
-);
+const assignScript = luaScript('inferqFairAssign', new URL('./lua/fair-priority-assign-2.lua', import.meta.url));
+const promoteScript = luaScript('inferqFairPromote', new URL('./lua/fair-priority-promote-5.lua', import.meta.url));
 
 export interface FairJob {
   /** Whose job: the API key id; '' for a job that is a flow of its own (nothing is kept for it). */

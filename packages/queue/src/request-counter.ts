@@ -26,27 +26,8 @@ export interface RequestCounter {
 /** How often a process adds its requests to the shared counts: the most another process's view of them lags. */
 export const REQUEST_COUNT_SYNC_MS = 100;
 
-/**
- * Adds ARGV[1] requests to KEYS[1]'s window, starting the window (ARGV[2] ms)
- * when the key is new, as @fastify/rate-limit's own store does, so processes
- * of either kind count in one window during a rolling update. A key found
- * without an expiry gets one, so a count can never outlive its window.
- * Returns the count and the window's milliseconds left.
- */
-const addRequests = luaScript(
-  'inferqAddRequests',
-  1,
-  `
-local n = tonumber(ARGV[1])
-local count = redis.call('INCRBY', KEYS[1], n)
-local ttl = count == n and -1 or redis.call('PTTL', KEYS[1])
-if ttl < 0 then
-  ttl = tonumber(ARGV[2])
-  redis.call('PEXPIRE', KEYS[1], ttl)
-end
-return {count, ttl}
-`,
-);
+/** Adds requests to a key's window, starting the window when the key is new; returns the count and the window's milliseconds left (src/lua). */
+const addRequests = luaScript('inferqAddRequests', new URL('./lua/request-counter-add-1.lua', import.meta.url));
 
 interface Tally {
   /** Where the window ends as far as this process knows: Redis's when it has synced, else a full window from its first request. */
