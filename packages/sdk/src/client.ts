@@ -4,6 +4,7 @@ import { createHttpClient, type FetchLike } from './http.ts';
 import { createJobsApi, type JobsApi } from './jobs.ts';
 import { createModelsApi, type ModelsApi } from './models.ts';
 import { DEFAULT_THRESHOLDS } from './submit-body.ts';
+import type { SubmitRetryOptions } from './submit-retry.ts';
 import { createUploadsApi, type UploadsApi } from './uploads.ts';
 
 /** A new key with its secret, which the server shows only this once. */
@@ -19,6 +20,12 @@ export interface ClientOptions {
   binaryThresholdBytes?: number;
   /** An input of this many bytes or more is uploaded first (POST /v1/uploads + PUT) and named by id (Infinity: never). @default 32 MiB */
   uploadThresholdBytes?: number;
+  /**
+   * Every submit carries an Idempotency-Key and is sent again under it while refused for now (429, 502, 503, 504; after
+   * `Retry-After`, else a backoff) or unanswered (no connection, no answer in `attemptTimeoutMs`); `false`: sent once.
+   * @default { attempts: 5, maxElapsedMs: 30000, attemptTimeoutMs: 10000 }
+   */
+  submitRetry?: SubmitRetryOptions | false;
 }
 
 export interface KeysApi {
@@ -58,7 +65,7 @@ export function createClient(options: ClientOptions): InferqClient {
     uploadThresholdBytes: options.uploadThresholdBytes ?? DEFAULT_THRESHOLDS.uploadThresholdBytes,
   };
   return {
-    jobs: createJobsApi(http, uploads, thresholds),
+    jobs: createJobsApi(http, uploads, thresholds, options.submitRetry),
     uploads,
     models: createModelsApi(http),
     keys: {

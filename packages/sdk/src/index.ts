@@ -6,6 +6,7 @@ export type { FetchLike } from './http.ts';
 export { decodeJsonJob, type DecodedJob, type DecodedOutput } from './job-response.ts';
 export { NpyFormatError, readNpy, writeNpy, type NpyTensor } from './npy.ts';
 export { DEFAULT_THRESHOLDS, type ArrayInput, type SubmitInput, type SubmitRequest, type TransferThresholds, type UploadInput } from './submit-body.ts';
+export { DEFAULT_SUBMIT_RETRY, type SubmitRetryOptions } from './submit-retry.ts';
 export type { UploadTicket, UploadsApi } from './uploads.ts';
 export {
   isFinishedJob,
@@ -15,6 +16,7 @@ export {
   type JobsApi,
   type JobsQuery,
   type OutputEncoding,
+  type RetryCallOptions,
   type SubmitOptions,
   type SubmitResult,
 } from './jobs.ts';

@@ -16,7 +16,8 @@ export interface WaitOptions {
   binary?: boolean;
 }
 
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+/** Resolves after `ms`; rejects with the signal's reason once it aborts. */
+export function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason);
     const onAbort = () => {

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import cliProgress from 'cli-progress';
@@ -7,6 +8,7 @@ import { isInferqError } from '../errors.ts';
 import type { InferqClient } from '../client.ts';
 import type { SubmitOptions } from '../jobs.ts';
 import type { SubmitInput, SubmitRequest } from '../submit-body.ts';
+import { isRetryableSubmitError } from '../submit-retry.ts';
 import { emit, integerOption, requiredOption, stringOption, type Command, type CommandContext } from './command.ts';
 import { binaryThresholdOption } from './jobs-commands.ts';
 import { readTensorFile } from './tensor-files.ts';
@@ -25,8 +27,11 @@ async function forEachLimited<T>(items: readonly T[], limit: number, task: (item
 
 /**
  * Submits one line, sending it again while the server refuses it only for now
- * (429 QUEUE_FULL or RATE_LIMITED, 503). A lost connection is sent again only
- * under an idempotency key, since the first try may have been accepted.
+ * (429 QUEUE_FULL or RATE_LIMITED, 502, 503, 504) or does not answer. Every try
+ * of a line carries one idempotency key (`--idempotency-prefix`:line, else a
+ * UUID made for the line), since an unanswered try may have been accepted.
+ * p-retry does the retrying here, with more patience than the SDK's default
+ * for a backlog a bulk load fills; each SDK call is one try, timed out alike.
  */
 async function submitLine(client: InferqClient, line: number, text: string, options: LineOptions): Promise<BulkLineResult> {
   let body: SubmitRequest;
@@ -40,13 +45,13 @@ async function submitLine(client: InferqClient, line: number, text: string, opti
   } catch (err) {
     return { line, code: 'TENSOR_FILE_INVALID', detail: err instanceof Error ? err.message : String(err) };
   }
-  const idempotencyKey = options.idempotencyPrefix === undefined ? undefined : `${options.idempotencyPrefix}:${line}`;
+  const idempotencyKey = options.idempotencyPrefix === undefined ? randomUUID() : `${options.idempotencyPrefix}:${line}`;
   try {
-    const accepted = await pRetry(() => client.jobs.submit(body, { idempotencyKey, ...options.submit }), {
+    const accepted = await pRetry(() => client.jobs.submit(body, { idempotencyKey, submitRetry: { attempts: 1 }, ...options.submit }), {
       retries: 6,
       minTimeout: 200,
       maxTimeout: 5000,
-      shouldRetry: ({ error }) => isInferqError(error) && error.retryable && (error.status !== 0 || idempotencyKey !== undefined),
+      shouldRetry: ({ error }) => isRetryableSubmitError(error),
       // Retry-After is the server's word on when to come back; p-retry's own backoff comes on top.
       onFailedAttempt: async ({ error }) => {
         if (isInferqError(error) && error.retryAfter) await new Promise((r) => setTimeout(r, error.retryAfter! * 1000));

@@ -1,6 +1,6 @@
 import type { BulkJobActionResult, JobFilterQuery } from '@inferq/contracts';
 import type { BulkActionOptions } from '../jobs.ts';
-import { emit, integerOption, type Command, type CommandContext } from './command.ts';
+import { emit, integerOption, stringOption, type Command, type CommandContext } from './command.ts';
 import { UsageError } from './config.ts';
 import { JOB_FILTER_OPTIONS, JOB_FILTER_USAGE, jobFilterFromOptions } from './job-filter-options.ts';
 
@@ -26,17 +26,21 @@ function resultLines(verb: BulkVerb, r: BulkJobActionResult, limit: number): str
 /** Anything but y or yes is no, and so is a CLI with no way to ask. */
 const confirmed = (ctx: CommandContext, question: string): Promise<boolean> => ctx.io.confirm?.(`${question} [y/N] `) ?? Promise.resolve(false);
 
+// A retry creates jobs: sent under a key (a fresh one unless given), each job is retried once however often it is sent.
+const RETRY_KEY_USAGE = ' [--idempotency-key KEY]';
+
 const bulkCommand = (verb: BulkVerb): Command => ({
   usage:
-    `jobs ${verb.action}-all ${JOB_FILTER_USAGE} [--limit N] [--dry-run] [--yes]   ` +
+    `jobs ${verb.action}-all ${JOB_FILTER_USAGE} [--limit N] [--dry-run] [--yes]${verb.action === 'retry' ? RETRY_KEY_USAGE : ''}   ` +
     `(${verb.action}s the ${verb.applies} jobs matching the filter; asks first, showing the count, unless --yes)`,
-  options: BULK_OPTIONS,
+  options: verb.action === 'retry' ? { ...BULK_OPTIONS, 'idempotency-key': { type: 'string' } } : BULK_OPTIONS,
   async run(ctx) {
     const filter: JobFilterQuery = jobFilterFromOptions(ctx.values);
     if (Object.keys(filter).length === 0) throw new UsageError(`name at least one filter option; ${verb.action}-all never acts on every job`);
     const limit = integerOption(ctx.values, 'limit', { min: 1, max: 10_000 }) ?? 1000;
+    const idempotencyKey = stringOption(ctx.values, 'idempotency-key');
     const call = (options: BulkActionOptions) =>
-      verb.action === 'cancel' ? ctx.client.jobs.bulkCancel(filter, options) : ctx.client.jobs.bulkRetry(filter, options);
+      verb.action === 'cancel' ? ctx.client.jobs.bulkCancel(filter, options) : ctx.client.jobs.bulkRetry(filter, { ...options, idempotencyKey });
     if (ctx.values['dry-run'] === true || ctx.values.yes !== true) {
       const preview = await call({ limit, dryRun: true });
       if (ctx.values['dry-run'] === true || preview.matched === 0) {

@@ -1,7 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { InputTensor, Priority, SubmitJobBody } from '@inferq/contracts';
 import type { SubmitOptions } from '../jobs.ts';
 import type { SubmitInput, SubmitRequest } from '../submit-body.ts';
+import { isRetryableSubmitError } from '../submit-retry.ts';
 import { UsageError } from './config.ts';
 import { emit, integerOption, onePositional, stringOption, type Command, type OptionValues } from './command.ts';
 import { formatJob } from './format.ts';
@@ -42,7 +44,8 @@ export const jobsSubmit: Command = {
   usage:
     'jobs submit --model NAME --input FILE.json|' +
     `${TENSOR_FLAG_USAGE} [--input …] [--binary-threshold BYTES|never] [--wait SECONDS] [--priority high|normal|low] ` +
-    '[--idempotency-key KEY] [--keep-inputs]   (tensors of 4 KiB or more go binary; 32 MiB or more are uploaded first)',
+    '[--idempotency-key KEY] [--keep-inputs]   (tensors of 4 KiB or more go binary; 32 MiB or more are uploaded first; ' +
+    'refused-for-now and unanswered tries are sent again under one Idempotency-Key, a new UUID unless given)',
   options: {
     'keep-inputs': { type: 'boolean' },
     model: { type: 'string' },
@@ -58,10 +61,12 @@ export const jobsSubmit: Command = {
     const flags = (ctx.values.input as unknown as string[] | undefined) ?? [];
     const body = await readSubmitBody(flags, model, stringOption(ctx.values, 'priority'));
     if (ctx.values['keep-inputs'] === true) body.keepInputs = true;
-    const result = await ctx.client.jobs.submit(body, {
-      wait: integerOption(ctx.values, 'wait', { min: 0, max: 3600 }),
-      idempotencyKey: stringOption(ctx.values, 'idempotency-key'),
-      ...binaryThresholdOption(ctx.values),
+    // Made here rather than by the SDK so that, when every try was refused or unanswered, it can be named for the next run.
+    const idempotencyKey = stringOption(ctx.values, 'idempotency-key') ?? randomUUID();
+    const wait = integerOption(ctx.values, 'wait', { min: 0, max: 3600 });
+    const result = await ctx.client.jobs.submit(body, { wait, idempotencyKey, ...binaryThresholdOption(ctx.values) }).catch((err: unknown) => {
+      if (isRetryableSubmitError(err)) ctx.io.stderr(`inferq: to try again without risking a second job, pass --idempotency-key ${idempotencyKey}\n`);
+      throw err;
     });
     emit(ctx, result, () => formatJob(result));
     return 0;
