@@ -5,7 +5,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import { ProblemSchema } from '@inferq/contracts';
 import type { Logger } from '@inferq/core';
 import type { Pool } from '@inferq/db';
-import { createJobEvents, type JobProducer, type RedisClient } from '@inferq/queue';
+import { createJobEvents, watchRedisOutages, type JobProducer, type RedisClient } from '@inferq/queue';
 import { createTensorStore, type InlineTensorForm, type Storage, type TensorStore } from '@inferq/storage';
 import { createApiMetrics, type ApiMetrics } from './metrics/api-metrics.ts';
 import { registerAuth } from './plugins/auth.ts';
@@ -154,6 +154,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   });
 
   const metrics = createApiMetrics({ pool: deps.pool, producer: deps.producer, redis: deps.redis });
+  // One warning when the primary is lost, one line when writes are accepted again; driver noise at debug.
+  watchRedisOutages(deps.redis, { connection: 'producer', logger: deps.logger, ...metrics.redisConnection('producer') });
   server.addHook('onResponse', async (request, reply) => {
     metrics.observeRequest(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
     request.log.info(

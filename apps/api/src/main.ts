@@ -32,7 +32,6 @@ const tracing = startTracing({
 const logger = createLogger({ service: 'inferq-api', level: config.LOG_LEVEL });
 const pool = createPool({ url: config.DATABASE_URL, schema: config.DATABASE_SCHEMA, max: config.DATABASE_POOL_MAX, applicationName: 'inferq-api' });
 const redis = createRedisConnection(config.REDIS_URL, 'producer');
-redis.on('error', (err) => logger.warn({ err: err.message }, 'redis connection error'));
 const producer = createJobProducer({ connection: redis, prefix: config.QUEUE_PREFIX, fair: config.FAIR_SCHEDULING });
 const storage = createStorage({
   endpoint: config.S3_ENDPOINT,

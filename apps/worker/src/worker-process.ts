@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { createPeriodicTask, type Logger, type PeriodicTask } from '@inferq/core';
 import { createPool, findIdleRetiredVersions } from '@inferq/db';
-import { createJobProducer, createRedisConnection, publishWorkerStatus, readMaxmemoryPolicy, removeWorkerStatus } from '@inferq/queue';
+import { createJobProducer, createRedisConnection, publishWorkerStatus, readMaxmemoryPolicy, removeWorkerStatus, watchRedisOutages } from '@inferq/queue';
 import type { WorkerConfig } from './config.ts';
 import { createWorkerStorage, startFeeder, type Feeder, type FeederHost } from './feeders/feeder.ts';
 import { startFeederThreads } from './feeders/feeder-threads.ts';
@@ -37,7 +37,6 @@ export async function startWorkerProcess(config: WorkerConfig, baseLogger: Logge
   // The queue consumers' connection: each feeder thread opens its own.
   const consumerRedis = inProcess ? createRedisConnection(config.REDIS_URL, 'consumer') : undefined;
   const producerRedis = createRedisConnection(config.REDIS_URL, 'producer');
-  for (const r of [consumerRedis, producerRedis]) r?.on('error', (err) => logger.warn({ err: err.message }, 'redis connection error'));
   const producer = createJobProducer({
     connection: producerRedis,
     prefix: config.QUEUE_PREFIX,
@@ -77,6 +76,20 @@ export async function startWorkerProcess(config: WorkerConfig, baseLogger: Logge
   });
   const host: FeederHost = { sessions, health, status, metrics };
   const reconciler = createReconciler({ pool, producer, redis: producerRedis, minAgeMs: config.RECONCILE_MIN_AGE_MS, logger });
+  // One warning when the primary is lost, one line when writes are accepted again (driver noise at debug); the jobs a
+  // failover may have lost are checked as soon as the new primary takes writes, not at the next pass.
+  if (consumerRedis) watchRedisOutages(consumerRedis, { connection: 'consumer', logger, ...metrics.redisConnection('consumer') });
+  const producerMetrics = metrics.redisConnection('producer');
+  watchRedisOutages(producerRedis, {
+    connection: 'producer',
+    logger,
+    ...producerMetrics,
+    onChange(up, outageMs) {
+      producerMetrics.onChange?.(up, outageMs);
+      if (up && outageMs !== undefined)
+        reconciler.reconcileAfterOutage(Date.now() - outageMs).catch((err: Error) => logger.warn({ err: err.message }, 'reconciling after an outage failed'));
+    },
+  });
   // A pass every quarter step, by one worker of all (the lease): a job moves up at most a quarter step late.
   const agingPassMs = config.PRIORITY_AGING_S * 250;
   const ager = createPriorityAger({ pool, producer, connection: producerRedis, agingMs: config.PRIORITY_AGING_S * 1000, passLeaseMs: agingPassMs, logger });

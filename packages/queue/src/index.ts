@@ -14,3 +14,5 @@ export * from './queue-depth.ts';
 export * from './queue-epoch.ts';
 export * from './job-events.ts';
 export * from './request-counter.ts';
+export * from './redis-outage.ts';
+export * from './redis-outage-metrics.ts';

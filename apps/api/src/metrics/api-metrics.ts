@@ -1,7 +1,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { PRIORITIES, type QueueDepth } from '@inferq/contracts';
 import { boundTime, listJobPartitionBounds, readOldestQueuedAges, type Pool } from '@inferq/db';
-import type { JobProducer, RedisClient } from '@inferq/queue';
+import { createRedisOutageMetrics, type JobProducer, type RedisClient } from '@inferq/queue';
 import { readQueueOverview } from '../services/stats-service.ts';
 
 /** Reads of the queues made for one scrape are reused by its gauges within this. */
@@ -152,8 +152,11 @@ export function createApiMetrics(deps: { pool: Pool; producer: JobProducer; redi
     },
   });
 
+  const redisConnection = createRedisOutageMetrics(registry);
   return {
     registry,
+    /** The outage callbacks of one Redis connection (watchRedisOutages). */
+    redisConnection,
     observeRequest(method: string, route: string, statusCode: number, seconds: number): void {
       httpDuration.observe({ method, route, status_code: String(statusCode) }, seconds);
     },

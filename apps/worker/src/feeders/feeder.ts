@@ -1,7 +1,7 @@
 import { DEFAULT_LATENCY_TARGET_MS, type AdaptiveBatching } from '@inferq/contracts';
 import { createPeriodicTask, type Logger } from '@inferq/core';
 import { createPool, listLatestModels, type Pool } from '@inferq/db';
-import { createRedisConnection, type RedisClient } from '@inferq/queue';
+import { createRedisConnection, watchRedisOutages, type RedisClient } from '@inferq/queue';
 import { createStorage, createTensorStore, type Storage } from '@inferq/storage';
 import type { WorkerConfig } from '../config.ts';
 import { createBatchRunner, type RunnerHealth, type RunnerMetrics, type RunnerSessions, type RunnerStatus } from '../pipeline/batch-runner.ts';
@@ -146,7 +146,8 @@ export async function startFeeder(o: FeederOptions): Promise<Feeder> {
 export function openFeederConnections(config: WorkerConfig, logger: Logger): FeederConnections & { close(): Promise<void> } {
   const pool = createPool({ url: config.DATABASE_URL, schema: config.DATABASE_SCHEMA, max: config.DATABASE_POOL_MAX, applicationName: 'inferq-worker' });
   const consumerRedis = createRedisConnection(config.REDIS_URL, 'consumer');
-  consumerRedis.on('error', (err) => logger.warn({ err: err.message }, 'redis connection error'));
+  // Its outages logged as the main thread's are (the process's metrics follow the main thread's connections).
+  watchRedisOutages(consumerRedis, { connection: 'consumer', logger });
   const storage = createWorkerStorage(config);
   return {
     pool,

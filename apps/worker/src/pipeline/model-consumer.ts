@@ -1,7 +1,7 @@
 import type { Logger } from '@inferq/core';
 import type { AdaptiveBatching } from '@inferq/contracts';
 import { Batcher, BatchesInFlight, chooseBatching, type InferenceProfile } from '@inferq/inference';
-import { createQueueConsumer, priorityOfBull, type JobAck, type QueueJob, type RedisClient } from '@inferq/queue';
+import { createQueueConsumer, explainRedisError, priorityOfBull, type JobAck, type QueueJob, type RedisClient } from '@inferq/queue';
 import type { BatchRunner } from './batch-runner.ts';
 import { parseJobPayload } from './job-inputs.ts';
 import type { PendingJob } from './pending-job.ts';
@@ -159,7 +159,13 @@ export function createModelConsumer(o: ModelConsumerOptions) {
     },
     takeJob,
   );
-  worker.on('error', (err) => o.logger.warn({ err: err.message, model: o.model }, 'queue worker error'));
+  worker.on('error', (err) => {
+    // A failover's driver errors (a lost connection, a job entry the new primary never had) are told once by the
+    // connection's outage watch; here they are debug lines with what they mean.
+    const { kind, meaning } = explainRedisError(err);
+    if (kind === 'other') o.logger.warn({ err: err.message, model: o.model }, 'queue worker error');
+    else o.logger.debug({ err: err.message, model: o.model, kind }, meaning);
+  });
   worker.on('failed', (job, err) =>
     o.logger.warn({ jobId: job?.id, model: o.model, attemptsMade: job?.attemptsMade, err: err.message }, 'queue job attempt failed'),
   );

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Priority } from '@inferq/contracts';
 import type { Logger } from '@inferq/core';
+import { createRedisOutageMetrics } from '@inferq/queue';
 import type { GpuStatus } from './gpu-probe.ts';
 
 /** What the job metrics read of a job: its labels and when it was queued. */
@@ -95,6 +96,8 @@ export function createWorkerMetrics(o: { device: string; readGpu: () => Promise<
 
   return {
     registry,
+    /** The outage callbacks of one Redis connection (watchRedisOutages). */
+    redisConnection: createRedisOutageMetrics(registry),
     batchStarted(jobs: readonly MeasuredJob[]): void {
       const now = Date.now();
       for (const j of jobs) queueWait.observe({ model: j.model, priority: j.priority }, (now - j.createdAtMs) / 1000);
