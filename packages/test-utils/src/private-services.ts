@@ -25,6 +25,8 @@ export interface PrivateService {
 export interface PrivateRedis extends PrivateService {
   /** FLUSHALL: every key gone (queues, epoch, worker registry), the server still up. */
   flush(): Promise<void>;
+  /** CLIENT KILL TYPE normal: every client's connection cut, as when a primary dies and clients reconnect; the data kept. */
+  cutClients(): Promise<void>;
 }
 
 interface Launched {
@@ -68,16 +70,19 @@ export async function startPrivateRedis(): Promise<PrivateRedis> {
     const server = await startRedisServer({ dataDir: dir, port });
     return { url: server.url, env: { REDIS_URL: server.url }, stop: server.stop };
   });
+  const withConnection = async (run: (redis: ReturnType<typeof createRedisConnection>) => Promise<unknown>) => {
+    const redis = createRedisConnection(service.env.REDIS_URL!, 'consumer');
+    try {
+      await run(redis);
+    } finally {
+      redis.disconnect();
+    }
+  };
   return {
     ...service,
-    async flush() {
-      const redis = createRedisConnection(service.env.REDIS_URL!, 'consumer');
-      try {
-        await redis.flushall();
-      } finally {
-        redis.disconnect();
-      }
-    },
+    flush: () => withConnection((redis) => redis.flushall()),
+    // Its own connection is cut too; the reply comes first.
+    cutClients: () => withConnection((redis) => redis.client('KILL', 'TYPE', 'normal')),
   };
 }
 
