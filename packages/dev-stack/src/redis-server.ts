@@ -24,11 +24,17 @@ export interface RedisServerOptions {
   args?: string[];
 }
 
+/** A redis-server of ours: stopped (SIGTERM, a clean shutdown) or killed (SIGKILL, as a crash or an OOM kill). */
+export interface RunningRedis extends RunningService {
+  /** SIGKILL: no shutdown, no goodbye to clients or replicas; resolves once the process is gone. */
+  kill(): Promise<void>;
+}
+
 const READY_TIMEOUT_MS = 10_000;
 const STOP_TIMEOUT_MS = 5_000;
 const PORT_ATTEMPTS = 3;
 
-export async function startRedisServer(options: RedisServerOptions): Promise<RunningService> {
+export async function startRedisServer(options: RedisServerOptions): Promise<RunningRedis> {
   const findExecutable = options.findExecutable ?? createExecutableFinder();
   const binary = await resolveDebianBinary(REDIS_SERVER, { findExecutable, log: options.log });
   await mkdir(options.dataDir, { recursive: true });
@@ -62,7 +68,7 @@ interface LaunchOptions {
   extraArgs: string[];
 }
 
-async function launchRedis(o: LaunchOptions): Promise<RunningService> {
+async function launchRedis(o: LaunchOptions): Promise<RunningRedis> {
   // No persistence and noeviction: the queue must never silently lose a job
   // (BullMQ requires noeviction), and test data is worthless after the run.
   const args = [
@@ -138,6 +144,11 @@ async function launchRedis(o: LaunchOptions): Promise<RunningService> {
       const forceKill = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
       await exited;
       clearTimeout(forceKill);
+    },
+    async kill() {
+      if (hasExited) return;
+      child.kill('SIGKILL');
+      await exited;
     },
   };
 }

@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { findFreePort, startRedisServer, type RunningService } from '@inferq/dev-stack';
+import { findFreePort, startRedisServer, type RunningRedis } from '@inferq/dev-stack';
 import { waitFor } from './wait-for.ts';
 
 // Real Redis Cluster and Sentinel groups from Debian's redis-server, on
@@ -16,13 +16,13 @@ const SLOTS = 16_384;
 interface Node {
   port: number;
   dir: string;
-  server: RunningService | undefined;
+  server: RunningRedis | undefined;
 }
 
 export interface RedisTopologyServers {
   /** REDIS_URL for this topology (redis+cluster:// or redis+sentinel://). */
   readonly url: string;
-  /** Kills (SIGTERM, no persistence) the primary that owns `key` (any key for Sentinel); returns its port. */
+  /** Kills (SIGKILL: no shutdown, no persistence) the primary that owns `key` (any key for Sentinel); returns its port. */
   killPrimary(key?: string): Promise<number>;
   /** Resolves once a replica has taken over from the killed primary and the topology answers writes again; returns ms since the kill. */
   waitForFailover(key?: string): Promise<number>;
@@ -143,7 +143,7 @@ export async function startRedisCluster(): Promise<RedisTopologyServers> {
       const node = group.nodes.find((n) => n.port === port)!;
       killed.push(node);
       killedAt = Date.now();
-      await node.server?.stop();
+      await node.server?.kill();
       node.server = undefined;
       return port;
     },
@@ -203,7 +203,7 @@ export async function startRedisSentinel(): Promise<RedisTopologyServers> {
       const node = data.nodes.find((n) => n.port === port)!;
       killed.push(node);
       killedAt = Date.now();
-      await node.server?.stop();
+      await node.server?.kill();
       node.server = undefined;
       return port;
     },
