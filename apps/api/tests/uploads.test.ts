@@ -146,7 +146,14 @@ describe('claiming an upload for a job input', () => {
         uploads: t.uploads,
       });
     const down: JobProducer = { ...t.producer, enqueueJobs: () => Promise.reject(new QueueNotReadyError('reconnecting')) };
-    const submission = { principal: user, model: 'mlp', inputs: [{ ...features, upload: upload.id }], priority: 'normal' as const, metadata: {}, idempotencyKey: undefined };
+    const submission = {
+      principal: user,
+      model: 'mlp',
+      inputs: [{ ...features, upload: upload.id }],
+      priority: 'normal' as const,
+      metadata: {},
+      idempotencyKey: undefined,
+    };
     await expect(jobsWith(down).submitJob(submission)).rejects.toMatchObject({ code: 'QUEUE_UNAVAILABLE' });
     const accepted = await jobsWith(t.producer).submitJob(submission);
     const { rows } = await t.ctx.pool.query('SELECT claimed_by_job, object_key FROM uploads WHERE id = $1', [upload.id]);

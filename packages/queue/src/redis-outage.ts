@@ -23,7 +23,12 @@ const KINDS: ReadonlyArray<[RegExp, RedisErrorKind, string]> = [
     "a job's queue entry or lock was lost with the old primary: the reconciler enqueues the job again from Postgres, and the attempt's completion is fenced",
   ],
   [
-    /ECONNREFUSED|ECONNRESET|EHOSTUNREACH|ENETUNREACH|ETIMEDOUT|EPIPE|Connection is closed|Command timed out|Stream isn't writeable|enableOfflineQueue|connection is (connecting|reconnecting|close|end|wait)/,
+    new RegExp(
+      [
+        'ECONNREFUSED|ECONNRESET|EHOSTUNREACH|ENETUNREACH|ETIMEDOUT|EPIPE',
+        "Connection is closed|Command timed out|Stream isn't writeable|enableOfflineQueue|connection is (connecting|reconnecting|close|end|wait)",
+      ].join('|'),
+    ),
     'unreachable',
     'the primary does not answer',
   ],

@@ -96,7 +96,8 @@ export function replyWithProblem(err: FastifyError, request: FastifyRequest, rep
   // A dependency being down is expected and already said once by its connection: no stack per request.
   if (appError.code === 'INTERNAL') request.log.error({ err, code: appError.code }, 'request failed');
   // Redis's outage is told once by its watch (redis-outage.ts), not once per refused submit.
-  else if (appError.status >= 500 && appError.code !== 'QUEUE_UNAVAILABLE') request.log.warn({ code: appError.code, detail: appError.message }, 'request refused');
+  else if (appError.status >= 500 && appError.code !== 'QUEUE_UNAVAILABLE')
+    request.log.warn({ code: appError.code, detail: appError.message }, 'request refused');
   else request.log.debug({ code: appError.code, detail: appError.message }, 'request rejected');
   for (const [k, v] of Object.entries(appError.headers ?? {})) reply.header(k, v);
   const detail = appError.code === 'INTERNAL' ? undefined : appError.message;
