@@ -74,6 +74,8 @@ export interface AppDeps {
     inputRetentionS?: number;
     /** Most submissions recorded in one group commit. @default 256 */
     submitGroupMax?: number;
+    /** SUBMIT_QUEUE_TIMEOUT_MS: the longest a sent queue write is waited for before the job is accepted anyway. @default 3000 */
+    submitQueueTimeoutMs?: number;
     /** Jobs waiting per model queue above which submissions get 429 QUEUE_FULL; 0: no limit. @default 0 */
     queueMaxDepth?: number;
     /** The longest `Prefer: wait=N` honoured, in seconds. @default 60 */
@@ -213,6 +215,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     limits: {
       inputMaxBytes: settings.inputMaxBytes,
       submitGroupMax: settings.submitGroupMax ?? 256,
+      submitQueueTimeoutMs: settings.submitQueueTimeoutMs ?? 3_000,
       queueMaxDepth: settings.queueMaxDepth ?? 0,
     },
   });

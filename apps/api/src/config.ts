@@ -34,6 +34,11 @@ export const apiConfig = {
   INLINE_TENSOR_FORM: Type.Union([Type.Literal('bytes'), Type.Literal('base64')], { default: 'bytes' }),
   /** Most submissions written in one group commit (one INSERT and one queue round trip). */
   SUBMIT_GROUP_MAX: Type.Integer({ default: 256, minimum: 1, maximum: 10_000 }),
+  /**
+   * The longest a submit's queue write is waited for once sent (a Cluster shard failing over holds its slot's commands):
+   * then the job, recorded in Postgres, is accepted (202) and the reconciler queues it if the write did not land.
+   */
+  SUBMIT_QUEUE_TIMEOUT_MS: Type.Integer({ default: 3_000, minimum: 100, maximum: 60_000 }),
   /** Jobs waiting in one model's queue above which submissions are refused with 429 QUEUE_FULL (backpressure); 0: no limit. */
   QUEUE_MAX_DEPTH: Type.Integer({ default: 1_000_000, minimum: 0 }),
   /** The longest `Prefer: wait=N` a submit is held for, in seconds. */

@@ -74,6 +74,7 @@ const { server, keys, retirement, retention, metrics, tensors } = await buildApp
     inputRetentionS: config.JOB_INPUT_RETENTION_S,
     consoleDir: config.CONSOLE_DIR,
     submitGroupMax: config.SUBMIT_GROUP_MAX,
+    submitQueueTimeoutMs: config.SUBMIT_QUEUE_TIMEOUT_MS,
     queueMaxDepth: config.QUEUE_MAX_DEPTH,
     rateLimitPerMin: config.RATE_LIMIT_PER_MIN,
     waitMaxS: config.WAIT_MAX_S,

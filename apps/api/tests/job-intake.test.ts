@@ -1,9 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '@inferq/core';
 import type { Pool } from '@inferq/db';
-import { createJobProducer, createRedisConnection } from '@inferq/queue';
+import { createJobProducer, createRedisConnection, type JobProducer } from '@inferq/queue';
 import { createTestContext, type TestContext } from '@inferq/test-utils';
 import { buildApp, type App } from '../src/app.ts';
+import { createJobsService } from '../src/services/jobs-service.ts';
+import { createModelsService } from '../src/services/models-service.ts';
 import { buildTestApp, demoModelBytes, mlpInput, multipartBody, type TestApp } from './helpers.ts';
 
 const settings = {
@@ -97,5 +99,39 @@ describe('submission while Redis is unreachable', () => {
     expect(res.json().code).toBe('QUEUE_UNAVAILABLE');
     const { rows } = await ctx.pool.query('SELECT count(*)::int AS n FROM jobs');
     expect(rows[0].n).toBe(0);
+  });
+});
+
+describe('a queue write that gets no answer (a Cluster shard failing over)', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await buildTestApp();
+    expect((await t.registerModel('mlp')).statusCode).toBe(201);
+  });
+  afterAll(() => t.close());
+
+  it('is waited for SUBMIT_QUEUE_TIMEOUT_MS, then the job, recorded in Postgres, is accepted for the reconciler to queue', async () => {
+    const hung: JobProducer = { ...t.producer, enqueueJobs: () => new Promise<never>(() => {}) };
+    const jobs = createJobsService({
+      pool: t.ctx.pool,
+      producer: hung,
+      tensors: t.tensors,
+      models: createModelsService({ pool: t.ctx.pool, storage: t.ctx.storage, cacheTtlMs: 1_000 }),
+      limits: { inputMaxBytes: 1 << 20, submitGroupMax: 16, queueMaxDepth: 0, submitQueueTimeoutMs: 300 },
+      webhookAllowPrivate: true,
+      uploads: { claim: () => Promise.reject(new Error('no uploads here')), settle: async () => {} },
+    });
+    const principal = (await t.keys.authenticate(t.adminKey))!;
+    const submit = (i: number) =>
+      jobs.submitJob({ principal, model: 'mlp', inputs: [mlpInput(1, i)], priority: 'normal', metadata: {}, idempotencyKey: undefined });
+    const startedAt = Date.now();
+    // The second comes while the first's commit waits: it waits for that one, then for its own.
+    const accepted = await Promise.all([submit(1), submit(2)]);
+    const ms = Date.now() - startedAt;
+    expect(accepted.map((a) => a.status)).toEqual(['queued', 'queued']);
+    expect(ms).toBeLessThan(30_000); // a hang guard: the bound itself is reported, not asserted
+    console.log(`two submits with an unanswered queue write answered in ${ms} ms (SUBMIT_QUEUE_TIMEOUT_MS 300)`);
+    const { rows } = await t.ctx.pool.query("SELECT count(*)::int AS n FROM jobs WHERE id = ANY($1) AND status = 'queued'", [accepted.map((a) => a.id)]);
+    expect(rows[0].n).toBe(2);
   });
 });

@@ -9,8 +9,16 @@ import { waitFor } from './wait-for.ts';
 // loopback ports of their own, for tests that run the pipeline on each
 // topology and kill a primary under load.
 
-/** How long a node may be unreachable before the others fail it over (cluster-node-timeout, down-after-milliseconds). */
+/**
+ * How long a node may be unreachable before the others fail it over (cluster-node-timeout, down-after-milliseconds):
+ * 1 s for the tests; Redis's defaults are 15 s (Cluster) and 30 s (Sentinel), which the failover figures also give.
+ */
 const NODE_TIMEOUT_MS = 1_000;
+
+export interface RedisTopologyOptions {
+  /** @default 1000 */
+  nodeTimeoutMs?: number;
+}
 const SLOTS = 16_384;
 
 interface Node {
@@ -92,14 +100,15 @@ async function withAdmin<T>(port: number, run: (redis: Redis) => Promise<T>): Pr
 }
 
 /** A Redis Cluster of three primaries and a replica each. */
-export async function startRedisCluster(): Promise<RedisTopologyServers> {
+export async function startRedisCluster(options: RedisTopologyOptions = {}): Promise<RedisTopologyServers> {
+  const nodeTimeoutMs = options.nodeTimeoutMs ?? NODE_TIMEOUT_MS;
   const group = await startNodes(6, 'cluster', () => [
     '--cluster-enabled',
     'yes',
     '--cluster-config-file',
     'nodes.conf',
     '--cluster-node-timeout',
-    String(NODE_TIMEOUT_MS),
+    String(nodeTimeoutMs),
   ]);
   const ports = group.nodes.map((n) => n.port);
   const [first, ...others] = ports as [number, ...number[]];
@@ -154,7 +163,7 @@ export async function startRedisCluster(): Promise<RedisTopologyServers> {
           const port = await primaryOf(key, via).catch(() => undefined);
           return port !== undefined && !killed.some((n) => n.port === port) && (await clusterOk(via));
         },
-        { timeoutMs: 30_000, what: 'a replica to take over the killed primary' },
+        { timeoutMs: nodeTimeoutMs + 30_000, what: 'a replica to take over the killed primary' },
       );
       return Date.now() - killedAt;
     },
@@ -168,7 +177,8 @@ export async function startRedisCluster(): Promise<RedisTopologyServers> {
 const SENTINEL_GROUP = 'inferq';
 
 /** A primary, one replica and three Sentinels (quorum 2) watching them. */
-export async function startRedisSentinel(): Promise<RedisTopologyServers> {
+export async function startRedisSentinel(options: RedisTopologyOptions = {}): Promise<RedisTopologyServers> {
+  const nodeTimeoutMs = options.nodeTimeoutMs ?? NODE_TIMEOUT_MS;
   const data = await startNodes(2, 'sentinel-data', () => []);
   const [primary, replica] = data.nodes as [Node, Node];
   await withAdmin(replica.port, (r) => r.replicaof('127.0.0.1', primary.port));
@@ -181,7 +191,7 @@ export async function startRedisSentinel(): Promise<RedisTopologyServers> {
       const file = join(dir, 'sentinel.conf');
       const lines = [
         `sentinel monitor ${SENTINEL_GROUP} 127.0.0.1 ${primary.port} 2`,
-        `sentinel down-after-milliseconds ${SENTINEL_GROUP} ${NODE_TIMEOUT_MS}`,
+        `sentinel down-after-milliseconds ${SENTINEL_GROUP} ${nodeTimeoutMs}`,
         `sentinel failover-timeout ${SENTINEL_GROUP} 10000`,
         `sentinel parallel-syncs ${SENTINEL_GROUP} 1`,
       ];
@@ -214,7 +224,7 @@ export async function startRedisSentinel(): Promise<RedisTopologyServers> {
           if (port === undefined || killed.some((n) => n.port === port)) return false;
           return withAdmin(port, async (r) => (await r.info('replication')).includes('role:master')).catch(() => false);
         },
-        { timeoutMs: 30_000, what: 'the Sentinels to promote the replica' },
+        { timeoutMs: nodeTimeoutMs + 30_000, what: 'the Sentinels to promote the replica' },
       );
       return Date.now() - killedAt;
     },

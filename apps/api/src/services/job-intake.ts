@@ -16,10 +16,20 @@ export interface JobIntake {
    * when an equal idempotency key won the insert; rejects with
    * QUEUE_UNAVAILABLE (the row removed again) when Redis cannot take it. When
    * the enqueue was sent but never answered (a silent link), the job may be in
-   * the queue: it is accepted, and the reconciler enqueues it if it is not.
+   * the queue: it is accepted, and the reconciler enqueues it if it is not. So is one whose write is not answered
+   * within `queueTimeoutMs` (SUBMIT_QUEUE_TIMEOUT_MS). A submit so waits at most two of those for the queue: the
+   * commit in flight when it came, then its own group's.
    * `traceContext` (the submitting request's) travels in the queue job.
    */
   accept(job: NewJob, traceContext?: Record<string, string>, weight?: number): Promise<boolean>;
+}
+
+/** The queue write was sent and not answered in time: it may have been applied (writeOutcomeUnknown). */
+class QueueWriteTimeoutError extends Error {
+  constructor(ms: number) {
+    super(`the queue write was not answered within ${ms} ms`);
+    this.name = 'QueueWriteTimeoutError';
+  }
 }
 
 /**
@@ -28,15 +38,36 @@ export interface JobIntake {
  * flush) and one queue round trip per model for the whole group, so the cost
  * per 202 falls as concurrency rises instead of queueing on the database.
  */
-export function createJobIntake(deps: { pool: Pool; producer: JobProducer; maxGroupSize: number }): JobIntake {
+export function createJobIntake(deps: { pool: Pool; producer: JobProducer; maxGroupSize: number; queueTimeoutMs: number }): JobIntake {
   let inFlight: Promise<unknown> = Promise.resolve();
+
+  /**
+   * The group's queue write, given at most `queueTimeoutMs`: a write the driver keeps retrying (a Cluster shard
+   * failing over holds its slot's commands) ends as an unanswered one, and the group is answered.
+   */
+  async function enqueue(requests: Parameters<JobProducer['enqueueJobs']>[0]): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const write = deps.producer.enqueueJobs(requests);
+    try {
+      await Promise.race([
+        write,
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new QueueWriteTimeoutError(deps.queueTimeoutMs)), deps.queueTimeoutMs);
+        }),
+      ]);
+    } finally {
+      clearTimeout(timer);
+      // Settled later, or never: nobody awaits it once the timeout has answered.
+      write.catch(() => {});
+    }
+  }
 
   async function commit(submissions: readonly Submission[]): Promise<Array<boolean | Error>> {
     const jobs = submissions.map((s) => s.job);
     const inserted = await insertJobs(deps.pool, jobs);
     const fresh = submissions.filter((s) => inserted.has(s.job.id));
     try {
-      await deps.producer.enqueueJobs(fresh.map(({ job, traceContext, weight }) => enqueueRequestFor(job, job.inputs, { traceContext, weight })));
+      await enqueue(fresh.map(({ job, traceContext, weight }) => enqueueRequestFor(job, job.inputs, { traceContext, weight })));
     } catch (err) {
       // Perhaps queued: refusing it would make the client's retry a second job. Postgres holds it either way (invariant 1).
       if (writeOutcomeUnknown(err)) return jobs.map((j) => inserted.has(j.id));

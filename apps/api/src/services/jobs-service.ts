@@ -90,7 +90,8 @@ export interface JobsServiceDeps {
   /** Keeps the inputs (inline or S3) and reads tensors back. */
   tensors: TensorStore;
   models: ModelsService;
-  limits: { inputMaxBytes: number; submitGroupMax: number; queueMaxDepth: number };
+  /** submitQueueTimeoutMs: SUBMIT_QUEUE_TIMEOUT_MS (job-intake.ts). @default 3000 */
+  limits: { inputMaxBytes: number; submitGroupMax: number; queueMaxDepth: number; submitQueueTimeoutMs?: number };
   /** Accept webhook URLs on loopback, private and link-local addresses (WEBHOOK_ALLOW_PRIVATE). */
   webhookAllowPrivate: boolean;
   /** Told of each response-cache lookup (models with the cache on). */
@@ -130,7 +131,12 @@ function decodeCursor(cursor: string): { createdAt: Date; id: string } {
 }
 
 export function createJobsService(deps: JobsServiceDeps): JobsService {
-  const intake = createJobIntake({ pool: deps.pool, producer: deps.producer, maxGroupSize: deps.limits.submitGroupMax });
+  const intake = createJobIntake({
+    pool: deps.pool,
+    producer: deps.producer,
+    maxGroupSize: deps.limits.submitGroupMax,
+    queueTimeoutMs: deps.limits.submitQueueTimeoutMs ?? 3_000,
+  });
   const backlog = createBacklogGuard({ producer: deps.producer, maxDepth: deps.limits.queueMaxDepth, refreshMs: BACKLOG_REFRESH_MS });
   /** Small tensors travel inline; large ones are written to S3 and referenced (invariant 5): the tensor store decides. */
   const storage = createInputStorage({ tensors: deps.tensors, uploads: deps.uploads });
