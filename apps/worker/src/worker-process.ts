@@ -1,8 +1,17 @@
 import { hostname } from 'node:os';
 import { performance } from 'node:perf_hooks';
+import pRetry from 'p-retry';
 import { createPeriodicTask, type Logger, type PeriodicTask } from '@inferq/core';
 import { createPool, findIdleRetiredVersions } from '@inferq/db';
-import { createJobProducer, createRedisConnection, publishWorkerStatus, readMaxmemoryPolicy, removeWorkerStatus, watchRedisOutages } from '@inferq/queue';
+import {
+  createJobProducer,
+  createRedisConnection,
+  isRedisOutageError,
+  publishWorkerStatus,
+  readMaxmemoryPolicy,
+  removeWorkerStatus,
+  watchRedisOutages,
+} from '@inferq/queue';
 import type { WorkerConfig } from './config.ts';
 import { createWorkerStorage, startFeeder, type Feeder, type FeederHost } from './feeders/feeder.ts';
 import { startFeederThreads } from './feeders/feeder-threads.ts';
@@ -86,8 +95,12 @@ export async function startWorkerProcess(config: WorkerConfig, baseLogger: Logge
     ...producerMetrics,
     onChange(up, outageMs) {
       producerMetrics.onChange?.(up, outageMs);
-      if (up && outageMs !== undefined)
-        reconciler.reconcileAfterOutage(Date.now() - outageMs).catch((err: Error) => logger.warn({ err: err.message }, 'reconciling after an outage failed'));
+      if (!up || outageMs === undefined) return;
+      // Tried again while the new primary settles (a Cluster's other shards may answer before the failed one's slots do).
+      const since = Date.now() - outageMs;
+      pRetry(() => reconciler.reconcileAfterOutage(since), { retries: 8, minTimeout: 250, maxTimeout: 2_000 }).catch((err: Error) =>
+        logger.warn({ err: err.message }, 'reconciling after an outage failed; the periodic pass will find the lost jobs'),
+      );
     },
   });
   // A pass every quarter step, by one worker of all (the lease): a job moves up at most a quarter step late.
@@ -108,8 +121,11 @@ export async function startWorkerProcess(config: WorkerConfig, baseLogger: Logge
     );
 
   const metricsServer = await metrics.serve(config.METRICS_HOST, config.METRICS_PORT, logger, health.faults);
-  const beat = () => heartbeat().catch((err) => logger.warn({ err: (err as Error).message }, 'heartbeat failed'));
-  const duty = (what: string, intervalMs: number, run: () => Promise<unknown>): PeriodicTask => createPeriodicTask({ what, intervalMs, logger, run });
+  const beat = () =>
+    heartbeat().catch((err: Error) => (isRedisOutageError(err) ? logger.debug : logger.warn).call(logger, { err: err.message }, 'heartbeat failed'));
+  // A duty that fails because Redis is failing over says so at debug: the outage itself is told once, by its connection.
+  const duty = (what: string, intervalMs: number, run: () => Promise<unknown>): PeriodicTask =>
+    createPeriodicTask({ what, intervalMs, logger, run, expected: isRedisOutageError });
   const heartbeats = duty('heartbeat', config.HEARTBEAT_INTERVAL_MS, heartbeat);
   const passes = [
     // In process, the feeder's model refresh runs it at the end of each pass; feeder threads refresh on their own.

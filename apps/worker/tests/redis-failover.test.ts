@@ -31,6 +31,21 @@ const RECONNECT_MARGIN_MS = 3_000;
 const NODE_TIMEOUT_MS = Number(optionalTestVar('INFERQ_FAILOVER_NODE_TIMEOUT_MS', '1000'));
 const TEST_TIMEOUT_MS = NODE_TIMEOUT_MS + 90_000;
 
+/** The warn and error lines of a process's JSON log, counted by message. */
+function warningsIn(output: string): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const line of output.split('\n')) {
+    try {
+      const entry = JSON.parse(line) as { level?: number; msg?: string; err?: unknown };
+      const key = `${entry.msg ?? ''}${entry.err === undefined ? '' : ` (${JSON.stringify(entry.err).slice(0, 200)})`}`;
+      if ((entry.level ?? 0) >= 40) counts[key] = (counts[key] ?? 0) + 1;
+    } catch {
+      // not a log line
+    }
+  }
+  return counts;
+}
+
 const open: Array<{ close(): Promise<void> }> = [];
 afterAll(async () => {
   for (const o of open.reverse()) await o.close();
@@ -42,7 +57,7 @@ async function failOverUnderLoad(what: string, servers: RedisTopologyServers): P
   open.push(stack);
   await installCompletionLog(stack.ctx.pool);
   await stack.registerModel('mlp');
-  await stack.startWorker();
+  const worker = await stack.startWorker();
   const load = startSteadyLoad(stack, { ratePerS: 25, body: (i) => mlpJob(i), authorization: `Bearer ${ADMIN_KEY}` });
   await waitFor(() => load.accepted.length >= 25, { what: 'jobs accepted before the kill' });
 
@@ -54,17 +69,34 @@ async function failOverUnderLoad(what: string, servers: RedisTopologyServers): P
   await waitFor(() => load.accepted.length >= before + 50, { timeoutMs: 30_000, what: 'jobs accepted after the failover' });
 
   const { result, report } = await settleLoad(stack.ctx.pool, load, what, 60_000);
+  // The logs tell the truth: at most one warning per connection (a worker has two) that lost its primary, and none of
+  // the driver noise that reads like an incident or like data loss. Whatever else warned is printed.
+  const warnings = { api: warningsIn(stack.api.output()), worker: warningsIn(worker.output()) };
+  console.log(`${what}: warnings ${JSON.stringify(warnings)}`);
+  const count = (counts: Record<string, number>, pattern: RegExp) => Object.entries(counts).reduce((n, [msg, times]) => n + (pattern.test(msg) ? times : 0), 0);
+  expect(count(warnings.api, /^redis primary lost/)).toBeLessThanOrEqual(1);
+  expect(count(warnings.worker, /^redis primary lost/)).toBeLessThanOrEqual(2);
+  const noise = /All sentinels are unreachable|Missing (key|lock) for job|^(reconcile|heartbeat|priority aging|model refresh) failed|^request refused/;
+  for (const counts of Object.values(warnings)) expect(count(counts, noise)).toBe(0);
   expect(result.violations).toEqual([]);
   expect(result.longestRefusalMs).toBeLessThan(failoverMs + RECONNECT_MARGIN_MS);
   expect(report).toMatchObject({ lost: 0, duplicated: 0, failed: 0 });
 }
 
 describe('a Redis primary killed under load', () => {
-  it('Sentinel: the replica is promoted, clients follow, no job is lost or run into two results', async () => {
-    await failOverUnderLoad('Sentinel primary killed', await startRedisSentinel({ nodeTimeoutMs: NODE_TIMEOUT_MS }));
-  }, TEST_TIMEOUT_MS);
+  it(
+    'Sentinel: the replica is promoted, clients follow, no job is lost or run into two results',
+    async () => {
+      await failOverUnderLoad('Sentinel primary killed', await startRedisSentinel({ nodeTimeoutMs: NODE_TIMEOUT_MS }));
+    },
+    TEST_TIMEOUT_MS,
+  );
 
-  it("Cluster: the replica of the busy model's slot is promoted, clients follow, no job is lost or duplicated", async () => {
-    await failOverUnderLoad('Cluster primary killed', await startRedisCluster({ nodeTimeoutMs: NODE_TIMEOUT_MS }));
-  }, TEST_TIMEOUT_MS);
+  it(
+    "Cluster: the replica of the busy model's slot is promoted, clients follow, no job is lost or duplicated",
+    async () => {
+      await failOverUnderLoad('Cluster primary killed', await startRedisCluster({ nodeTimeoutMs: NODE_TIMEOUT_MS }));
+    },
+    TEST_TIMEOUT_MS,
+  );
 });

@@ -9,15 +9,23 @@ export interface PeriodicTask {
 /**
  * A repeating duty of a process (a sweep, a heartbeat, a reconcile pass):
  * runs `run` every `intervalMs` (the timer does not keep the process alive);
- * a failed run is logged as "<what> failed" and the next one goes ahead.
+ * a failed run is logged as "<what> failed" and the next one goes ahead: a
+ * warning, or a debug line for a failure `expected` says is told elsewhere (a
+ * dependency's outage, which its connection warns of once).
  */
-export function createPeriodicTask(o: { what: string; intervalMs: number; logger: Logger; run: () => Promise<unknown> }): PeriodicTask {
+export function createPeriodicTask(o: {
+  what: string;
+  intervalMs: number;
+  logger: Logger;
+  run: () => Promise<unknown>;
+  expected?: (err: Error) => boolean;
+}): PeriodicTask {
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<unknown> = Promise.resolve();
   return {
     start(): void {
       timer = setInterval(() => {
-        running = o.run().catch((err: Error) => o.logger.warn({ err: err.message }, `${o.what} failed`));
+        running = o.run().catch((err: Error) => (o.expected?.(err) ? o.logger.debug : o.logger.warn).call(o.logger, { err: err.message }, `${o.what} failed`));
       }, o.intervalMs);
       timer.unref();
     },

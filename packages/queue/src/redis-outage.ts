@@ -16,7 +16,11 @@ const KINDS: ReadonlyArray<[RegExp, RedisErrorKind, string]> = [
     'no Sentinel named a primary that answers yet: a failover is in progress (the Sentinels may all be up)',
   ],
   [/^READONLY/, 'demoted', 'the node written to became a replica: the connection moves to the new primary'],
-  [/CLUSTERDOWN|TRYAGAIN/, 'shard-down', "a Cluster shard has no primary while its replica is promoted: its slots' commands wait and retry"],
+  [
+    /CLUSTERDOWN|TRYAGAIN|Failed to refresh slots cache|Too many Cluster redirections|None of startup nodes is available/,
+    'shard-down',
+    "a Cluster shard has no primary while its replica is promoted: its slots' commands wait and retry",
+  ],
   [
     /Missing (key|lock) for job|Lock mismatch for job/,
     'job-entry-lost',
@@ -26,7 +30,8 @@ const KINDS: ReadonlyArray<[RegExp, RedisErrorKind, string]> = [
     new RegExp(
       [
         'ECONNREFUSED|ECONNRESET|EHOSTUNREACH|ENETUNREACH|ETIMEDOUT|EPIPE',
-        "Connection is closed|Command timed out|Stream isn't writeable|enableOfflineQueue|connection is (connecting|reconnecting|close|end|wait)",
+        "Connection is closed|Command timed out|Stream isn't writeable|enableOfflineQueue|max retries per request",
+        'connection is (connecting|reconnecting|close|end|wait)',
       ].join('|'),
     ),
     'unreachable',
@@ -62,8 +67,14 @@ export interface RedisOutageOptions {
   now?: () => number;
 }
 
+/** How long after the last failed command an answered one ends an outage that no node or reconnect accounts for. */
+const QUIET_MS = 1_000;
+
 /** Whether an error of this kind says the primary cannot take writes now. */
 const isOutage = (kind: RedisErrorKind) => kind !== 'job-entry-lost' && kind !== 'other';
+
+/** An error a Redis outage or failover explains (told once by the connection's watch): a periodic duty's failure to keep at debug. */
+export const isRedisOutageError = (err: Error): boolean => explainRedisError(err).kind !== 'other';
 
 /**
  * Follows one Redis connection through outages and failovers, and says so
@@ -73,13 +84,17 @@ const isOutage = (kind: RedisErrorKind) => kind !== 'job-entry-lost' && kind !==
  * is a warning each time, as before. Every command's outcome counts too (a
  * producer fails fast without an 'error' event, and a Cluster stays "ready"
  * while one shard fails over): a failure that says the primary is gone starts
- * an outage, an answer ends it. A Cluster's outage started by a failed node
- * ends once a slots refresh no longer names that node a primary (or it
- * answers again): an answer from another shard does not end it.
+ * an outage (once the connection has been ready: not a command sent while it
+ * first connects), and an answer with no failure in the second before it ends
+ * it; a reconnect that is ready again ends it at once. A Cluster's outage
+ * started by a failed node ends once a slots refresh no longer names that
+ * node a primary: an answer from another shard does not end it.
  */
 export function watchRedisOutages(client: RedisClient, o: RedisOutageOptions): RedisOutageWatch {
   const now = o.now ?? Date.now;
   let downSince: number | undefined;
+  let lastFailureAt = 0;
+  let connected = client.status === 'ready';
   /** A Cluster's failed nodes ("host:port") while an outage is on. */
   const failedNodes = new Set<string>();
 
@@ -88,6 +103,7 @@ export function watchRedisOutages(client: RedisClient, o: RedisOutageOptions): R
     o.onError?.(kind);
     if (kind === 'other') return o.logger.warn({ connection: o.connection, node, err: err.message }, 'redis connection error');
     if (node !== undefined) failedNodes.add(node);
+    if (isOutage(kind)) lastFailureAt = now();
     if (downSince !== undefined || !isOutage(kind)) return o.logger.debug({ connection: o.connection, kind, node, err: err.message }, meaning);
     downSince = now();
     o.logger.warn(
@@ -106,11 +122,12 @@ export function watchRedisOutages(client: RedisClient, o: RedisOutageOptions): R
   };
 
   client.on('error', (err: Error) => failed(err));
+  client.on('ready', () => (connected = true));
   const cluster = 'isCluster' in client && client.isCluster ? (client as Cluster) : undefined;
   if (cluster) {
     cluster.on('node error', (err: Error, node: string) => failed(err, node));
     cluster.on('refresh', () => {
-      if (downSince === undefined) return;
+      if (downSince === undefined || failedNodes.size === 0) return;
       const primaries = new Set(cluster.nodes('master').map((n) => `${n.options.host}:${n.options.port}`));
       if ([...failedNodes].every((node) => !primaries.has(node))) answered();
     });
@@ -122,10 +139,10 @@ export function watchRedisOutages(client: RedisClient, o: RedisOutageOptions): R
   client.sendCommand = ((command: Command, ...rest: unknown[]) => {
     command.promise.then(
       () => {
-        if (downSince !== undefined && failedNodes.size === 0) answered();
+        if (downSince !== undefined && failedNodes.size === 0 && now() - lastFailureAt >= QUIET_MS) answered();
       },
       (err: unknown) => {
-        if (err instanceof Error && isOutage(explainRedisError(err).kind)) failed(err);
+        if (connected && err instanceof Error && isOutage(explainRedisError(err).kind)) failed(err);
       },
     );
     return send(command, ...rest);

@@ -1,7 +1,7 @@
 import { DEFAULT_LATENCY_TARGET_MS, type AdaptiveBatching } from '@inferq/contracts';
 import { createPeriodicTask, type Logger } from '@inferq/core';
 import { createPool, listLatestModels, type Pool } from '@inferq/db';
-import { createRedisConnection, watchRedisOutages, type RedisClient } from '@inferq/queue';
+import { createRedisConnection, isRedisOutageError, watchRedisOutages, type RedisClient } from '@inferq/queue';
 import { createStorage, createTensorStore, type Storage } from '@inferq/storage';
 import type { WorkerConfig } from '../config.ts';
 import { createBatchRunner, type RunnerHealth, type RunnerMetrics, type RunnerSessions, type RunnerStatus } from '../pipeline/batch-runner.ts';
@@ -124,7 +124,13 @@ export async function startFeeder(o: FeederOptions): Promise<Feeder> {
     }
     await o.afterRefresh?.();
   }
-  const refresh = createPeriodicTask({ what: 'model refresh', intervalMs: config.MODEL_REFRESH_INTERVAL_MS, logger, run: refreshModels });
+  const refresh = createPeriodicTask({
+    what: 'model refresh',
+    intervalMs: config.MODEL_REFRESH_INTERVAL_MS,
+    logger,
+    run: refreshModels,
+    expected: isRedisOutageError,
+  });
   await refreshModels();
   refresh.start();
 

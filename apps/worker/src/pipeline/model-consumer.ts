@@ -1,7 +1,7 @@
 import type { Logger } from '@inferq/core';
 import type { AdaptiveBatching } from '@inferq/contracts';
 import { Batcher, BatchesInFlight, chooseBatching, type InferenceProfile } from '@inferq/inference';
-import { createQueueConsumer, explainRedisError, priorityOfBull, type JobAck, type QueueJob, type RedisClient } from '@inferq/queue';
+import { createQueueConsumer, explainRedisError, isRedisOutageError, priorityOfBull, type JobAck, type QueueJob, type RedisClient } from '@inferq/queue';
 import type { BatchRunner } from './batch-runner.ts';
 import { parseJobPayload } from './job-inputs.ts';
 import type { PendingJob } from './pending-job.ts';
@@ -167,7 +167,11 @@ export function createModelConsumer(o: ModelConsumerOptions) {
     else o.logger.debug({ err: err.message, model: o.model, kind }, meaning);
   });
   worker.on('failed', (job, err) =>
-    o.logger.warn({ jobId: job?.id, model: o.model, attemptsMade: job?.attemptsMade, err: err.message }, 'queue job attempt failed'),
+    (isRedisOutageError(err) ? o.logger.debug : o.logger.warn).call(
+      o.logger,
+      { jobId: job?.id, model: o.model, attemptsMade: job?.attemptsMade, err: err.message },
+      'queue job attempt failed',
+    ),
   );
 
   return {
