@@ -51,18 +51,20 @@ afterAll(async () => {
   for (const o of open.reverse()) await o.close();
 });
 
-async function failOverUnderLoad(what: string, servers: RedisTopologyServers): Promise<void> {
+/** `killWorker`: a second worker, SIGKILLed at the moment the primary is: two faults at once. */
+async function failOverUnderLoad(what: string, servers: RedisTopologyServers, options: { killWorker?: boolean } = {}): Promise<void> {
   open.push(servers);
   const stack = await startStack({ services: { REDIS_URL: servers.url } });
   open.push(stack);
   await installCompletionLog(stack.ctx.pool);
   await stack.registerModel('mlp');
   const worker = await stack.startWorker();
+  const doomed = options.killWorker ? await stack.startWorker() : undefined;
   const load = startSteadyLoad(stack, { ratePerS: 25, body: (i) => mlpJob(i), authorization: `Bearer ${ADMIN_KEY}` });
   await waitFor(() => load.accepted.length >= 25, { what: 'jobs accepted before the kill' });
 
   // The key whose slot holds the model's queue (the hash tag of its name).
-  const port = await servers.killPrimary(queueNameFor('mlp'));
+  const [port] = await Promise.all([servers.killPrimary(queueNameFor('mlp')), doomed?.stop('SIGKILL')]);
   const failoverMs = await servers.waitForFailover(queueNameFor('mlp'));
   console.log(`${what}: primary on port ${port} killed, a replica took over in ${failoverMs} ms`);
   const before = load.accepted.length;
@@ -88,6 +90,14 @@ describe('a Redis primary killed under load', () => {
     'Sentinel: the replica is promoted, clients follow, no job is lost or run into two results',
     async () => {
       await failOverUnderLoad('Sentinel primary killed', await startRedisSentinel({ nodeTimeoutMs: NODE_TIMEOUT_MS }));
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
+    'Sentinel, two faults at once: the primary and one of two workers SIGKILLed together; the other worker takes over its jobs',
+    async () => {
+      await failOverUnderLoad('Sentinel primary and a worker killed', await startRedisSentinel({ nodeTimeoutMs: NODE_TIMEOUT_MS }), { killWorker: true });
     },
     TEST_TIMEOUT_MS,
   );
