@@ -23,7 +23,8 @@ import {
 // steady load through both replicas, one fault at a time, then healed: a
 // worker cut off from Redis mid-batch, a worker cut off from Postgres, one
 // replica cut off from Redis, 5 % loss and then 200 ms of delay between the
-// workers and Redis. For each: no job lost, none duplicated or failed, each
+// workers and Redis; and two at once: Postgres restarting while a worker is
+// cut off from Redis. For each: no job lost, none duplicated or failed, each
 // finished job's result, provenance and device time from one attempt, and
 // one webhook per job.
 
@@ -187,6 +188,18 @@ describe.skipIf(unavailable !== undefined)('hosts apart: one fault at a time und
     const recoverMs = Math.max(await recoveredMs(loads, healedAtMs), Date.now() - healedAtMs);
     await moreAccepted(loads, 10, 'jobs accepted after the heal');
     await settlePhase('worker cut off from Postgres', loads, recoverMs);
+  });
+
+  it('two faults at once: Postgres restarts while a worker is cut off from Redis', async () => {
+    const [a] = s.workers;
+    const loads = startLoads();
+    await moreAccepted(loads, 20, 'jobs accepted before the faults');
+    await s.faults.partition(a.host, s.redis);
+    await s.restartPostgres();
+    await s.faults.heal();
+    const healedAtMs = Date.now();
+    await moreAccepted(loads, 20, 'jobs accepted after the faults');
+    await settlePhase('Postgres restarted while a worker was cut off from Redis', loads, await recoveredMs(loads, healedAtMs));
   });
 
   it('one API replica cut off from Redis: it answers 503 with Retry-After, the other keeps accepting', async () => {

@@ -2,7 +2,9 @@
 //   node --import tsx host-service.ts <redis|postgres|s3> <address> <dir>
 // Prints `READY <json>` (the variables that point a stack at it), then serves
 // until its stdin closes or it gets SIGTERM. On the Redis host it also runs the
-// delay relay (RELAY_PORT), which takes `delay <ms>` lines on stdin.
+// delay relay (RELAY_PORT), which takes `delay <ms>` lines on stdin. A
+// `restart` line stops the service and starts it again over the same data and
+// port, then prints `RESTARTED`.
 import { createInterface } from 'node:readline';
 import { join } from 'node:path';
 import { startPostgresServer, startRedisServer, startS3Server } from '@inferq/dev-stack';
@@ -30,7 +32,7 @@ async function start(): Promise<{ env: Record<string, string>; stop(): Promise<v
   }
 }
 
-const service = await start();
+let service = await start();
 let relay: DelayRelay | undefined;
 if (kind === 'redis') {
   relay = await startDelayRelay({ listen: { host: address, port: SERVICE_PORTS.redisRelay }, target: { host: address, port: SERVICE_PORTS.redis } });
@@ -51,6 +53,14 @@ lines.on('line', (line) => {
     relay.setDelayMs(Number(value));
     console.log(`DELAY ${Number(value)}`);
   }
+  if (command === 'restart')
+    void service
+      .stop()
+      .then(start)
+      .then((started) => {
+        service = started;
+        console.log('RESTARTED');
+      });
 });
 lines.on('close', () => void stop());
 console.log(`READY ${JSON.stringify(service.env)}`);

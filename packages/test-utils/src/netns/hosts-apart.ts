@@ -36,6 +36,8 @@ export interface HostsApart {
   workers: [HostsApartWorker, HostsApartWorker];
   /** Latency added each way to every worker↔Redis chunk (the relay on the Redis host that the workers' REDIS_URL names). */
   setWorkerRedisDelayMs(ms: number): Promise<void>;
+  /** Stops Postgres (a clean shutdown: every connection closed) and starts it again over its data; resolves once it answers. */
+  restartPostgres(): Promise<void>;
   /** Registers demo model `name` through the first API. */
   registerModel(name: string, fields?: Record<string, string>): Promise<void>;
   close(): Promise<void>;
@@ -85,6 +87,7 @@ export async function startHostsApart(options: HostsApartOptions = {}): Promise<
     ]);
     services.push(...started.map((s) => s.process));
     const redisService = started[0].process;
+    const postgresService = started[1].process;
     ctx = await createTestContext({ services: Object.assign({}, ...started.map((s) => s.env)) as Record<string, string> });
     const env = ctx.env;
 
@@ -156,6 +159,11 @@ export async function startHostsApart(options: HostsApartOptions = {}): Promise<
         redisService.child.stdin!.write(`delay ${ms}\n`);
         delays++;
         await waitFor(() => redisService.output().slice(from).includes(`DELAY ${ms}`), { timeoutMs: 5_000, what: `the relay to take delay ${ms} (${delays})` });
+      },
+      async restartPostgres() {
+        const from = postgresService.output().length;
+        postgresService.child.stdin!.write('restart\n');
+        await waitFor(() => postgresService.output().slice(from).includes('RESTARTED'), { timeoutMs: 60_000, what: 'Postgres to restart' });
       },
       registerModel: (name, fields) => registerDemoModel(apis[0].baseUrl, name, fields),
       close,
