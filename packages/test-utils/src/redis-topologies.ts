@@ -132,6 +132,14 @@ export async function startRedisCluster(options: RedisTopologyOptions = {}): Pro
     });
     await withAdmin(ports[i + 3]!, (r) => r.cluster('REPLICATE', primary));
   }
+  // A replica that has not finished its first sync with its primary is never promoted (its data is too old to stand in
+  // for it): a primary killed before then stays down. On a busy machine that sync came after the kill once, and the
+  // Cluster did not fail over within 30 s. So every replica has synced before the topology is handed out.
+  for (const port of ports.slice(3))
+    await waitFor(async () => withAdmin(port, async (r) => (await r.info('replication')).includes('master_link_status:up')).catch(() => false), {
+      timeoutMs: 30_000,
+      what: `the replica on port ${port} to sync with its primary`,
+    });
   const clusterOk = async (port: number) => withAdmin(port, async (r) => ((await r.cluster('INFO')) as string).includes('cluster_state:ok')).catch(() => false);
   await waitFor(async () => (await Promise.all(ports.map(clusterOk))).every(Boolean), { timeoutMs: 30_000, what: 'cluster_state:ok on every node' });
 
