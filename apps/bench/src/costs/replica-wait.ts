@@ -49,9 +49,9 @@ try {
     waited.push(performance.now() - t);
   }
   const row = (what: string, ms: number[]) => {
-    const µs = (v: number) => (v * 1000).toFixed(0).padStart(6);
+    const us = (v: number) => (v * 1000).toFixed(0).padStart(6);
     const [p50, p99] = [percentile(ms, 50)!, percentile(ms, 99)!];
-    return `${what.padEnd(28)} p50 ${µs(p50)} µs  p99 ${µs(p99)} µs  (${µs(p50 / size).trim()} µs a job at p50)`;
+    return `${what.padEnd(28)} p50 ${us(p50)} µs  p99 ${us(p99)} µs  (${us(p50 / size).trim()} µs a job at p50)`;
   };
   console.log(`${groups} groups of ${size} job(s) each way, loopback primary and replica`);
   console.log(row('enqueue', plain));
