@@ -98,7 +98,18 @@ export function watchRedisOutages(client: RedisClient, o: RedisOutageOptions): R
   /** A Cluster's failed nodes ("host:port") while an outage is on. */
   const failedNodes = new Set<string>();
 
+  /** Set once the process closes the connection itself: what fails after that is no outage. */
+  let closing = false;
+  for (const method of ['quit', 'disconnect'] as const) {
+    const close = (client[method] as (...args: unknown[]) => unknown).bind(client);
+    (client as unknown as Record<string, unknown>)[method] = (...args: unknown[]) => {
+      closing = true;
+      return close(...args);
+    };
+  }
+
   const failed = (err: Error, node?: string) => {
+    if (closing) return;
     const { kind, meaning } = explainRedisError(err);
     o.onError?.(kind);
     if (kind === 'other') return o.logger.warn({ connection: o.connection, node, err: err.message }, 'redis connection error');

@@ -90,4 +90,18 @@ describe('watchRedisOutages on a connection whose link drops', () => {
     expect(changes).toEqual([false, true]);
     expect(lines.filter((l) => l.level === 'warn')).toHaveLength(1);
   });
+
+  it('says nothing when the process closes the connection itself, a command still waiting', async () => {
+    const { lines, logger } = recorder();
+    const client = createRedisConnection(requiredTestVar('REDIS_URL'), 'consumer');
+    const changes: boolean[] = [];
+    watchRedisOutages(client, { connection: 'consumer', logger, onChange: (up) => changes.push(up) });
+    expect(await waitForReady(client, 5_000)).toBe(true);
+    const waiting = client.blpop(`inferq-test-nothing-${Date.now()}`, 5).catch((err: Error) => err.message);
+    await new Promise((resolve) => setTimeout(resolve, 100)); // the BLPOP is on the server
+    client.disconnect();
+    expect(await waiting).toMatch(/Connection is closed/);
+    expect(changes).toEqual([]);
+    expect(lines.filter((l) => l.level !== 'debug')).toEqual([]);
+  });
 });
