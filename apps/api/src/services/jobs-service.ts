@@ -176,7 +176,7 @@ export function createJobsService(deps: JobsServiceDeps): JobsService {
     return deps.models.routeModel(input.model, { routingKey: input.routingKey });
   }
 
-  async function submitJob(input: SubmitJobInput & { slot: JobSlot }): Promise<JobAccepted> {
+  async function submitInSlot(input: SubmitJobInput & { slot: JobSlot }): Promise<JobAccepted> {
     const hashOf = (tensors: readonly DecodedInput[]): string | null =>
       input.idempotencyKey === undefined
         ? null
@@ -236,7 +236,7 @@ export function createJobsService(deps: JobsServiceDeps): JobsService {
       const slot = input.slot ?? newJobSlot();
       let recorded = false;
       try {
-        const accepted = await submitJob({ ...input, slot });
+        const accepted = await submitInSlot({ ...input, slot });
         recorded = accepted.id === slot.jobId;
         return accepted;
       } finally {
