@@ -79,7 +79,10 @@ export const jobsSubmitRoutes: FastifyPluginAsyncTypebox<JobsSubmitRoutesOptions
           'Validates the input tensors against the model signature, records the job and queues it. Answers 202 at once; poll the job for its result. ' +
           'A repeated `Idempotency-Key` returns the same job. With `Prefer: wait=N` the reply waits up to N seconds and is 200 with the finished job ' +
           'when it ends in time; with `Accept: application/octet-stream` too, that job in the binary framing (as `GET /v1/jobs/:id` answers it). ' +
-          `429 \`QUEUE_FULL\` when the model's backlog is at its limit. ${BODY_FORMS}`,
+          `429 \`QUEUE_FULL\` when the model's backlog is at its limit; 503 \`QUEUE_UNAVAILABLE\` with Retry-After when the queue cannot ` +
+          'take it (nothing is kept: send it again, under the same Idempotency-Key). A queue write left unanswered for ' +
+          '`SUBMIT_QUEUE_TIMEOUT_MS` (a Redis failover) is answered 202: the job is recorded and queued once Redis takes writes. ' +
+          BODY_FORMS,
         headers: SubmitJobHeadersSchema,
         body: SubmitJobBodySchema,
         consumes: ['application/json', 'application/octet-stream', 'multipart/form-data'],
