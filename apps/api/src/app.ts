@@ -49,6 +49,7 @@ import { createStatsService } from './services/stats-service.ts';
 import { createUploadsService, type UploadsService } from './services/uploads-service.ts';
 import { createWebhooksService } from './services/webhooks-service.ts';
 import type { WebhookSettings } from './webhooks/webhook-dispatcher.ts';
+import type { StorageSetup } from './background/storage-setup.ts';
 
 export interface AppDeps {
   logger: Logger;
@@ -56,6 +57,8 @@ export interface AppDeps {
   redis: RedisClient;
   producer: JobProducer;
   storage: Storage;
+  /** The bucket's setup at start (main.ts), reported on /readyz; tests that made their bucket leave it out. */
+  storageSetup?: Pick<StorageSetup, 'check'>;
   settings: {
     bodyLimitBytes: number;
     modelUploadLimitBytes: number;
@@ -230,7 +233,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   registerAuth(server, keys);
   await registerRateLimit(server, { redis: deps.redis, keyPrefix: deps.producer.prefix, defaultPerMin: settings.rateLimitPerMin ?? 0 });
 
-  await server.register(healthRoutes, { pool: deps.pool, redis: deps.redis, producer: deps.producer });
+  await server.register(healthRoutes, { pool: deps.pool, redis: deps.redis, producer: deps.producer, storageSetup: deps.storageSetup });
   await server.register(metricsRoutes, { metrics });
   const waiter = createJobWaiter({
     redis: deps.redis,

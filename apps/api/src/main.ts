@@ -18,6 +18,7 @@ import { createRetiredArtifactSweeper } from './background/retired-artifact-swee
 import { createRetentionSweeper } from './background/retention-sweeper.ts';
 import { createOrphanSweeper, ORPHAN_SWEEP_MARGIN_S } from './background/orphan-sweeper.ts';
 import { createUploadsSweeper } from './background/uploads-sweeper.ts';
+import { createStorageSetup } from './background/storage-setup.ts';
 import { apiConfig, checkApiConfig } from './config.ts';
 import { createWebhookDispatcher, type WebhookSettings } from './webhooks/webhook-dispatcher.ts';
 
@@ -54,7 +55,17 @@ const webhookSettings: WebhookSettings = {
   outputUrlTtlS: config.OUTPUT_URL_TTL_S,
 };
 
+const storageSetup = createStorageSetup({
+  storage,
+  logger,
+  rules: [
+    { id: JOB_OBJECTS_EXPIRY_RULE, prefix: JOB_OBJECTS_PREFIX, days: config.S3_JOB_OBJECTS_EXPIRE_DAYS, what: 'job objects' },
+    { id: UPLOAD_OBJECTS_EXPIRY_RULE, prefix: UPLOAD_OBJECTS_PREFIX, days: UPLOAD_OBJECTS_EXPIRE_DAYS, what: 'uploads' },
+  ],
+});
+
 const { server, keys, retirement, retention, metrics, tensors } = await buildApp({
+  storageSetup,
   logger,
   pool,
   redis,
@@ -139,15 +150,8 @@ const partitions = createPartitionMaintainer({
 // Give Redis a moment to connect before taking traffic; if it is down the API
 // still starts, answering submits with 503 until it is back.
 await waitForReady(redis, 5_000);
-await storage.ensureBucket();
-await storage
-  .ensureExpiryRule({ id: JOB_OBJECTS_EXPIRY_RULE, prefix: JOB_OBJECTS_PREFIX, days: config.S3_JOB_OBJECTS_EXPIRE_DAYS })
-  .then((outcome) => logger.info({ outcome, days: config.S3_JOB_OBJECTS_EXPIRE_DAYS, prefix: JOB_OBJECTS_PREFIX }, 'bucket expiry rule for job objects'))
-  .catch((err: Error) => logger.warn({ err: err.message }, 'could not set the bucket expiry rule for job objects'));
-await storage
-  .ensureExpiryRule({ id: UPLOAD_OBJECTS_EXPIRY_RULE, prefix: UPLOAD_OBJECTS_PREFIX, days: UPLOAD_OBJECTS_EXPIRE_DAYS })
-  .then((outcome) => logger.info({ outcome, days: UPLOAD_OBJECTS_EXPIRE_DAYS, prefix: UPLOAD_OBJECTS_PREFIX }, 'bucket expiry rule for uploads'))
-  .catch((err: Error) => logger.warn({ err: err.message }, 'could not set the bucket expiry rule for uploads'));
+// Object storage may come up after the API (MinIO beside it): the bucket is made when it answers, /readyz says until then.
+void storageSetup.run();
 // Before taking traffic: a job can only be inserted into an existing day's partition.
 await partitions.ensureNow().catch((err: Error) => logger.error({ err: err.message }, 'creating job partitions failed'));
 if (config.ADMIN_API_KEY) await keys.createKey('bootstrap-admin', ['admin'], { key: config.ADMIN_API_KEY });

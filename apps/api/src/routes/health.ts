@@ -12,6 +12,9 @@ const ReadySchema = Type.Object(
       redis: checkSchema(),
       redisEvictionPolicy: Type.Optional(checkSchema('BullMQ needs maxmemory-policy noeviction')),
       workers: Type.Optional(checkSchema('Every registered model has a live worker')),
+      storage: Type.Optional(
+        checkSchema('The object storage bucket is ready; until it is, model uploads, large inputs and outputs fail, and the API keeps trying'),
+      ),
     }),
     modelsWithoutWorker: Type.Array(Type.String(), { description: 'Models whose jobs wait because no live worker serves them' }),
   },
@@ -42,7 +45,12 @@ async function check(fn: () => Promise<unknown>): Promise<Check> {
   }
 }
 
-export const healthRoutes: FastifyPluginAsyncTypebox<{ pool: Pool; redis: RedisClient; producer: JobProducer }> = async (app, { pool, redis, producer }) => {
+export const healthRoutes: FastifyPluginAsyncTypebox<{
+  pool: Pool;
+  redis: RedisClient;
+  producer: JobProducer;
+  storageSetup?: { check(): Check };
+}> = async (app, { pool, redis, producer, storageSetup }) => {
   // Read once it succeeds: the policy rarely changes, and managed Redis may refuse CONFIG.
   let evictionPolicy: Check | undefined;
   async function readEvictionPolicy(): Promise<Check | undefined> {
@@ -76,8 +84,9 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ pool: Pool; redis: RedisC
         tags: ['health'],
         summary: 'Readiness: Postgres and Redis reachable',
         description:
-          'Answers 503 when Postgres or Redis cannot be reached. A wrong Redis eviction policy or models ' +
-          'without a live worker make the status `degraded` but keep 200: the API still accepts jobs, which wait in the queue.',
+          'Answers 503 when Postgres or Redis cannot be reached. A wrong Redis eviction policy, models without a live worker ' +
+          'or an object storage bucket not ready yet make the status `degraded` but keep 200: the API still accepts jobs ' +
+          '(those whose tensors need object storage fail until it answers).',
         response: { 200: ReadySchema, 503: ReadySchema },
       },
     },
@@ -89,7 +98,8 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ pool: Pool; redis: RedisC
         modelsWithoutWorker(),
       ]);
       const workers = idle === undefined ? undefined : idle.length === 0 ? { ok: true } : { ok: false, detail: `no live worker serves ${idle.join(', ')}` };
-      const checks = { postgres, redis: redisCheck, ...(policy && { redisEvictionPolicy: policy }), ...(workers && { workers }) };
+      const storage = storageSetup?.check();
+      const checks = { postgres, redis: redisCheck, ...(policy && { redisEvictionPolicy: policy }), ...(workers && { workers }), ...(storage && { storage }) };
       const reachable = postgres.ok && redisCheck.ok;
       const ok = Object.values(checks).every((c) => c.ok);
       return reply.status(reachable ? 200 : 503).send({ status: ok ? 'ok' : 'degraded', checks, modelsWithoutWorker: idle ?? [] });
