@@ -52,12 +52,12 @@ ENV NODE_ENV=production HOST=0.0.0.0 PORT=8080 CONSOLE_DIR=/app/console MIGRATIO
 WORKDIR /app
 COPY --from=api-deps /src/node_modules node_modules
 COPY --from=build /src/dist/api dist/api
+COPY scripts/container-healthcheck.mjs healthcheck.mjs
 COPY --from=build /src/apps/web/dist console
 COPY prisma/migrations prisma/migrations
 USER 10001:10001
 EXPOSE 8080
-HEALTHCHECK --interval=10s --timeout=3s --start-period=20s \
-  CMD ["node", "-e", "fetch('http://127.0.0.1:8080/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+HEALTHCHECK --interval=10s --timeout=3s --start-period=20s CMD ["node", "healthcheck.mjs", "PORT", "8080", "HOST"]
 # The same image runs the migration step: `node dist/api/migrate.js`.
 CMD ["node", "--enable-source-maps", "dist/api/main.js"]
 
@@ -67,11 +67,11 @@ WORKDIR /app
 RUN mkdir -p /var/cache/inferq/models && chown -R 10001:10001 /var/cache/inferq
 COPY --from=worker-deps /src/node_modules node_modules
 COPY --from=build /src/dist/worker dist/worker
+COPY scripts/container-healthcheck.mjs healthcheck.mjs
 USER 10001:10001
 # Prometheus metrics and /healthz (one port per device process: 9464, 9465, …).
 EXPOSE 9464
-HEALTHCHECK --interval=10s --timeout=3s --start-period=30s \
-  CMD ["node", "-e", "fetch('http://127.0.0.1:9464/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+HEALTHCHECK --interval=10s --timeout=3s --start-period=30s CMD ["node", "healthcheck.mjs", "METRICS_PORT", "9464", "METRICS_HOST"]
 CMD ["node", "--enable-source-maps", "dist/worker/launcher.js"]
 
 # Node from the official image on NVIDIA's CUDA + cuDNN runtime (onnxruntime's CUDA 12 provider needs cuDNN 9).
@@ -84,8 +84,8 @@ WORKDIR /app
 RUN mkdir -p /var/cache/inferq/models && chown -R 10001:10001 /var/cache/inferq
 COPY --from=worker-cuda-deps /src/node_modules node_modules
 COPY --from=build /src/dist/worker dist/worker
+COPY scripts/container-healthcheck.mjs healthcheck.mjs
 USER 10001:10001
 EXPOSE 9464
-HEALTHCHECK --interval=10s --timeout=3s --start-period=60s \
-  CMD ["node", "-e", "fetch('http://127.0.0.1:9464/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+HEALTHCHECK --interval=10s --timeout=3s --start-period=60s CMD ["node", "healthcheck.mjs", "METRICS_PORT", "9464", "METRICS_HOST"]
 CMD ["node", "--enable-source-maps", "dist/worker/launcher.js"]

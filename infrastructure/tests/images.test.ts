@@ -1,5 +1,7 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { cp, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -99,6 +101,35 @@ describe('the Dockerfile', () => {
       const cmd = JSON.parse(lines.find((l) => l.startsWith('CMD '))!.slice(4)) as string[];
       expect(existsSync(join(ROOT, cmd.at(-1)!)), `${name} runs ${cmd.at(-1)}`).toBe(true);
     }
+  });
+
+  it('health checks ask /healthz on the port the process listens on, as PORT or METRICS_PORT say', async () => {
+    // A stand-in for the process: /healthz on a port of its own, named by the variable the stage's check reads.
+    const server = createServer((req, res) => res.writeHead(req.url === '/healthz' ? 200 : 404).end());
+    await new Promise<void>((ready) => server.listen(0, '127.0.0.1', ready));
+    const { port } = server.address() as AddressInfo;
+    const checkOf = (name: string) => {
+      const { lines } = stage(name);
+      const cmd = JSON.parse(/CMD (\[.*\])$/.exec(lines.find((l) => l.startsWith('HEALTHCHECK '))!)![1]!) as string[];
+      // The script the check runs, where the stage's COPY takes it from.
+      const copy = lines.find((l) => l.startsWith('COPY ') && l.endsWith(` ${cmd[1]}`))!;
+      return { script: join(ROOT, copy.split(/\s+/)[1]!), args: cmd.slice(2), portVar: cmd[2]! };
+    };
+    const exitCode = (check: ReturnType<typeof checkOf>, env: Record<string, string>) =>
+      run(process.execPath, [check.script, ...check.args], { env: { ...process.env, ...env } }).then(
+        () => 0,
+        (err: { code?: number }) => err.code ?? -1,
+      );
+    try {
+      for (const name of ['api', 'worker', 'worker-cuda']) {
+        const check = checkOf(name);
+        expect(await exitCode(check, { [check.portVar]: String(port) }), `${name} on ${check.portVar}=${port}`).toBe(0);
+      }
+    } finally {
+      server.close();
+    }
+    const check = checkOf('api');
+    expect(await exitCode(check, { [check.portVar]: String(port) }), 'nothing listening').toBe(1);
   });
 
   it("copies every workspace's manifest, so npm installs from the lockfile", async () => {
