@@ -71,13 +71,15 @@ async function failOverUnderLoad(what: string, servers: RedisTopologyServers, op
   await waitFor(() => load.accepted.length >= before + 50, { timeoutMs: 30_000, what: 'jobs accepted after the failover' });
 
   const { result, report } = await settleLoad(stack.ctx.pool, load, what, 60_000);
-  // The logs tell the truth: at most one warning per connection (a worker has two) that lost its primary, and none of
-  // the driver noise that reads like an incident or like data loss. Whatever else warned is printed.
+  // The logs tell the truth: about one warning per connection (a worker has two) that lost its primary (room for one
+  // more: a Cluster client may meet the dead node again after the promotion), never one per reconnect attempt (before:
+  // 12–17 a failover), and none of the driver noise that reads like an incident or like data loss. Whatever else
+  // warned is printed.
   const warnings = { api: warningsIn(stack.api.output()), worker: warningsIn(worker.output()) };
   console.log(`${what}: warnings ${JSON.stringify(warnings)}`);
   const count = (counts: Record<string, number>, pattern: RegExp) => Object.entries(counts).reduce((n, [msg, times]) => n + (pattern.test(msg) ? times : 0), 0);
-  expect(count(warnings.api, /^redis primary lost/)).toBeLessThanOrEqual(1);
-  expect(count(warnings.worker, /^redis primary lost/)).toBeLessThanOrEqual(2);
+  expect(count(warnings.api, /^redis primary lost/)).toBeLessThanOrEqual(2);
+  expect(count(warnings.worker, /^redis primary lost/)).toBeLessThanOrEqual(4);
   const noise = /All sentinels are unreachable|Missing (key|lock) for job|^(reconcile|heartbeat|priority aging|model refresh) failed|^request refused/;
   for (const counts of Object.values(warnings)) expect(count(counts, noise)).toBe(0);
   expect(result.violations).toEqual([]);
