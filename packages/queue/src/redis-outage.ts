@@ -9,6 +9,9 @@ import type { RedisClient } from './connection.ts';
  */
 export type RedisErrorKind = 'unreachable' | 'no-primary-named' | 'demoted' | 'shard-down' | 'job-entry-lost' | 'other';
 
+/** Errors any network client meets: a Redis outage's only while one is on (else perhaps Postgres's or S3's). */
+const NETWORK_ERRORS = /ECONNREFUSED|ECONNRESET|EHOSTUNREACH|ENETUNREACH|ETIMEDOUT|EPIPE/;
+
 const KINDS: ReadonlyArray<[RegExp, RedisErrorKind, string]> = [
   [
     /All sentinels are unreachable/,
@@ -29,7 +32,7 @@ const KINDS: ReadonlyArray<[RegExp, RedisErrorKind, string]> = [
   [
     new RegExp(
       [
-        'ECONNREFUSED|ECONNRESET|EHOSTUNREACH|ENETUNREACH|ETIMEDOUT|EPIPE',
+        NETWORK_ERRORS.source,
         "Connection is closed|Command timed out|Stream isn't writeable|enableOfflineQueue|max retries per request",
         'connection is (connecting|reconnecting|close|end|wait)',
       ].join('|'),
@@ -73,8 +76,15 @@ const QUIET_MS = 1_000;
 /** Whether an error of this kind says the primary cannot take writes now. */
 const isOutage = (kind: RedisErrorKind) => kind !== 'job-entry-lost' && kind !== 'other';
 
-/** An error a Redis outage or failover explains (told once by the connection's watch): a periodic duty's failure to keep at debug. */
-export const isRedisOutageError = (err: Error): boolean => explainRedisError(err).kind !== 'other';
+/** The watches of this process whose connection is in an outage now. */
+const down = new Set<object>();
+
+/**
+ * An error a Redis outage explains (told once by its connection's watch): a periodic duty's failure to keep at debug.
+ * The drivers' own messages always are; a bare network error only while one of this process's watched connections is
+ * in an outage.
+ */
+export const isRedisOutageError = (err: Error): boolean => explainRedisError(err).kind !== 'other' && (down.size > 0 || !NETWORK_ERRORS.test(err.message));
 
 /**
  * Follows one Redis connection through outages and failovers, and says so
@@ -93,6 +103,11 @@ export const isRedisOutageError = (err: Error): boolean => explainRedisError(err
 export function watchRedisOutages(client: RedisClient, o: RedisOutageOptions): RedisOutageWatch {
   const now = o.now ?? Date.now;
   let downSince: number | undefined;
+  const watch: RedisOutageWatch = {
+    get downSince() {
+      return downSince;
+    },
+  };
   let lastFailureAt = 0;
   let connected = client.status === 'ready';
   /** A Cluster's failed nodes ("host:port") while an outage is on. */
@@ -117,6 +132,7 @@ export function watchRedisOutages(client: RedisClient, o: RedisOutageOptions): R
     if (isOutage(kind)) lastFailureAt = now();
     if (downSince !== undefined || !isOutage(kind)) return o.logger.debug({ connection: o.connection, kind, node, err: err.message }, meaning);
     downSince = now();
+    down.add(watch);
     o.logger.warn(
       { connection: o.connection, kind, node, err: err.message },
       `redis primary lost (${meaning}): writes fail until a primary takes them, and submits answer 503 QUEUE_UNAVAILABLE`,
@@ -127,6 +143,7 @@ export function watchRedisOutages(client: RedisClient, o: RedisOutageOptions): R
     if (downSince === undefined) return;
     const outageMs = now() - downSince;
     downSince = undefined;
+    down.delete(watch);
     failedNodes.clear();
     o.logger.info({ connection: o.connection, outageMs }, `redis accepting writes again after ${(outageMs / 1000).toFixed(1)} s`);
     o.onChange?.(true, outageMs);
@@ -158,9 +175,5 @@ export function watchRedisOutages(client: RedisClient, o: RedisOutageOptions): R
     );
     return send(command, ...rest);
   }) as typeof client.sendCommand;
-  return {
-    get downSince() {
-      return downSince;
-    },
-  };
+  return watch;
 }

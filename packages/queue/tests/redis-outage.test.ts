@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { requiredTestVar, waitFor } from '@inferq/test-utils';
-import { createRedisConnection, explainRedisError, waitForReady, watchRedisOutages, type RedisClient } from '../src/index.ts';
+import { createRedisConnection, explainRedisError, isRedisOutageError, waitForReady, watchRedisOutages, type RedisClient } from '../src/index.ts';
 
 // An outage of the primary, as the logs and metrics tell it: one warning when it is lost, one info line with its
 // length when writes are accepted again, what comes in between at debug with its meaning.
@@ -80,14 +80,18 @@ describe('watchRedisOutages on a connection whose link drops', () => {
     watchRedisOutages(client, { connection: 'producer', logger, onChange: (up) => changes.push(up), now: () => clock });
     expect(await waitForReady(client, 5_000)).toBe(true);
     // What a command's failure says when Redis cannot be reached; the connection itself stays up here.
+    expect(isRedisOutageError(new Error('connect ECONNREFUSED 127.0.0.1:6390'))).toBe(false); // no outage on: maybe Postgres's
     await client.eval("return redis.error_reply('CLUSTERDOWN The cluster is down')", 0).catch(() => undefined);
     expect(changes).toEqual([false]);
+    expect(isRedisOutageError(new Error('connect ECONNREFUSED 127.0.0.1:6390'))).toBe(true);
+    expect(isRedisOutageError(new Error('relation "jobs" does not exist'))).toBe(false);
     // An answer right after a failure may come from another shard: the outage goes on until a second without failures.
     await client.ping();
     expect(changes).toEqual([false]);
     clock += 1_000;
     await client.ping();
     expect(changes).toEqual([false, true]);
+    expect(isRedisOutageError(new Error('connect ECONNREFUSED 127.0.0.1:6390'))).toBe(false);
     expect(lines.filter((l) => l.level === 'warn')).toHaveLength(1);
   });
 

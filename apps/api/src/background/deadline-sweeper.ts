@@ -1,6 +1,6 @@
 import { createPeriodicTask, type Logger } from '@inferq/core';
 import { expireOverdueJobs, type Pool } from '@inferq/db';
-import type { JobProducer } from '@inferq/queue';
+import { isRedisOutageError, type JobProducer } from '@inferq/queue';
 
 const PAGE = 1_000;
 
@@ -25,6 +25,6 @@ export function createDeadlineSweeper(deps: { pool: Pool; producer: JobProducer;
 
   return {
     sweepOnce,
-    ...createPeriodicTask({ what: 'deadline sweep', intervalMs: deps.intervalMs, logger: deps.logger, run: sweepOnce }),
+    ...createPeriodicTask({ what: 'deadline sweep', intervalMs: deps.intervalMs, logger: deps.logger, run: sweepOnce, expected: isRedisOutageError }),
   };
 }

@@ -1,6 +1,6 @@
 import { createPeriodicTask, type Logger } from '@inferq/core';
 import { findUnnamedJobObjects, type JobObject, type Pool } from '@inferq/db';
-import { passCursorKey, withLease, type RedisClient } from '@inferq/queue';
+import { isRedisOutageError, passCursorKey, withLease, type RedisClient } from '@inferq/queue';
 import { JOB_OBJECTS_PREFIX, jobObjectsDayPrefix, type Storage } from '@inferq/storage';
 
 /** The name of the orphaned-object pass's lease: one API replica sweeps at a time. */
@@ -101,6 +101,6 @@ export function createOrphanSweeper(deps: OrphanSweeperDeps) {
 
   return {
     sweepOnce,
-    ...createPeriodicTask({ what: 'orphan sweep', intervalMs: deps.intervalMs, logger: deps.logger, run: sweepOnce }),
+    ...createPeriodicTask({ what: 'orphan sweep', intervalMs: deps.intervalMs, logger: deps.logger, run: sweepOnce, expected: isRedisOutageError }),
   };
 }

@@ -11,7 +11,7 @@ import {
   type DropJobPartitionsResult,
   type Pool,
 } from '@inferq/db';
-import { withLease, type RedisClient } from '@inferq/queue';
+import { isRedisOutageError, withLease, type RedisClient } from '@inferq/queue';
 
 /** The name of the pass's lease: one API replica creates partitions at a time. */
 export const PARTITION_PASS = 'job-partitions';
@@ -132,6 +132,12 @@ export function createPartitionMaintainer(deps: PartitionMaintainerDeps) {
     deleteBatches,
     deleteAuditEntries,
     runOnce,
-    ...createPeriodicTask({ what: 'maintaining job partitions', intervalMs: deps.intervalMs ?? INTERVAL_MS, logger: deps.logger, run: runOnce }),
+    ...createPeriodicTask({
+      what: 'maintaining job partitions',
+      intervalMs: deps.intervalMs ?? INTERVAL_MS,
+      logger: deps.logger,
+      run: runOnce,
+      expected: isRedisOutageError,
+    }),
   };
 }

@@ -1,6 +1,6 @@
 import { createPeriodicTask, type Logger } from '@inferq/core';
 import { findExpiredJobIds, findInputsToDrop, type Pool } from '@inferq/db';
-import { withLease, type RedisClient } from '@inferq/queue';
+import { isRedisOutageError, withLease, type RedisClient } from '@inferq/queue';
 import type { JobRetention } from '../services/job-retention-service.ts';
 
 /** The name of the retention pass's lease: one API replica sweeps at a time. */
@@ -86,6 +86,6 @@ export function createRetentionSweeper(deps: RetentionSweeperDeps) {
 
   return {
     sweepOnce,
-    ...createPeriodicTask({ what: 'retention sweep', intervalMs: deps.intervalMs, logger: deps.logger, run: sweepOnce }),
+    ...createPeriodicTask({ what: 'retention sweep', intervalMs: deps.intervalMs, logger: deps.logger, run: sweepOnce, expected: isRedisOutageError }),
   };
 }

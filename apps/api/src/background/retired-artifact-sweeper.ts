@@ -1,3 +1,4 @@
+import { isRedisOutageError } from '@inferq/queue';
 import { createPeriodicTask, type Logger } from '@inferq/core';
 import type { ModelRetirementService } from '../services/model-retirement.ts';
 
@@ -12,5 +13,6 @@ export function createRetiredArtifactSweeper(deps: { retirement: ModelRetirement
     intervalMs: deps.intervalMs,
     logger: deps.logger,
     run: () => deps.retirement.sweepRetiredArtifacts(deps.graceMs),
+    expected: isRedisOutageError,
   });
 }

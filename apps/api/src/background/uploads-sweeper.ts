@@ -1,6 +1,6 @@
 import { createPeriodicTask, type Logger } from '@inferq/core';
 import { deleteExpiredUploads, type Pool } from '@inferq/db';
-import { withLease, type RedisClient } from '@inferq/queue';
+import { isRedisOutageError, withLease, type RedisClient } from '@inferq/queue';
 import type { Storage } from '@inferq/storage';
 
 /** The name of the upload sweep's lease: one API replica sweeps at a time. */
@@ -62,6 +62,6 @@ export function createUploadsSweeper(deps: UploadsSweeperDeps) {
 
   return {
     sweepOnce,
-    ...createPeriodicTask({ what: 'upload sweep', intervalMs: deps.intervalMs, logger: deps.logger, run: sweepOnce }),
+    ...createPeriodicTask({ what: 'upload sweep', intervalMs: deps.intervalMs, logger: deps.logger, run: sweepOnce, expected: isRedisOutageError }),
   };
 }
