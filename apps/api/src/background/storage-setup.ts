@@ -30,8 +30,8 @@ export function createStorageSetup(deps: {
   logger: Logger;
   rules: StorageExpiryRule[];
 }): StorageSetup {
-  let ready = false;
-  let lastError: string | undefined = 'not checked yet';
+  /** Why the bucket is not ready yet; undefined once it is. */
+  let notReady: string | undefined = 'not checked yet';
 
   async function setUp(): Promise<void> {
     await deps.storage.ensureBucket();
@@ -45,19 +45,20 @@ export function createStorageSetup(deps: {
 
   return {
     async run() {
+      let failed = false;
       await pRetry(setUp, {
         retries: Number.POSITIVE_INFINITY,
         minTimeout: 500,
         maxTimeout: 10_000,
-        onFailedAttempt: ({ error, attemptNumber }) => {
-          lastError = error.message;
-          if (attemptNumber === 1) deps.logger.warn({ err: error.message }, 'object storage cannot be reached; retrying until it answers (see /readyz)');
+        onFailedAttempt: ({ error }) => {
+          notReady = error.message;
+          if (!failed) deps.logger.warn({ err: error.message }, 'object storage cannot be reached; retrying until it answers (see /readyz)');
+          failed = true;
         },
       });
-      if (lastError !== 'not checked yet') deps.logger.info('object storage reached; its bucket is ready');
-      ready = true;
-      lastError = undefined;
+      if (failed) deps.logger.info('object storage reached; its bucket is ready');
+      notReady = undefined;
     },
-    check: () => (ready ? { ok: true } : { ok: false, detail: `the bucket is not ready: ${lastError}` }),
+    check: () => (notReady === undefined ? { ok: true } : { ok: false, detail: `the bucket is not ready: ${notReady}` }),
   };
 }
