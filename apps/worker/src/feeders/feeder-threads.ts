@@ -59,19 +59,14 @@ export async function startFeederThreads(o: FeederThreadsOptions): Promise<Feede
     sessions: o.host.sessions,
     health: o.host.health,
     status: {
-      batchStarted: (batchId, model, size) => o.host.status.batchStarted(batchId, model, size),
-      batchEnded: (batchId, stats) => o.host.status.batchEnded(batchId, stats),
-      adaptiveBatching: (state) => o.host.status.adaptiveBatching(state),
+      ...o.host.status,
       setModelsServed: (models) => {
         served[index] = models;
         o.host.status.setModelsServed(servedByAny());
       },
     },
     metrics: {
-      batchStarted: (jobs) => o.host.metrics.batchStarted(jobs),
-      batchRan: (model, size, inferMs) => o.host.metrics.batchRan(model, size, inferMs),
-      jobsFinished: (jobs, outcome) => o.host.metrics.jobsFinished(jobs, outcome),
-      jobsReleased: (jobs) => o.host.metrics.jobsReleased(jobs),
+      ...o.host.metrics,
       // A feeder that starts serving a model sets its series to 0: not while another feeder's fault holds the model.
       modelFaulted: (model, faulted) => o.host.metrics.modelFaulted(model, faulted || o.host.health.isFaulted(model)),
     },
