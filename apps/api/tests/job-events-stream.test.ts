@@ -136,7 +136,8 @@ describe('GET /v1/jobs/:id/events', () => {
       const [firstPid, secondPid] = [await pidOf(first), await pidOf(second)];
       await first.query('BEGIN');
       await first.query('SELECT 1 FROM jobs WHERE id = $1 FOR UPDATE', [id]);
-      worker = await stack.startWorker();
+      // The running mark written at the claim (WORKER_RUNNING_MARK_MS=0), so the statement that waits is the mark, never the result write.
+      worker = await stack.startWorker({ WORKER_RUNNING_MARK_MS: '0' });
       const [claimPid] = await waitFor(
         async () => {
           const pids = await blockedBy(firstPid);

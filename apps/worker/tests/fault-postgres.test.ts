@@ -50,9 +50,10 @@ describe('Postgres restarted under load', () => {
     // The batch finishes inference now and finds Postgres gone.
     resumeWorker(worker);
     // Down for longer than the worker's queue locks last (3 s): it must keep renewing them meanwhile.
-    await waitFor(() => load.refused >= 100 && waitedForPostgres.test(worker.output()), {
-      timeoutMs: 20_000,
-      what: 'submissions refused and the held batch waiting while Postgres is down',
+    await waitFor(() => load.refused >= 100, { timeoutMs: 30_000, what: () => `100 submissions refused while Postgres is down (${load.refused} so far)` });
+    await waitFor(() => waitedForPostgres.test(worker.output()), {
+      timeoutMs: 30_000,
+      what: () => `the held batch to wait for Postgres; worker output:\n${worker.output().slice(-3000)}`,
     });
     await pg.start();
     const resumed = load.accepted.length;
