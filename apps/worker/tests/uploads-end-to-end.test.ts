@@ -11,6 +11,7 @@ beforeAll(async () => {
   stack = await startStack({ logLevel: 'warn' });
   await stack.registerModel('mlp');
   worker = await stack.startWorker();
+  await stack.waitUntilServed('mlp');
 });
 afterAll(async () => {
   await worker?.stop();

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { createServer, type AddressInfo } from 'node:net';
-import { createRedisConnection, listWorkerStatuses } from '@inferq/queue';
+import { createRedisConnection, listServedModels, listWorkerStatuses } from '@inferq/queue';
 import { startProcess, type TestProcess } from './processes.ts';
 import { createTestContext, type TestContext } from './test-context.ts';
 import { demoModel } from './test-env.ts';
@@ -45,6 +45,11 @@ export interface Stack {
   startApi(): Promise<{ process: TestProcess; baseUrl: string }>;
   /** `nodeArgs` e.g. `--cpu-prof`; `entry` in place of the stack's worker entry (the bench's timed-device worker). */
   startWorker(env?: Record<string, string>, options?: { nodeArgs?: string[]; entry?: string }): Promise<TestProcess>;
+  /**
+   * Until a live worker's heartbeat says it serves `model`, as the API's `Prefer: wait` asks: a worker's first
+   * heartbeat (all startWorker waits for) may come before it has read the models, most often on a busy machine.
+   */
+  waitUntilServed(model: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -131,6 +136,9 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
         throw new Error(`${err.message}; worker output:\n${w.output().slice(-2000)}`);
       });
       return w;
+    },
+    async waitUntilServed(model) {
+      await waitFor(async () => (await listServedModels(redis, ctx.prefix)).has(model), { intervalMs: 100, what: `a live worker to serve ${model}` });
     },
     async close() {
       await Promise.all(workers.map((w) => w.stop('SIGKILL')));
