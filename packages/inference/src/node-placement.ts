@@ -6,7 +6,8 @@
  */
 import { readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Tensor, type InferenceSession } from 'onnxruntime-node';
+import type { InferenceSession, Tensor } from 'onnxruntime-node';
+import { ortTensor, type OrtTypedArray } from './ort-tensors.ts';
 
 export interface NodePlacement {
   /** One line for the log, e.g. `CUDAExecutionProvider 12 nodes, CPUExecutionProvider 2 (Shape, Gather)`. */
@@ -45,7 +46,7 @@ export function summarisePlacement(events: readonly ProfileEvent[]): NodePlaceme
 
 type Feeds = Record<string, Tensor>;
 
-const ZERO_ARRAYS: Partial<Record<string, (n: number) => Tensor['data']>> = {
+const ZERO_ARRAYS: Partial<Record<string, (n: number) => OrtTypedArray>> = {
   float32: (n) => new Float32Array(n),
   float64: (n) => new Float64Array(n),
   float16: (n) => new Uint16Array(n),
@@ -70,7 +71,7 @@ export function zeroFeeds(inputs: readonly InferenceSession.ValueMetadata[]): Fe
     const shape = input.shape.map((d) => (typeof d === 'number' && d >= 0 ? d : 1));
     const elements = shape.reduce((a, b) => a * b, 1);
     if (elements > MAX_PLACEMENT_ELEMENTS) return `input "${input.name}" has ${elements} elements`;
-    feeds[input.name] = new Tensor(input.type as 'float32', make(elements) as Float32Array, shape);
+    feeds[input.name] = ortTensor(input.type, make(elements), shape);
   }
   return feeds;
 }

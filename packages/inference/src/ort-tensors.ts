@@ -1,7 +1,7 @@
 import { DataTypes, dataTypeFromOrt, decodeBytesStrings, elementCount, encodeBytesElements, type RawTensor } from '@inferq/contracts';
 import { Tensor } from 'onnxruntime-node';
 
-type OrtTypedArray =
+export type OrtTypedArray =
   Float32Array | Float64Array | Int8Array | Uint8Array | Int16Array | Uint16Array | Int32Array | Uint32Array | BigInt64Array | BigUint64Array;
 type TypedArrayCtor = new (buffer: ArrayBuffer, byteOffset: number, length: number) => OrtTypedArray;
 
@@ -23,6 +23,21 @@ const ARRAY_FOR_ORT_TYPE: Record<string, TypedArrayCtor> = {
   uint64: BigUint64Array,
 };
 
+/**
+ * `new Tensor(type, data, dims)` that onnxruntime-node can read on every Node. Where the runtime has
+ * Float16Array (Node 24), onnxruntime-common turns a float16 tensor's Uint16Array into a Float16Array over
+ * the same bytes, and onnxruntime-node's binding (1.30) reads that array's byte length as 0: every float16
+ * input fails with "not enough space: expected N, got 0" (microsoft/onnxruntime PR 32323, not yet released).
+ * The tensor is handed back its Uint16Array, the same bytes, which the binding reads on every runtime.
+ */
+export function ortTensor(type: string, data: OrtTypedArray, dims: readonly number[]): Tensor {
+  const tensor = new Tensor(type as 'float32', data as Float32Array, dims);
+  if (type === 'float16' && data instanceof Uint16Array && !(tensor.data instanceof Uint16Array)) {
+    (tensor as unknown as { cpuData: Uint16Array }).cpuData = data;
+  }
+  return tensor;
+}
+
 /** An onnxruntime tensor over the tensor's bytes: no copy unless they are misaligned for the element type. */
 export function toOrtTensor(raw: RawTensor): Tensor {
   // BYTES: onnxruntime-node takes string tensors as JavaScript strings (the API admits UTF-8 elements only).
@@ -31,7 +46,7 @@ export function toOrtTensor(raw: RawTensor): Tensor {
   const Ctor = ARRAY_FOR_ORT_TYPE[type]!;
   const data = raw.data.byteOffset % bytes === 0 ? raw.data : raw.data.slice();
   const view = new Ctor(data.buffer as ArrayBuffer, data.byteOffset, data.byteLength / bytes);
-  return new Tensor(type as 'float32', view as Float32Array, raw.shape);
+  return ortTensor(type, view, raw.shape);
 }
 
 /** The bytes of an onnxruntime output tensor as a RawTensor (a view, no copy; string tensors framed as BYTES). */

@@ -36,6 +36,7 @@ describe('runSessionBatch', () => {
     };
     const jobs = [job(1, 1), job(3, 2)];
     const result = await runSessionBatch(session, jobs);
+    expect(result.fallbackReason).toBeUndefined();
     expect(result.mode).toBe('batched');
     result.results.forEach((r, j) => {
       const [y] = outputsOf(r);
@@ -70,6 +71,7 @@ describe('runSessionBatch', () => {
       [...good, f32('extra', [1], [0])],
       [f32('X', [1, 2], [3, 4])],
     ]);
+    expect(result.fallbackReason).toBeUndefined();
     expect(result.mode).toBe('batched');
     expect(result.results.map((r) => (r.ok ? 'ok' : r.code))).toEqual([
       'ok',
