@@ -6,7 +6,7 @@
 # Every runtime image runs `node` on bundled JavaScript (scripts/build-server.mjs)
 # as uid 10001, with production npm dependencies only.
 
-ARG NODE_IMAGE=node:20-bookworm-slim
+ARG NODE_IMAGE=node:24-bookworm-slim
 ARG CUDA_IMAGE=nvidia/cuda:12.8.1-cudnn-runtime-ubuntu24.04
 
 # npm needs every workspace's manifest to install from the lockfile.
