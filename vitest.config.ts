@@ -60,6 +60,8 @@ export default defineConfig({
       },
       onTopology('cluster'),
       onTopology('sentinel'),
+      // The images built and run as containers: `npm run test:images` (podman needed; .ci/run installs it).
+      ...(process.env.INFERQ_TEST_IMAGES ? [{ extends: true as const, test: { name: 'images', include: ['infrastructure/images/**/*.test.ts'] } }] : []),
     ],
   },
 });
