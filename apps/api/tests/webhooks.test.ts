@@ -197,6 +197,42 @@ describe('delivery', () => {
     }
   });
 
+  it('records a delivered attempt once Postgres answers again, rather than sending it twice', async () => {
+    // A pool whose first three writes of an attempt's record are refused as if Postgres were restarting.
+    let refusals = 3;
+    const pool = new Proxy(t.ctx.pool, {
+      get(target, prop) {
+        const value = Reflect.get(target, prop, target) as unknown;
+        if (prop !== 'query') return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+        return (text: unknown, ...rest: unknown[]) => {
+          if (refusals > 0 && typeof text === 'string' && text.includes('INSERT INTO webhook_deliveries')) {
+            refusals--;
+            return Promise.reject(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }));
+          }
+          return (target.query as (...a: unknown[]) => unknown)(text, ...rest);
+        };
+      },
+    });
+    await dispatcher.close();
+    dispatcher = createWebhookDispatcher({
+      pool,
+      tensors: createTensorStore({ storage: t.ctx.storage, inlineMaxBytes: 64 * 1024 }),
+      logger: createLogger({ service: 'webhooks-test', level: 'silent', pretty: false }),
+      settings: settings(),
+    });
+    dispatcher.start();
+    try {
+      const id = await submitWithWebhook(`${base}/ok`);
+      await finishJob(id);
+      expect(await settled(id)).toMatchObject({ state: 'delivered', attempts: 1 });
+      expect(refusals).toBe(0);
+      expect(receiver.for(id)).toHaveLength(1);
+    } finally {
+      await dispatcher.close();
+      startDispatcher();
+    }
+  });
+
   it("hides a job's deliveries from another key", async () => {
     const id = await submitWithWebhook(`${base}/ok`);
     const res = await deliveries(id, await t.newKey());

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import pRetry from 'p-retry';
 import { WebhookHeader } from '@inferq/contracts';
 import type { Logger } from '@inferq/core';
-import { claimDueWebhooks, findJob, recordWebhookAttempts, type ClaimedWebhook, type Pool, type WebhookAttempt } from '@inferq/db';
+import { claimDueWebhooks, findJob, isDatabaseUnavailable, recordWebhookAttempts, type ClaimedWebhook, type Pool, type WebhookAttempt } from '@inferq/db';
 import type { TensorStore } from '@inferq/storage';
 import { toJobDetail } from '../services/job-view.ts';
 import { webhookRetryDelayMs } from './backoff.ts';
@@ -11,6 +12,8 @@ import { createWebhookSender } from './webhook-sender.ts';
 
 /** A claimed attempt stays leased this much longer than its timeout, for the reads and writes around the POST. */
 const LEASE_MARGIN_MS = 30_000;
+/** Of that margin, the time an attempt's record may wait for Postgres to come back: the lease must still hold when it lands. */
+const RECORD_OUTAGE_MS = LEASE_MARGIN_MS - 5_000;
 
 export interface WebhookSettings {
   /** The server secret each API key's signing key is derived from (WEBHOOK_SIGNING_SECRET). */
@@ -77,6 +80,21 @@ export function createWebhookDispatcher(deps: {
     return { ...base, ...response };
   }
 
+  /**
+   * Records an attempt that was made, waiting out a Postgres outage while the
+   * claim's lease still holds: an attempt not recorded is made again once the
+   * lease runs out, and a delivered webhook would come twice.
+   */
+  function record(attempts: WebhookAttempt[]): Promise<void> {
+    return pRetry(() => recordWebhookAttempts(pool, attempts), {
+      retries: Number.POSITIVE_INFINITY,
+      minTimeout: 100,
+      maxTimeout: 2_000,
+      maxRetryTime: RECORD_OUTAGE_MS,
+      shouldRetry: ({ error }) => isDatabaseUnavailable(error) && !stopping.signal.aborted,
+    });
+  }
+
   async function deliver(claim: ClaimedWebhook): Promise<void> {
     const log = logger.child({ jobId: claim.jobId, attempt: claim.attempt });
     try {
@@ -87,7 +105,7 @@ export function createWebhookDispatcher(deps: {
         : claim.attempt >= settings.maxAttempts
           ? { state: 'given_up' }
           : { state: 'pending', retryInMs: webhookRetryDelayMs(claim.attempt, settings.retryBaseMs) };
-      await recordWebhookAttempts(pool, [{ ...result, outcome }]);
+      await record([{ ...result, outcome }]);
       const fields = { statusCode: result.statusCode, error: result.error, durationMs: result.durationMs };
       if (outcome.state === 'given_up') log.warn(fields, 'webhook given up');
       else log.debug({ ...fields, ...outcome }, 'webhook attempt recorded');
