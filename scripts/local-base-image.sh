@@ -12,7 +12,8 @@
 #
 # Needs mmdebstrap and podman (or docker); CONTAINERS_CONF is honoured.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+self=$(realpath "$0")
+cd "$(dirname "$self")/.."
 NODE_VERSION=${NODE_VERSION:-24.21.0}
 NPM_VERSION=${NPM_VERSION:-$(npm --version)}   # the npm that wrote the lockfile
 SUITE=${SUITE:-bookworm}
@@ -21,7 +22,7 @@ engine=${ENGINE:-$(command -v podman || command -v docker || true)}
 command -v mmdebstrap >/dev/null || { echo "local-base-image: needs mmdebstrap (apt-get install mmdebstrap)" >&2; exit 1; }
 ca=${NODE_EXTRA_CA_CERTS:-/etc/ssl/certs/ca-certificates.crt}
 
-recipe=$( (cat "$0" "$ca"; echo "$NPM_VERSION") | sha256sum | cut -c1-12)
+recipe=$( (cat "$self" "$ca"; echo "$NPM_VERSION") | sha256sum | cut -c1-12)
 debian="localhost/inferq-debian:$SUITE-$recipe"
 tag="localhost/inferq-node:$NODE_VERSION-$recipe"
 exists() { "$engine" image inspect "$1" >/dev/null 2>&1; }
