@@ -4,6 +4,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '@inferq/core';
+import type { Pool } from '@inferq/db';
 import { createTensorStore } from '@inferq/storage';
 import { waitFor } from '@inferq/test-utils';
 import { createWebhookDispatcher, type WebhookDispatcher, type WebhookSettings } from '../src/webhooks/webhook-dispatcher.ts';
@@ -55,14 +56,19 @@ const receiver = createReceiver();
 let base: string;
 let t: TestApp;
 let dispatcher: WebhookDispatcher;
-const startDispatcher = (overrides: Partial<WebhookSettings> = {}) => {
-  dispatcher = createWebhookDispatcher({
-    pool: t.ctx.pool,
+/** A started dispatcher, as an API replica runs one; `pool` in place of the test's own. */
+const newDispatcher = (overrides: Partial<WebhookSettings> = {}, pool: Pool = t.ctx.pool): WebhookDispatcher => {
+  const started = createWebhookDispatcher({
+    pool,
     tensors: createTensorStore({ storage: t.ctx.storage, inlineMaxBytes: 64 * 1024 }),
     logger: createLogger({ service: 'webhooks-test', level: 'silent', pretty: false }),
     settings: settings(overrides),
   });
-  dispatcher.start();
+  started.start();
+  return started;
+};
+const startDispatcher = (overrides: Partial<WebhookSettings> = {}) => {
+  dispatcher = newDispatcher(overrides);
 };
 
 beforeAll(async () => {
@@ -176,13 +182,7 @@ describe('delivery', () => {
   });
 
   it('delivers each job once when two API replicas dispatch together', async () => {
-    const replica = createWebhookDispatcher({
-      pool: t.ctx.pool,
-      tensors: createTensorStore({ storage: t.ctx.storage, inlineMaxBytes: 64 * 1024 }),
-      logger: createLogger({ service: 'webhooks-test', level: 'silent', pretty: false }),
-      settings: settings(),
-    });
-    replica.start();
+    const replica = newDispatcher();
     try {
       const ids = await Promise.all(Array.from({ length: 20 }, () => submitWithWebhook(`${base}/ok`)));
       await t.ctx.pool.query(`UPDATE jobs SET status = 'succeeded', finished_at = now() WHERE id = ANY($1::uuid[])`, [ids]);
@@ -214,13 +214,7 @@ describe('delivery', () => {
       },
     });
     await dispatcher.close();
-    dispatcher = createWebhookDispatcher({
-      pool,
-      tensors: createTensorStore({ storage: t.ctx.storage, inlineMaxBytes: 64 * 1024 }),
-      logger: createLogger({ service: 'webhooks-test', level: 'silent', pretty: false }),
-      settings: settings(),
-    });
-    dispatcher.start();
+    dispatcher = newDispatcher({}, pool);
     try {
       const id = await submitWithWebhook(`${base}/ok`);
       await finishJob(id);
