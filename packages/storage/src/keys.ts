@@ -41,3 +41,11 @@ export const UPLOAD_OBJECTS_EXPIRY_RULE = 'inferq-upload-objects';
 export function uploadObjectKey(uploadId: string, createdAt: Date): string {
   return `${UPLOAD_OBJECTS_PREFIX}${createdAt.toISOString().slice(0, 10)}/${uploadId}.bin`;
 }
+
+/** Batch API files (POST /v1/files, and the output and error files a batch writes) live under this prefix until deleted. */
+export const FILE_OBJECTS_PREFIX = 'files/';
+
+/** A file's object: `files/<fileId>.jsonl`. */
+export function fileObjectKey(fileId: string): string {
+  return `${FILE_OBJECTS_PREFIX}${fileId}.jsonl`;
+}

@@ -12,6 +12,7 @@ import {
   type S3ClientConfig,
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import { Upload } from '@aws-sdk/lib-storage';
 import type { Readable } from 'node:stream';
 import { ensureExpiryRule, type ExpiryRule, type ExpiryRuleOutcome } from './expiry-rule.ts';
 import { silenceNodeVersionWarning } from './sdk-env.ts';
@@ -63,6 +64,12 @@ export interface Storage {
   /** Sets (or, with 0 days, removes) one lifecycle expiry rule, keeping the bucket's other rules. */
   ensureExpiryRule(rule: ExpiryRule): Promise<ExpiryRuleOutcome>;
   putObject(key: string, body: Uint8Array | NodeJS.ReadableStream, options?: PutObjectOptions): Promise<void>;
+  /**
+   * Streams a body of unknown length to `key` (a multipart upload in parts of STREAM_PART_BYTES, one PUT when it is
+   * smaller): at most STREAM_QUEUE parts are held at once, so memory does not grow with the object. A failed upload
+   * is aborted (no parts left behind).
+   */
+  putObjectStream(key: string, body: NodeJS.ReadableStream, options?: Pick<PutObjectOptions, 'contentType'>): Promise<void>;
   getObject(key: string): Promise<Uint8Array>;
   getObjectStream(key: string): Promise<NodeJS.ReadableStream>;
   /** Undefined when the object does not exist. */
@@ -89,6 +96,9 @@ const MAX_ATTEMPTS = 3;
 const CONNECTION_TIMEOUT_MS = 5_000;
 /** Inactivity limit rather than a total, so a slow multi-GB transfer that keeps moving is not cut off. */
 const SOCKET_IDLE_TIMEOUT_MS = 30_000;
+/** A streamed upload's part size (S3's least is 5 MiB) and how many parts are in flight at once. */
+const STREAM_PART_BYTES = 8 * 1024 * 1024;
+const STREAM_QUEUE = 2;
 /** S3 caps DeleteObjects at 1,000 keys per request. */
 const DELETE_BATCH_SIZE = 1_000;
 
@@ -135,6 +145,17 @@ export function createStorage(options: StorageOptions): Storage {
           ContentLength: isBytes ? body.byteLength : putOptions.contentLength,
         }),
       );
+    },
+
+    async putObjectStream(key, body, putOptions = {}) {
+      const upload = new Upload({
+        client,
+        params: { Bucket: bucket, Key: key, Body: body as Readable, ContentType: putOptions.contentType ?? 'application/octet-stream' },
+        partSize: STREAM_PART_BYTES,
+        queueSize: STREAM_QUEUE,
+        leavePartsOnError: false,
+      });
+      await upload.done();
     },
 
     async getObject(key) {
