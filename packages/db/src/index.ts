@@ -22,3 +22,5 @@ export * from './uploads.ts';
 export * from './job-list.ts';
 export * from './job-id-range.ts';
 export * from './job-floors.ts';
+export * from './batch-files.ts';
+export * from './bulk-batches.ts';

@@ -228,3 +228,22 @@ export async function cancelQueuedJob(pool: Pool, id: string, ownerKeyId: string
   );
   return rows[0] ? toRecord(rows[0]) : undefined;
 }
+
+/** The jobs with these ids (their views: input bytes left out), in no order; the day range as literals, the ids as an array the primary key answers. */
+export async function findJobsByIds(pool: Pool, ids: readonly string[]): Promise<JobRecord[]> {
+  if (ids.length === 0) return [];
+  const { rows } = await pool.query(`SELECT ${VIEW_COLUMNS} FROM jobs WHERE ${idRangeSql(daysOf(ids))} AND id = ANY($1::uuid[])`, [ids]);
+  return rows.map(toRecord);
+}
+
+/** Cancels those of these jobs still queued, in one statement; answers the ids and models of the jobs it canceled. */
+export async function cancelQueuedJobsByIds(pool: Pool, ids: readonly string[]): Promise<Array<{ id: string; modelName: string }>> {
+  if (ids.length === 0) return [];
+  const { rows } = await pool.query<{ id: string; model_name: string }>(
+    `UPDATE jobs SET status = 'canceled', finished_at = now()
+      WHERE ${idRangeSql(daysOf(ids))} AND id = ANY($1::uuid[]) AND status = 'queued'
+      RETURNING id::text, model_name`,
+    [ids],
+  );
+  return rows.map((r) => ({ id: r.id, modelName: r.model_name }));
+}
