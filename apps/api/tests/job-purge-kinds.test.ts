@@ -128,7 +128,7 @@ describe('purging every kind of job', () => {
     ] as const) {
       await expectPurgedEverywhere(id);
       expect((await request('GET', `/v1/jobs/${id}`)).json()).toMatchObject({ purgeReason: 'retention', job: { batchId, deviceMs: 2 } });
-      const batch = await request('GET', `/v1/batches/${batchId}`, undefined, t.adminKey);
+      const batch = await request('GET', `/v1/inference-batches/${batchId}`, undefined, t.adminKey);
       expect(batch.statusCode, batch.body).toBe(200);
       expect(batch.json().jobs).toEqual([expect.objectContaining({ id, status: 'succeeded', deviceMs: 2 })]);
     }

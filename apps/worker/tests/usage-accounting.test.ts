@@ -68,7 +68,7 @@ describe('batch provenance and device-time accounting', () => {
     }
     expect(new Set(done.map((j) => j.batchId)).size, 'the four jobs shared one batch').toBe(1);
 
-    const batch = await stack.request('GET', `/v1/batches/${done[0].batchId}`);
+    const batch = await stack.request('GET', `/v1/inference-batches/${done[0].batchId}`);
     expect(batch.status).toBe(200);
     expect(batch.json).toMatchObject({ model: 'mlp', modelVersion: 1, modelSha256: model.sha256, device: 'cpu', provider: 'cpu', size: 4, items: 8 });
     const shares = batch.json.jobs as Array<{ id: string; items: number; deviceMs: number; ownerKeyId: string }>;
@@ -80,8 +80,8 @@ describe('batch provenance and device-time accounting', () => {
     console.log(`batch of 4 jobs / 8 rows: ${batch.json.inferMs.toFixed(3)} ms on ${batch.json.provider}; shares ${shareList}`);
 
     // Admins only.
-    expect((await stack.request('GET', `/v1/batches/${done[0].batchId}`, undefined, auth(keys.a.secret))).status).toBe(403);
-    expect((await stack.request('GET', '/v1/batches/0190a1b2-9d8e-7f6a-8b5c-4d3e2f1a0b9c')).status).toBe(404);
+    expect((await stack.request('GET', `/v1/inference-batches/${done[0].batchId}`, undefined, auth(keys.a.secret))).status).toBe(403);
+    expect((await stack.request('GET', '/v1/inference-batches/0190a1b2-9d8e-7f6a-8b5c-4d3e2f1a0b9c')).status).toBe(404);
   });
 
   it('sums device time per key and per model, each tenant seeing only its own', async () => {

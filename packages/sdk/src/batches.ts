@@ -8,6 +8,6 @@ export interface BatchesApi {
 
 export function createBatchesApi(http: HttpClient): BatchesApi {
   return {
-    get: async (id) => (await http.json<Batch>(`/v1/batches/${encodeURIComponent(id)}`)).body,
+    get: async (id) => (await http.json<Batch>(`/v1/inference-batches/${encodeURIComponent(id)}`)).body,
   };
 }

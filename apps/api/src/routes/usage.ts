@@ -9,7 +9,7 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 /** Batch provenance and device-time accounting, read straight from Postgres. */
 export const usageRoutes: FastifyPluginAsyncTypebox<{ pool: Pool }> = async (app, { pool }) => {
   app.get(
-    '/v1/batches/:id',
+    '/v1/inference-batches/:id',
     {
       config: { scope: 'admin' },
       schema: {

@@ -41,7 +41,7 @@ function stubApi(principal: Principal, batchAnswer: () => Response) {
       const path = url.split('?')[0]!;
       paths.push(path);
       if (path === '/v1/me') return json(200, principal);
-      if (path === `/v1/batches/${BATCH_ID}`) return batchAnswer();
+      if (path === `/v1/inference-batches/${BATCH_ID}`) return batchAnswer();
       return json(404, notFound);
     }),
   );
@@ -92,7 +92,7 @@ describe('BatchPage', () => {
     renderPage();
     expect(await screen.findByText('Admins only')).toBeTruthy();
     expect(screen.queryByLabelText('Batch provenance')).toBeNull();
-    expect(paths).not.toContain(`/v1/batches/${BATCH_ID}`);
+    expect(paths).not.toContain(`/v1/inference-batches/${BATCH_ID}`);
   });
 
   it('says when the batch does not exist', async () => {

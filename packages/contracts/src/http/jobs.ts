@@ -158,7 +158,7 @@ export const JobSchema = Type.Object(
     queueMs: Type.Union([Type.Integer(), Type.Null()], { description: 'Time from submit to batch start' }),
     inferMs: Type.Union([Type.Number(), Type.Null()], { description: 'Inference time of the batch the job ran in' }),
     batchSize: Type.Union([Type.Integer(), Type.Null()], { description: 'Number of jobs in that batch' }),
-    batchId: Type.Union([Uuid, Type.Null()], { description: 'The batch it ran in (GET /v1/batches/:id, admin)' }),
+    batchId: Type.Union([Uuid, Type.Null()], { description: 'The batch it ran in (GET /v1/inference-batches/:id, admin)' }),
     workerId: Type.Union([Type.String(), Type.Null()], { description: 'The worker that ran it' }),
     items: Type.Union([Type.Integer(), Type.Null()], { description: 'Rows it put along the batch dimension' }),
     deviceMs: Type.Union([Type.Number(), Type.Null()], {

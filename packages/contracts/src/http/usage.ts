@@ -4,7 +4,7 @@ import { JOB_STATUSES } from '../job-status.ts';
 import { EXAMPLE_JOB_ID, EXAMPLE_KEY_ID, EXAMPLE_TIME } from './examples.ts';
 import { DateTimeInput } from './request-values.ts';
 
-// Batch provenance (GET /v1/batches/:id) and device-time accounting
+// Batch provenance (GET /v1/inference-batches/:id) and device-time accounting
 // (GET /v1/usage): each batch's inference time is split over its jobs by
 // their share of the batch's items (rows along the batch dimension).
 
