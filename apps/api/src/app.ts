@@ -22,6 +22,7 @@ import { jobsRoutes } from './routes/jobs.ts';
 import { jobsBulkRoutes } from './routes/jobs-bulk.ts';
 import { kserveV2Routes } from './routes/kserve-v2.ts';
 import { metricsRoutes } from './routes/metrics.ts';
+import { openAiBatchRoutes } from './routes/openai-batches.ts';
 import { openAiEmbeddingsRoutes } from './routes/openai-embeddings.ts';
 import { usageRoutes } from './routes/usage.ts';
 import { modelsRoutes } from './routes/models.ts';
@@ -50,6 +51,9 @@ import { createUploadsService, type UploadsService } from './services/uploads-se
 import { createWebhooksService } from './services/webhooks-service.ts';
 import type { WebhookSettings } from './webhooks/webhook-dispatcher.ts';
 import type { StorageSetup } from './background/storage-setup.ts';
+import { createBatchRunner, type BatchRunner } from './batch-api/batch-runner.ts';
+import { createBatchesService } from './batch-api/batches-service.ts';
+import { createFilesService } from './batch-api/files-service.ts';
 
 export interface AppDeps {
   logger: Logger;
@@ -96,6 +100,8 @@ export interface AppDeps {
     /** Time to receive a request's headers, then the whole request (0: no limit); past it, 408 REQUEST_TIMEOUT. @default 60 s, none */
     headersTimeoutMs?: number;
     requestTimeoutMs?: number;
+    /** The Batch API: BATCH_FILE_MAX_BYTES, BATCH_MAX_LINES, BATCH_JOBS_IN_FLIGHT, BATCH_RUNNERS. @default 2 GiB, 5,000,000, 10,000, 2 */
+    batches?: { fileMaxBytes?: number; maxLines?: number; jobsInFlight?: number; runners?: number; pollMs?: number };
   };
 }
 
@@ -124,6 +130,8 @@ export interface App {
   tensors: TensorStore;
   /** Clients' uploads (POST /v1/uploads); the submit path claims them. */
   uploads: UploadsService;
+  /** Advances Batch API batches: main.ts starts it beside the app; tests start it themselves. */
+  batchRunner: BatchRunner;
 }
 
 /** Builds the Fastify app without listening, so tests drive it with inject(). */
@@ -272,7 +280,28 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     redis: deps.redis,
     producer: deps.producer,
   });
+  const batchSettings = settings.batches ?? {};
+  const batchRunner = createBatchRunner({
+    pool: deps.pool,
+    storage: deps.storage,
+    jobs,
+    producer: deps.producer,
+    tensors,
+    logger: deps.logger,
+    settings: {
+      runners: batchSettings.runners ?? 2,
+      jobsInFlight: batchSettings.jobsInFlight ?? 10_000,
+      maxLines: batchSettings.maxLines ?? 5_000_000,
+      outputUrlTtlS: settings.outputUrlTtlS,
+      pollMs: batchSettings.pollMs,
+    },
+  });
+  await server.register(openAiBatchRoutes, {
+    files: createFilesService({ pool: deps.pool, storage: deps.storage, logger: deps.logger, maxBytes: batchSettings.fileMaxBytes ?? 2 * 1024 ** 3 }),
+    batches: createBatchesService({ pool: deps.pool, onCreated: () => batchRunner.wake() }),
+    fileMaxBytes: batchSettings.fileMaxBytes ?? 2 * 1024 ** 3,
+  });
   if (settings.consoleDir) await registerConsole(server, settings.consoleDir);
   await server.ready();
-  return { server, keys, retirement, retention, metrics, routes, tensors, uploads };
+  return { server, keys, retirement, retention, metrics, routes, tensors, uploads, batchRunner };
 }

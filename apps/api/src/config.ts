@@ -49,6 +49,14 @@ export const apiConfig = {
    * at most this long. 0: every poll reads Postgres.
    */
   JOB_VIEW_CACHE_MS: Type.Integer({ default: 1_000, minimum: 0, maximum: 60_000 }),
+  /** The largest file POST /v1/files takes (a batch's JSONL, streamed to object storage; never held in memory). */
+  BATCH_FILE_MAX_BYTES: Type.Integer({ default: 2 * 1024 * 1024 * 1024, minimum: 1024 }),
+  /** Most requests (lines) in one batch's file. */
+  BATCH_MAX_LINES: Type.Integer({ default: 5_000_000, minimum: 1 }),
+  /** Jobs of one batch queued or running at once: the batch submits more as they finish (its backpressure on the queue). */
+  BATCH_JOBS_IN_FLIGHT: Type.Integer({ default: 10_000, minimum: 1 }),
+  /** Batches this API process advances at once (validating, submitting, watching, writing their files); 0: none here. */
+  BATCH_RUNNERS: Type.Integer({ default: 2, minimum: 0, maximum: 64 }),
   /** How often queued jobs past their deadline are expired. */
   DEADLINE_SWEEP_INTERVAL_MS: Type.Integer({ default: 1_000, minimum: 50 }),
   /** How often the artifacts of retired model versions that no unfinished job needs are deleted from object storage. */

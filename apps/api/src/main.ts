@@ -64,7 +64,7 @@ const storageSetup = createStorageSetup({
   ],
 });
 
-const { server, keys, retirement, retention, metrics, tensors } = await buildApp({
+const { server, keys, retirement, retention, metrics, tensors, batchRunner } = await buildApp({
   storageSetup,
   logger,
   pool,
@@ -94,6 +94,12 @@ const { server, keys, retirement, retention, metrics, tensors } = await buildApp
     tracing: config.OTEL_EXPORTER_OTLP_ENDPOINT !== undefined,
     headersTimeoutMs: config.HTTP_HEADERS_TIMEOUT_MS,
     requestTimeoutMs: config.HTTP_REQUEST_TIMEOUT_MS,
+    batches: {
+      fileMaxBytes: config.BATCH_FILE_MAX_BYTES,
+      maxLines: config.BATCH_MAX_LINES,
+      jobsInFlight: config.BATCH_JOBS_IN_FLIGHT,
+      runners: config.BATCH_RUNNERS,
+    },
   },
 });
 const webhooks = createWebhookDispatcher({ pool, tensors, logger, settings: webhookSettings });
@@ -165,6 +171,7 @@ orphans.start();
 uploadsSweeper.start();
 partitions.start();
 webhooks.start();
+batchRunner.start();
 // Closed in reverse: the server stops taking requests first, the sweeper before the pool it uses.
 onShutdown(logger, [
   () => tracing.shutdown(),
@@ -178,6 +185,7 @@ onShutdown(logger, [
   () => uploadsSweeper.stop(),
   () => partitions.stop(),
   () => webhooks.close(),
+  () => batchRunner.stop(),
   () => server.close(),
 ]);
 const address = await server.listen({ host: config.HOST, port: config.PORT });

@@ -38,6 +38,12 @@ export const ErrorCatalogue = {
   FORBIDDEN: { status: 403, title: 'The API key lacks the scope for this action', retryable: false },
   NOT_FOUND: { status: 404, title: 'Resource not found', retryable: false },
   JOB_NOT_FOUND: { status: 404, title: 'Job not found', retryable: false },
+  // The Batch API (POST /v1/files, /v1/batches).
+  FILE_NOT_FOUND: { status: 404, title: "The file does not exist or is another key's", retryable: false },
+  FILE_IN_USE: { status: 409, title: 'A batch that has not ended reads this file', retryable: false },
+  FILE_INVALID: { status: 400, title: 'The file is not one a batch can take', retryable: false },
+  BATCH_NOT_FOUND: { status: 404, title: "The batch does not exist or is another key's", retryable: false },
+  BATCH_NOT_CANCELABLE: { status: 409, title: 'The batch has ended', retryable: false },
   MODEL_NOT_FOUND: { status: 404, title: 'Model not found', retryable: false },
   OUTPUT_NOT_FOUND: { status: 404, title: 'Output not found', retryable: false },
   JOB_RUNNING: { status: 409, title: 'The job is running; delete it once it has finished', retryable: true },

@@ -23,3 +23,4 @@ export * from './float16.ts';
 export * from './http/usage.ts';
 export * from './http/retention.ts';
 export * from './http/uploads.ts';
+export * from './http/openai-batch.ts';

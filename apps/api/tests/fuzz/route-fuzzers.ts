@@ -11,6 +11,7 @@ import { adminOnly, get, JSON_TYPE, noInput, strayBody, type FuzzWorld, type Gen
 import { bulkAction, byId, createUpload, jobEvents, submitJob, tensorRoute } from './job-route-fuzzers.ts';
 import { patchModelSettings, pauseOrResume, putRouting, retentionBody, retireModel } from './model-route-fuzzers.ts';
 import { embeddings, v2Infer, v2ModelGet } from './inference-route-fuzzers.ts';
+import { BATCH_ROUTE_FUZZERS } from './batch-route-fuzzers.ts';
 import type { FuzzCase } from './fuzz-case.ts';
 
 export type { FuzzCase, FuzzWorld };
@@ -111,6 +112,7 @@ export const ROUTE_FUZZERS: Record<string, Gen> = {
         .map((name) => get(`/v1/models/${name}/versions`, 'reject', 'unknown or hostile name')),
     ),
   'POST /v1/embeddings': embeddings,
+  ...BATCH_ROUTE_FUZZERS,
   'POST /v1/keys': adminOnly(() =>
     keyBody.map(({ payload, ok }) => ({ method: 'POST', url: '/v1/keys', headers: JSON_TYPE, payload, expect: ok ? 'accept' : 'reject', label: 'create key' })),
   ),
@@ -134,8 +136,8 @@ export const ROUTE_FUZZERS: Record<string, Gen> = {
       label: 'audit',
     })),
   ),
-  'GET /v1/batches/:id': adminOnly(() =>
-    pathSegment(fakeId).map((id) => ({ method: 'GET', url: `/v1/batches/${id}`, headers: {}, expect: 'reject' as const, label: 'unknown batch' })),
+  'GET /v1/inference-batches/:id': adminOnly(() =>
+    pathSegment(fakeId).map((id) => ({ method: 'GET', url: `/v1/inference-batches/${id}`, headers: {}, expect: 'reject' as const, label: 'unknown batch' })),
   ),
   // A range may be empty or backwards (400): the server decides, never with a 5xx.
   'GET /v1/usage': () =>

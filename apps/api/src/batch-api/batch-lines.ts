@@ -1,0 +1,64 @@
+import { createInterface } from 'node:readline';
+import { Ajv } from 'ajv';
+import addFormats from 'ajv-formats';
+import { SubmitJobBodySchema, type BatchEndpoint, type SubmitJobBody } from '@inferq/contracts';
+import type { BulkBatchError } from '@inferq/db';
+
+// A batch's input file, line by line: each line is one request in OpenAI's
+// shape, `{"custom_id", "method": "POST", "url": <the batch's endpoint>, "body"}`.
+// The file is read as a stream (never whole); blank lines are skipped, as
+// OpenAI's are, and line numbers count from 1 over the file's own lines.
+
+/** The longest custom_id kept (OpenAI's limit is not published; 512 is generous). */
+export const CUSTOM_ID_MAX = 512;
+/** Most errors a refused file reports (the first ones, in line order). */
+export const FILE_ERRORS_MAX = 100;
+
+export interface BatchLine {
+  /** The file's line, from 1. */
+  line: number;
+  customId: string;
+  body: SubmitJobBody;
+}
+
+const ajv = new Ajv({ allErrors: false, useDefaults: true, strict: false });
+addFormats.default(ajv);
+const validBody = ajv.compile<SubmitJobBody>(SubmitJobBodySchema);
+
+const error = (line: number, code: string, message: string, param: string | null = null): BulkBatchError => ({ code, message, line, param });
+
+/** One line's request, or why it cannot be one. */
+export function parseBatchLine(text: string, line: number, endpoint: BatchEndpoint): BatchLine | BulkBatchError {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return error(line, 'invalid_json_line', `line ${line} is not JSON`);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return error(line, 'invalid_request', `line ${line} is not a JSON object`);
+  const { custom_id: customId, method, url, body } = value as Record<string, unknown>;
+  if (typeof customId !== 'string' || customId.length === 0 || customId.length > CUSTOM_ID_MAX)
+    return error(line, 'missing_required_parameter', `line ${line}: custom_id must be a string of 1 to ${CUSTOM_ID_MAX} characters`, 'custom_id');
+  if (method !== 'POST') return error(line, 'invalid_request', `line ${line}: method must be POST`, 'method');
+  if (url !== endpoint) return error(line, 'mismatched_endpoint', `line ${line}: url ${String(url)} is not the batch's endpoint ${endpoint}`, 'url');
+  if (!validBody(body)) {
+    const first = validBody.errors?.[0];
+    return error(line, 'invalid_request', `line ${line}: body${first?.instancePath ?? ''} ${first?.message ?? 'is not valid'}`, 'body');
+  }
+  return { line, customId, body };
+}
+
+/** The file's non-blank lines with their numbers, read from the stream as they come. */
+export async function* readLines(stream: NodeJS.ReadableStream): AsyncGenerator<{ line: number; text: string }> {
+  const reader = createInterface({ input: stream, crlfDelay: Infinity });
+  let line = 0;
+  try {
+    for await (const text of reader) {
+      line++;
+      if (text.trim().length > 0) yield { line, text };
+    }
+  } finally {
+    reader.close();
+    (stream as NodeJS.ReadableStream & { destroy?: () => void }).destroy?.();
+  }
+}

@@ -1,0 +1,124 @@
+import OpenAI, { toFile } from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ADMIN_KEY, mlpJob, startStack, waitFor, type Stack } from '@inferq/test-utils';
+
+// The Batch API end to end with OpenAI's own client, unchanged: a JSONL file
+// uploaded, a batch created over it, polled to its end, its output and error
+// files downloaded; a real worker runs the jobs.
+
+let stack: Stack;
+let openai: OpenAI;
+beforeAll(async () => {
+  stack = await startStack();
+  await stack.registerModel('mlp');
+  await stack.startWorker();
+  await stack.waitUntilServed('mlp');
+  openai = new OpenAI({ baseURL: `${stack.baseUrl}/v1`, apiKey: ADMIN_KEY, maxRetries: 0 });
+});
+afterAll(() => stack?.close());
+
+// OpenAI's client types `endpoint` as OpenAI's own paths; inferq's is sent as it is.
+const JOBS_ENDPOINT = '/v1/jobs' as '/v1/embeddings';
+const line = (customId: string, body: object) => JSON.stringify({ custom_id: customId, method: 'POST', url: '/v1/jobs', body });
+const upload = async (lines: string[], name = 'requests.jsonl') =>
+  openai.files.create({ file: await toFile(Buffer.from(lines.join('\n') + '\n'), name), purpose: 'batch' });
+
+async function waitForEnd(id: string, timeoutMs = 60_000): Promise<OpenAI.Batches.Batch> {
+  let batch: OpenAI.Batches.Batch | undefined;
+  await waitFor(
+    async () => {
+      batch = await openai.batches.retrieve(id);
+      return ['completed', 'failed', 'expired', 'cancelled'].includes(batch.status);
+    },
+    { timeoutMs, intervalMs: 200, what: () => `batch ${id} to end (now ${batch?.status}, ${JSON.stringify(batch?.request_counts)})` },
+  );
+  return batch!;
+}
+
+const jsonl = async (fileId: string) =>
+  (await (await openai.files.content(fileId)).text())
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as { id: string; custom_id: string; response: { status_code: number; body: Record<string, unknown> } | null; error: unknown });
+
+describe('the Batch API with the openai client', () => {
+  it('runs every line as a job and answers each in the output or the error file, keyed by custom_id', async () => {
+    const good = Array.from({ length: 12 }, (_, i) => line(`req-${i}`, mlpJob(i)));
+    const wrongShape = line('bad-shape', { model: 'mlp', inputs: [{ name: 'features', datatype: 'FP32', shape: [1, 3], data: [1, 2, 3] }] });
+    const file = await upload([...good.slice(0, 6), '', wrongShape, ...good.slice(6)]);
+    expect(file).toMatchObject({ object: 'file', purpose: 'batch', filename: 'requests.jsonl', status: 'processed' });
+    expect((await openai.files.retrieve(file.id)).bytes).toBe(file.bytes);
+
+    const created = await openai.batches.create({ input_file_id: file.id, endpoint: JOBS_ENDPOINT, completion_window: '24h', metadata: { run: 'test' } });
+    expect(created).toMatchObject({ object: 'batch', status: 'validating', input_file_id: file.id, metadata: { run: 'test' } });
+    const batch = await waitForEnd(created.id);
+    expect(batch.status, JSON.stringify(batch)).toBe('completed');
+    expect(batch.request_counts).toEqual({ total: 13, completed: 12, failed: 1 });
+    expect(batch.completed_at).toBeGreaterThanOrEqual(batch.created_at);
+
+    const output = await jsonl(batch.output_file_id!);
+    expect(output.map((o) => o.custom_id)).toEqual(good.map((_, i) => `req-${i}`));
+    for (const o of output) {
+      expect(o.response!.status_code).toBe(200);
+      expect(o.response!.body).toMatchObject({ status: 'succeeded', model: 'mlp', metadata: { 'inferq.batch_id': batch.id, 'inferq.custom_id': o.custom_id } });
+      expect((o.response!.body.outputs as unknown[]).length).toBeGreaterThan(0);
+    }
+    const errors = await jsonl(batch.error_file_id!);
+    expect(errors).toEqual([
+      expect.objectContaining({
+        custom_id: 'bad-shape',
+        response: expect.objectContaining({ status_code: 400, body: { error: expect.objectContaining({ code: 'INPUT_SHAPE_MISMATCH' }) } }),
+      }),
+    ]);
+    // The jobs ran below interactive traffic.
+    const { rows } = await stack.ctx.pool.query<{ priority: string }>(`SELECT DISTINCT priority FROM jobs WHERE metadata->>'inferq.batch_id' = $1`, [batch.id]);
+    expect(rows).toEqual([{ priority: 'low' }]);
+
+    expect((await openai.batches.list({ limit: 100 })).data.map((b) => b.id)).toContain(batch.id);
+    await expect(openai.batches.cancel(batch.id)).rejects.toMatchObject({ status: 409, code: 'BATCH_NOT_CANCELABLE' });
+    await expect(openai.files.delete(batch.output_file_id!)).resolves.toMatchObject({ deleted: true });
+    await expect(openai.files.retrieve(batch.output_file_id!)).rejects.toMatchObject({ status: 404, code: 'FILE_NOT_FOUND' });
+  });
+
+  it('refuses a file with a bad line, a repeated custom_id or another endpoint, saying which line', async () => {
+    const file = await upload([line('a', mlpJob(1)), 'not json', JSON.stringify({ custom_id: 'c', method: 'POST', url: '/v1/chat/completions', body: {} })]);
+    const batch = await waitForEnd((await openai.batches.create({ input_file_id: file.id, endpoint: JOBS_ENDPOINT, completion_window: '24h' })).id);
+    expect(batch.status).toBe('failed');
+    expect(batch.errors!.data).toEqual([
+      expect.objectContaining({ code: 'invalid_json_line', line: 2 }),
+      expect.objectContaining({ code: 'mismatched_endpoint', line: 3, param: 'url' }),
+    ]);
+    const repeated = await upload([line('same', mlpJob(1)), line('same', mlpJob(2))]);
+    const second = await waitForEnd((await openai.batches.create({ input_file_id: repeated.id, endpoint: JOBS_ENDPOINT, completion_window: '24h' })).id);
+    expect(second).toMatchObject({ status: 'failed', errors: { data: [expect.objectContaining({ code: 'duplicate_custom_id' })] } });
+  });
+
+  it('cancels: queued jobs are canceled and the lines not run are in the error file', async () => {
+    expect((await stack.request('POST', '/v1/models/mlp/pause', {})).status).toBe(200);
+    try {
+      const file = await upload(Array.from({ length: 20 }, (_, i) => line(`c-${i}`, mlpJob(i))));
+      const created = await openai.batches.create({ input_file_id: file.id, endpoint: JOBS_ENDPOINT, completion_window: '24h' });
+      await waitFor(async () => (await stack.ctx.pool.query(`SELECT 1 FROM jobs WHERE metadata->>'inferq.batch_id' = $1`, [created.id])).rowCount === 20, {
+        what: 'the batch to submit its 20 jobs',
+      });
+      await expect(openai.files.delete(file.id)).rejects.toMatchObject({ status: 409, code: 'FILE_IN_USE' });
+      expect((await openai.batches.cancel(created.id)).status).toBe('cancelling');
+      const batch = await waitForEnd(created.id);
+      expect(batch).toMatchObject({ status: 'cancelled', output_file_id: null, request_counts: { total: 20, completed: 0, failed: 20 } });
+      const errors = await jsonl(batch.error_file_id!);
+      expect(errors.map((e) => e.custom_id)).toEqual(Array.from({ length: 20 }, (_, i) => `c-${i}`));
+      expect(errors[0]!.error).toMatchObject({ code: 'batch_cancelled' });
+    } finally {
+      await stack.request('POST', '/v1/models/mlp/resume', {});
+    }
+  });
+
+  it('moved the inference-batch provenance: a UUID at /v1/batches/:id answers 308', async () => {
+    const res = await fetch(`${stack.baseUrl}/v1/batches/0190a1b2-9d8e-7f6a-8b5c-4d3e2f1a0b9c`, {
+      headers: { authorization: `Bearer ${ADMIN_KEY}` },
+      redirect: 'manual',
+    });
+    expect(res.status).toBe(308);
+    expect(res.headers.get('location')).toBe('/v1/inference-batches/0190a1b2-9d8e-7f6a-8b5c-4d3e2f1a0b9c');
+  });
+});
