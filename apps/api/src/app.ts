@@ -100,8 +100,8 @@ export interface AppDeps {
     /** Time to receive a request's headers, then the whole request (0: no limit); past it, 408 REQUEST_TIMEOUT. @default 60 s, none */
     headersTimeoutMs?: number;
     requestTimeoutMs?: number;
-    /** The Batch API: BATCH_FILE_MAX_BYTES, BATCH_MAX_LINES, BATCH_JOBS_IN_FLIGHT, BATCH_RUNNERS. @default 2 GiB, 5,000,000, 10,000, 2 */
-    batches?: { fileMaxBytes?: number; maxLines?: number; jobsInFlight?: number; runners?: number; pollMs?: number };
+    /** The Batch API: BATCH_FILE_MAX_BYTES, BATCH_MAX_LINES, BATCH_JOBS_IN_FLIGHT, BATCH_RUNNERS, BATCH_LEASE_MS. @default 2 GiB, 5,000,000, 10,000, 2, 30 s */
+    batches?: { fileMaxBytes?: number; maxLines?: number; jobsInFlight?: number; runners?: number; leaseMs?: number; pollMs?: number };
   };
 }
 
@@ -294,6 +294,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       maxLines: batchSettings.maxLines ?? 5_000_000,
       outputUrlTtlS: settings.outputUrlTtlS,
       pollMs: batchSettings.pollMs,
+      leaseMs: batchSettings.leaseMs,
     },
   });
   await server.register(openAiBatchRoutes, {

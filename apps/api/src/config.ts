@@ -57,6 +57,8 @@ export const apiConfig = {
   BATCH_JOBS_IN_FLIGHT: Type.Integer({ default: 10_000, minimum: 1 }),
   /** Batches this API process advances at once (validating, submitting, watching, writing their files); 0: none here. */
   BATCH_RUNNERS: Type.Integer({ default: 2, minimum: 0, maximum: 64 }),
+  /** How long a batch stays with the API process advancing it without word from it: a process that dies leaves its batches to another after this. */
+  BATCH_LEASE_MS: Type.Integer({ default: 30_000, minimum: 1_000, maximum: 600_000 }),
   /** How often queued jobs past their deadline are expired. */
   DEADLINE_SWEEP_INTERVAL_MS: Type.Integer({ default: 1_000, minimum: 50 }),
   /** How often the artifacts of retired model versions that no unfinished job needs are deleted from object storage. */

@@ -99,6 +99,7 @@ const { server, keys, retirement, retention, metrics, tensors, batchRunner } = a
       maxLines: config.BATCH_MAX_LINES,
       jobsInFlight: config.BATCH_JOBS_IN_FLIGHT,
       runners: config.BATCH_RUNNERS,
+      leaseMs: config.BATCH_LEASE_MS,
     },
   },
 });
