@@ -51,6 +51,7 @@ import { createUploadsService, type UploadsService } from './services/uploads-se
 import { createWebhooksService } from './services/webhooks-service.ts';
 import type { WebhookSettings } from './webhooks/webhook-dispatcher.ts';
 import type { StorageSetup } from './background/storage-setup.ts';
+import { createBatchEndpoints } from './batch-api/batch-endpoints.ts';
 import { createBatchRunner, type BatchRunner } from './batch-api/batch-runner.ts';
 import { createBatchesService } from './batch-api/batches-service.ts';
 import { createFilesService } from './batch-api/files-service.ts';
@@ -266,9 +267,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await server.register(modelSettingsRoutes, { settings: modelSettings });
   await server.register(modelQueueRoutes, { queues: createQueueControl({ pool: deps.pool, producer: deps.producer, redis: deps.redis }) });
   await server.register(kserveV2Routes, { models, runner, waiter, pool: deps.pool, redis: deps.redis, version: API_VERSION });
-  await server.register(openAiEmbeddingsRoutes, {
-    embeddings: createEmbeddingsService({ models, runner, tokenizers: createTokenizerCache(deps.storage) }),
-  });
+  const embeddings = createEmbeddingsService({ models, runner, tokenizers: createTokenizerCache(deps.storage) });
+  await server.register(openAiEmbeddingsRoutes, { embeddings });
   await server.register(apiKeysRoutes, { keys, retentionCeilingS: settings.retentionCeilingS });
   await server.register(auditRoutes, { audit: createAuditService(deps.pool) });
   await server.register(usageRoutes, { pool: deps.pool });
@@ -286,13 +286,12 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     storage: deps.storage,
     jobs,
     producer: deps.producer,
-    tensors,
+    endpoints: createBatchEndpoints({ embeddings, tensors, outputUrlTtlS: settings.outputUrlTtlS }),
     logger: deps.logger,
     settings: {
       runners: batchSettings.runners ?? 2,
       jobsInFlight: batchSettings.jobsInFlight ?? 10_000,
       maxLines: batchSettings.maxLines ?? 5_000_000,
-      outputUrlTtlS: settings.outputUrlTtlS,
       pollMs: batchSettings.pollMs,
       leaseMs: batchSettings.leaseMs,
     },

@@ -1,6 +1,6 @@
 import OpenAI, { toFile } from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN_KEY, mlpJob, startStack, waitFor, type Stack } from '@inferq/test-utils';
+import { ADMIN_KEY, demoModel, mlpJob, startStack, waitFor, type Stack } from '@inferq/test-utils';
 
 // The Batch API end to end with OpenAI's own client, unchanged: a JSONL file
 // uploaded, a batch created over it, polled to its end, its output and error
@@ -11,8 +11,10 @@ let openai: OpenAI;
 beforeAll(async () => {
   stack = await startStack();
   await stack.registerModel('mlp');
+  await stack.registerModel('encoder', {}, 'transformer', demoModel('transformer').tokenizerPath!);
   await stack.startWorker();
   await stack.waitUntilServed('mlp');
+  await stack.waitUntilServed('encoder');
   openai = new OpenAI({ baseURL: `${stack.baseUrl}/v1`, apiKey: ADMIN_KEY, maxRetries: 0 });
 });
 afterAll(() => stack?.close());
@@ -78,6 +80,34 @@ describe('the Batch API with the openai client', () => {
     await expect(openai.batches.cancel(batch.id)).rejects.toMatchObject({ status: 409, code: 'BATCH_NOT_CANCELABLE' });
     await expect(openai.files.delete(batch.output_file_id!)).resolves.toMatchObject({ deleted: true });
     await expect(openai.files.retrieve(batch.output_file_id!)).rejects.toMatchObject({ status: 404, code: 'FILE_NOT_FOUND' });
+  });
+
+  it('runs /v1/embeddings lines, one job a text, answered as the embeddings endpoint answers', async () => {
+    const bodies = [
+      { model: 'encoder', input: ['the quick brown fox', 'hello world', 'a cat sat on the mat'] },
+      { model: 'encoder', input: 'one text only', dimensions: 8 },
+      { model: 'mlp', input: 'not an encoder' },
+    ];
+    const file = await upload(bodies.map((body, i) => JSON.stringify({ custom_id: `e-${i}`, method: 'POST', url: '/v1/embeddings', body })));
+    const batch = await waitForEnd((await openai.batches.create({ input_file_id: file.id, endpoint: '/v1/embeddings', completion_window: '24h' })).id);
+    expect(batch).toMatchObject({ status: 'completed', request_counts: { total: 3, completed: 2, failed: 1 } });
+    const output = await jsonl(batch.output_file_id!);
+    expect(output.map((o) => o.custom_id)).toEqual(['e-0', 'e-1']);
+    for (const [i, o] of output.entries()) {
+      const direct = await openai.embeddings.create({ ...bodies[i]!, encoding_format: 'float' } as OpenAI.EmbeddingCreateParams);
+      const got = o.response!.body as unknown as OpenAI.CreateEmbeddingResponse;
+      expect(got).toMatchObject({ object: 'list', model: 'encoder:1', usage: direct.usage });
+      expect(got.data.map((d) => d.embedding.length)).toEqual(direct.data.map((d) => d.embedding.length));
+      for (const [k, d] of got.data.entries()) {
+        expect(Math.max(...d.embedding.map((v, j) => Math.abs(v - direct.data[k]!.embedding[j]!)))).toBeLessThan(1e-5);
+      }
+    }
+    expect(await jsonl(batch.error_file_id!)).toEqual([
+      expect.objectContaining({
+        custom_id: 'e-2',
+        response: expect.objectContaining({ status_code: 400, body: { error: expect.objectContaining({ code: 'MODEL_NOT_EMBEDDING' }) } }),
+      }),
+    ]);
   });
 
   it('refuses a file with a bad line, a repeated custom_id or another endpoint, saying which line', async () => {

@@ -218,35 +218,44 @@ export async function deleteBulkBatchLines(pool: Pool, batchId: string): Promise
   await pool.query('DELETE FROM bulk_batch_requests WHERE batch_id = $1', [batchId]);
 }
 
-/** What became of one submitted line: its job, or why its submit was refused. */
+/** Why a line's submit was refused: as the endpoint would have answered it. */
+export interface BulkLineError {
+  code: string;
+  message: string;
+  status: number;
+}
+
+/** What became of one submitted line: its jobs (one, or one a text) and what answering it takes, or why its submit was refused. */
 export interface BulkLineOutcome {
   line: number;
-  jobId: string | null;
-  error: { code: string; message: string; status: number } | null;
+  jobIds: string[] | null;
+  answer: unknown;
+  error: BulkLineError | null;
 }
 
 /** Records the outcomes of a chunk of lines and moves `submitted` (the last line submitted) to `submitted`, in one statement. */
 export async function recordBulkBatchSubmits(pool: Pool, batchId: string, outcomes: readonly BulkLineOutcome[], submitted: number): Promise<void> {
   await pool.query(
-    `WITH o AS (SELECT * FROM jsonb_to_recordset($2::jsonb) AS o(line int, "jobId" uuid, error jsonb)),
-          lines AS (UPDATE bulk_batch_requests r SET job_id = o."jobId", error = o.error FROM o WHERE r.batch_id = $1 AND r.line = o.line)
+    `WITH o AS (SELECT * FROM jsonb_to_recordset($2::jsonb) AS o(line int, "jobIds" uuid[], answer jsonb, error jsonb)),
+          lines AS (UPDATE bulk_batch_requests r SET job_ids = o."jobIds", answer = o.answer, error = o.error FROM o WHERE r.batch_id = $1 AND r.line = o.line)
      UPDATE bulk_batches SET submitted = GREATEST(submitted, $3) WHERE id = $1`,
-    [batchId, JSON.stringify(outcomes), submitted],
+    [batchId, JSON.stringify(outcomes.map((o) => ({ ...o, jobIds: o.jobIds && `{${o.jobIds.join(',')}}` }))), submitted],
   );
 }
 
 export interface BulkBatchLine {
   line: number;
   customId: string;
-  jobId: string | null;
-  error: { code: string; message: string; status: number } | null;
+  jobIds: string[] | null;
+  answer: unknown;
+  error: BulkLineError | null;
 }
 
 /** Up to `limit` of a batch's lines after `afterLine`, in line order. */
 export async function readBulkBatchLines(pool: Pool, batchId: string, afterLine: number, limit: number): Promise<BulkBatchLine[]> {
-  const { rows } = await pool.query<{ line: number; custom_id: string; job_id: string | null; error: BulkBatchLine['error'] }>(
-    'SELECT line, custom_id, job_id::text, error FROM bulk_batch_requests WHERE batch_id = $1 AND line > $2 ORDER BY line LIMIT $3',
+  const { rows } = await pool.query<{ line: number; custom_id: string; job_ids: string[] | null; answer: unknown; error: BulkLineError | null }>(
+    'SELECT line, custom_id, job_ids::text[], answer, error FROM bulk_batch_requests WHERE batch_id = $1 AND line > $2 ORDER BY line LIMIT $3',
     [batchId, afterLine, limit],
   );
-  return rows.map((r) => ({ line: r.line, customId: r.custom_id, jobId: r.job_id, error: r.error }));
+  return rows.map((r) => ({ line: r.line, customId: r.custom_id, jobIds: r.job_ids, answer: r.answer, error: r.error }));
 }

@@ -58,12 +58,15 @@ CREATE INDEX "bulk_batches_owner_key_id_created_at_id_idx" ON "bulk_batches"("ow
 CREATE INDEX "bulk_batches_active_idx" ON "bulk_batches"("created_at") WHERE "status" IN ('validating', 'in_progress', 'finalizing', 'cancelling');
 
 -- bulk_batch_requests: a batch's lines, written as the file is validated;
--- job_id once the line is submitted, or error when its submit was refused.
+-- job_ids once the line is submitted (one job, or one a text for
+-- /v1/embeddings, with what answering it takes in `answer`), or error when
+-- its submit was refused.
 CREATE TABLE "bulk_batch_requests" (
     "batch_id" TEXT NOT NULL,
     "line" INTEGER NOT NULL,
     "custom_id" TEXT NOT NULL,
-    "job_id" UUID,
+    "job_ids" UUID[],
+    "answer" JSONB,
     "error" JSONB,
     CONSTRAINT "bulk_batch_requests_pkey" PRIMARY KEY ("batch_id", "line"),
     CONSTRAINT "bulk_batch_requests_custom_id_key" UNIQUE ("batch_id", "custom_id"),

@@ -1,8 +1,6 @@
 import { createInterface } from 'node:readline';
-import { Ajv } from 'ajv';
-import addFormats from 'ajv-formats';
-import { SubmitJobBodySchema, type BatchEndpoint, type SubmitJobBody } from '@inferq/contracts';
 import type { BulkBatchError } from '@inferq/db';
+import type { BatchEndpointHandler } from './batch-endpoints.ts';
 
 // A batch's input file, line by line: each line is one request in OpenAI's
 // shape, `{"custom_id", "method": "POST", "url": <the batch's endpoint>, "body"}`.
@@ -18,17 +16,14 @@ export interface BatchLine {
   /** The file's line, from 1. */
   line: number;
   customId: string;
-  body: SubmitJobBody;
+  /** Checked by the endpoint's handler. */
+  body: unknown;
 }
-
-const ajv = new Ajv({ allErrors: false, useDefaults: true, strict: false });
-addFormats.default(ajv);
-const validBody = ajv.compile<SubmitJobBody>(SubmitJobBodySchema);
 
 const error = (line: number, code: string, message: string, param: string | null = null): BulkBatchError => ({ code, message, line, param });
 
 /** One line's request, or why it cannot be one. */
-export function parseBatchLine(text: string, line: number, endpoint: BatchEndpoint): BatchLine | BulkBatchError {
+export function parseBatchLine(text: string, line: number, endpoint: { path: string; handler: BatchEndpointHandler }): BatchLine | BulkBatchError {
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -40,11 +35,9 @@ export function parseBatchLine(text: string, line: number, endpoint: BatchEndpoi
   if (typeof customId !== 'string' || customId.length === 0 || customId.length > CUSTOM_ID_MAX)
     return error(line, 'missing_required_parameter', `line ${line}: custom_id must be a string of 1 to ${CUSTOM_ID_MAX} characters`, 'custom_id');
   if (method !== 'POST') return error(line, 'invalid_request', `line ${line}: method must be POST`, 'method');
-  if (url !== endpoint) return error(line, 'mismatched_endpoint', `line ${line}: url ${String(url)} is not the batch's endpoint ${endpoint}`, 'url');
-  if (!validBody(body)) {
-    const first = validBody.errors?.[0];
-    return error(line, 'invalid_request', `line ${line}: body${first?.instancePath ?? ''} ${first?.message ?? 'is not valid'}`, 'body');
-  }
+  if (url !== endpoint.path) return error(line, 'mismatched_endpoint', `line ${line}: url ${String(url)} is not the batch's endpoint ${endpoint.path}`, 'url');
+  const wrong = endpoint.handler.check(body);
+  if (wrong !== undefined) return error(line, 'invalid_request', `line ${line}: ${wrong}`, 'body');
   return { line, customId, body };
 }
 

@@ -1,8 +1,8 @@
 import { once } from 'node:events';
 import { PassThrough } from 'node:stream';
 import { findJobsByIds, insertFile, readBulkBatchLines, type BulkBatchLine, type BulkBatchRecord, type JobRecord, type Pool } from '@inferq/db';
-import { fileObjectKey, type Storage, type TensorStore } from '@inferq/storage';
-import { toJobDetail } from '../services/job-view.ts';
+import { fileObjectKey, type Storage } from '@inferq/storage';
+import type { BatchEndpointHandler } from './batch-endpoints.ts';
 
 // A batch's answers, written once its jobs are done: one line per request of
 // the input file, in its order, in OpenAI's shape — the succeeded ones to the
@@ -16,8 +16,8 @@ const LINE_CHUNK = 500;
 export interface BatchOutputDeps {
   pool: Pool;
   storage: Pick<Storage, 'putObjectStream' | 'deleteObjects'>;
-  tensors: Pick<TensorStore, 'locateTensor'>;
-  outputUrlTtlS: number;
+  /** The batch's endpoint: it makes a succeeded line's response body. */
+  handler: Pick<BatchEndpointHandler, 'respond'>;
 }
 
 export interface BatchFilesWritten {
@@ -29,38 +29,44 @@ export interface BatchFilesWritten {
 
 type Ending = 'completed' | 'cancelled' | 'expired';
 
-const requestId = (line: BulkBatchLine, job: JobRecord | undefined): string => `batch_req_${(job?.id ?? `${line.line}`).replaceAll('-', '')}`;
-
 const NOT_RUN: Record<Ending, { code: string; message: string }> = {
   completed: { code: 'not_run', message: 'The request was not run.' },
   cancelled: { code: 'batch_cancelled', message: 'The batch was cancelled before this request ran.' },
   expired: { code: 'batch_expired', message: 'This request could not be executed before the completion window expired.' },
 };
 
-/** One line's answer: for the output file (a job that succeeded) or the error file. */
-async function answer(line: BulkBatchLine, job: JobRecord | undefined, ending: Ending, deps: BatchOutputDeps): Promise<{ ok: boolean; text: string }> {
-  const base = { id: requestId(line, job), custom_id: line.customId };
-  let value: object;
-  if (job?.status === 'succeeded') {
-    const body = await toJobDetail(job, deps.tensors, deps.outputUrlTtlS, 'json');
-    return { ok: true, text: JSON.stringify({ ...base, response: { status_code: 200, request_id: job.id, body }, error: null }) };
+const problem = (status: number, requestId: string | null, code: string, message: string) => ({
+  status_code: status,
+  request_id: requestId,
+  body: { error: { code, message } },
+});
+
+/** One line's answer: for the output file (every job of the line succeeded) or the error file. */
+async function answer(line: BulkBatchLine, jobs: ReadonlyArray<JobRecord | undefined>, ending: Ending, deps: BatchOutputDeps) {
+  const base = { id: `batch_req_${(jobs[0]?.id ?? String(line.line)).replaceAll('-', '')}`, custom_id: line.customId };
+  const requestId = jobs[0]?.id ?? null;
+  const done = jobs.length > 0 && jobs.every((j) => j?.status === 'succeeded');
+  if (done) {
+    try {
+      const body = await deps.handler.respond(line.answer, jobs as JobRecord[]);
+      return { ok: true, text: JSON.stringify({ ...base, response: { status_code: 200, request_id: requestId, body }, error: null }) };
+    } catch (err) {
+      const { code = 'INTERNAL', message } = err as { code?: string; message: string };
+      return { ok: false, text: JSON.stringify({ ...base, response: problem(500, requestId, code, message), error: null }) };
+    }
   }
-  if (line.error) {
-    // Refused at submit, as the endpoint would have answered it.
-    value = {
-      ...base,
-      response: { status_code: line.error.status, request_id: null, body: { error: { code: line.error.code, message: line.error.message } } },
-      error: null,
-    };
-  } else if (job && (job.status === 'failed' || (job.status === 'expired' && job.errorCode))) {
-    const error = { code: job.errorCode ?? job.status, message: job.errorMessage ?? `the job ${job.status}` };
-    value = { ...base, response: { status_code: 500, request_id: job.id, body: { error } }, error: null };
-  } else if (job?.status === 'expired') {
-    value = { ...base, response: null, error: { code: 'deadline_exceeded', message: 'The job passed its deadline before it ran.' } };
-  } else {
-    value = { ...base, response: null, error: NOT_RUN[job?.status === 'canceled' && ending === 'completed' ? 'cancelled' : ending] };
+  // Refused at submit: as the endpoint would have answered it.
+  if (line.error)
+    return { ok: false, text: JSON.stringify({ ...base, response: problem(line.error.status, null, line.error.code, line.error.message), error: null }) };
+  const bad = jobs.find((j) => j?.status === 'failed' || (j?.status === 'expired' && j.errorCode));
+  if (bad) {
+    const response = problem(500, bad.id, bad.errorCode ?? bad.status, bad.errorMessage ?? `the job ${bad.status}`);
+    return { ok: false, text: JSON.stringify({ ...base, response, error: null }) };
   }
-  return { ok: false, text: JSON.stringify(value) };
+  const error = jobs.some((j) => j?.status === 'expired')
+    ? { code: 'deadline_exceeded', message: 'A job of the request passed its deadline before it ran.' }
+    : NOT_RUN[ending === 'completed' && jobs.some((j) => j?.status === 'canceled') ? 'cancelled' : ending];
+  return { ok: false, text: JSON.stringify({ ...base, response: null, error }) };
 }
 
 /** A JSONL object being written: lines go in with backpressure, the upload runs beside. */
@@ -106,12 +112,17 @@ export async function writeBatchFiles(deps: BatchOutputDeps, batch: BulkBatchRec
         (
           await findJobsByIds(
             deps.pool,
-            lines.flatMap((l) => (l.jobId ? [l.jobId] : [])),
+            lines.flatMap((l) => l.jobIds ?? []),
           )
         ).map((j) => [j.id, j]),
       );
       for (const line of lines) {
-        const { ok, text } = await answer(line, line.jobId ? jobs.get(line.jobId) : undefined, ending, deps);
+        const { ok, text } = await answer(
+          line,
+          (line.jobIds ?? []).map((id) => jobs.get(id)),
+          ending,
+          deps,
+        );
         await (ok ? output : errors).write(text);
       }
     }

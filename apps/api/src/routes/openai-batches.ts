@@ -45,7 +45,8 @@ export const openAiBatchRoutes: FastifyPluginAsyncTypebox<OpenAiBatchRoutesOptio
         summary: 'Upload a file of batch requests (OpenAI-compatible)',
         description:
           'multipart/form-data with `purpose` (`batch`) and `file`: JSONL, one request a line, ' +
-          '`{"custom_id", "method": "POST", "url": "/v1/jobs", "body": <a POST /v1/jobs body>}`. The file is streamed to object ' +
+          '`{"custom_id", "method": "POST", "url": "/v1/jobs", "body": <a POST /v1/jobs body>}` (or `/v1/embeddings` and its body). ' +
+          'The file is streamed to object ' +
           'storage as it arrives (never held in memory), up to BATCH_FILE_MAX_BYTES (413 `PAYLOAD_TOO_LARGE`); its lines are ' +
           'checked when a batch is created over it.',
         consumes: ['multipart/form-data'],
@@ -126,7 +127,8 @@ export const openAiBatchRoutes: FastifyPluginAsyncTypebox<OpenAiBatchRoutesOptio
         summary: 'Create a batch over a file of requests (OpenAI-compatible)',
         description:
           'Answers the batch `validating`. Then every line is checked (a file with a bad line, a repeated `custom_id` or no ' +
-          'line ends `failed`, with `errors`); each line is submitted as a job at priority `low`, at most BATCH_JOBS_IN_FLIGHT ' +
+          'line ends `failed`, with `errors`); each line is submitted as a job (an embeddings line: one a text) at priority `low`, ' +
+          'at most BATCH_JOBS_IN_FLIGHT ' +
           'of the batch unfinished at once; when all have ended, the output file holds one line per succeeded request and ' +
           'the error file one per other, each keyed by `custom_id`. Past `completion_window` the batch ends `expired`, with ' +
           'what was done so far.',

@@ -1,12 +1,22 @@
 import type { Tokenizer } from '@huggingface/tokenizers';
-import { encodeBase64, type EmbeddingSettings, type EmbeddingsBody, type EmbeddingsResponse, type InputTensor, type TensorSpec } from '@inferq/contracts';
+import {
+  encodeBase64,
+  type EmbeddingSettings,
+  type EmbeddingsBody,
+  type EmbeddingsResponse,
+  type InputTensor,
+  type Priority,
+  type RawTensor,
+  type TensorSpec,
+} from '@inferq/contracts';
 import { AppError } from '@inferq/core';
 import type { ModelRecord } from '@inferq/db';
 import type { Principal } from './api-keys-service.ts';
 import type { ModelsService } from './models-service.ts';
 import { floatValues, poolEmbedding } from './pooling.ts';
 import type { TokenizerCache } from './tokenizers.ts';
-import { requireSucceeded, type SubmitAndWait, type WaitedJob } from './submit-and-wait.ts';
+import type { SubmitJobInput } from './jobs-service.ts';
+import { requireSucceeded, type SubmitAndWait } from './submit-and-wait.ts';
 
 /** Shortest padded length: texts of 1 to 8 tokens share one batch shape. */
 const MIN_PADDED_TOKENS = 8;
@@ -18,9 +28,25 @@ export interface EmbedRequest {
   traceContext?: Record<string, string>;
 }
 
+/** What answering an embeddings request takes once its jobs have run: the version, each text's tokens, the caller's options. */
+export interface EmbeddingPlan {
+  /** `name:version` */
+  model: string;
+  tokens: number[];
+  dimensions?: number;
+  encodingFormat?: EmbeddingsBody['encoding_format'];
+}
+
+/** One text's job's outputs, read on demand (only those named). */
+export type OutputsOf = (names?: ReadonlySet<string>) => Promise<RawTensor[]>;
+
 export interface EmbeddingsService {
   /** Tokenises each text, runs each as one job on the model's queue (batched with others), waits for all and pools their outputs. */
   embed(request: EmbedRequest): Promise<EmbeddingsResponse>;
+  /** Every check `embed` makes, and the jobs it would submit (one a text, in order) with the plan to answer them; nothing submitted. */
+  plan(request: EmbedRequest & { priority?: Priority }): Promise<{ plan: EmbeddingPlan; jobs: SubmitJobInput[] }>;
+  /** The answer from the texts' succeeded jobs' outputs, in text order. */
+  answer(plan: EmbeddingPlan, outputs: readonly OutputsOf[]): Promise<EmbeddingsResponse>;
 }
 
 export interface EmbeddingsServiceDeps {
@@ -29,6 +55,12 @@ export interface EmbeddingsServiceDeps {
   runner: SubmitAndWait;
   tokenizers: TokenizerCache;
 }
+
+const settingsOf = (model: ModelRecord): EmbeddingSettings => {
+  if (!model.embedding)
+    throw new AppError('MODEL_NOT_EMBEDDING', `model ${model.name}:${model.version} was registered without a tokenizer; it does not serve embeddings`);
+  return model.embedding;
+};
 
 const tooLong = (index: number, tokens: number, max: number): AppError =>
   new AppError('INPUT_TOO_LONG', `input ${index} has ${tokens} tokens; the model takes at most ${max}`, {
@@ -77,9 +109,9 @@ function tokenTensors(ids: number[], inputs: readonly TensorSpec[], settings: Em
 }
 
 /** The pooled embedding of one text from its job's output; S3 is read only for an output kept there. */
-async function readEmbedding(waited: WaitedJob, settings: EmbeddingSettings, tokens: number, dimensions?: number): Promise<Float64Array> {
-  const [tensor] = await waited.readOutputs(new Set([settings.output]));
-  if (!tensor) throw new AppError('INFERENCE_FAILED', `job ${waited.job.id} has no output "${settings.output}"`);
+async function readEmbedding(outputs: OutputsOf, settings: EmbeddingSettings, tokens: number, dimensions?: number): Promise<Float64Array> {
+  const [tensor] = await outputs(new Set([settings.output]));
+  if (!tensor) throw new AppError('INFERENCE_FAILED', `a job has no output "${settings.output}"`);
   const width = tensor.shape[tensor.shape.length - 1]!;
   // A dynamic width is known only now.
   if (dimensions !== undefined && dimensions > width) throw tooManyDimensions(dimensions, width);
@@ -87,45 +119,57 @@ async function readEmbedding(waited: WaitedJob, settings: EmbeddingSettings, tok
 }
 
 export function createEmbeddingsService(deps: EmbeddingsServiceDeps): EmbeddingsService {
-  return {
-    async embed({ principal, body, routingKey, traceContext }) {
+  const service: EmbeddingsService = {
+    async plan({ principal, body, routingKey, traceContext, priority = 'normal' }) {
       // Routed once: every text of a request is embedded by the same version.
       const model: ModelRecord = await deps.models.routeModel(body.model, { routingKey });
-      const settings = model.embedding;
-      if (!settings)
-        throw new AppError('MODEL_NOT_EMBEDDING', `model ${model.name}:${model.version} was registered without a tokenizer; it does not serve embeddings`);
+      const settings = settingsOf(model);
       const width = model.signature.outputs.find((o) => o.name === settings.output)?.shape.at(-1) ?? -1;
       if (body.dimensions !== undefined && width > 0 && body.dimensions > width) throw tooManyDimensions(body.dimensions, width);
       const tokenizer = await deps.tokenizers.forModel(model);
       const texts = tokenize(body.input, tokenizer, settings);
       const ref = `${model.name}:${model.version}`;
       const padId = tokenizer.token_to_id('[PAD]') ?? tokenizer.token_to_id('<pad>') ?? 0;
-      const waitS = deps.runner.waitSeconds();
-      const waited = await deps.runner.submitAndWait(
-        texts.map((ids) => ({
+      return {
+        plan: { model: ref, tokens: texts.map((ids) => ids.length), dimensions: body.dimensions, encodingFormat: body.encoding_format },
+        jobs: texts.map((ids) => ({
           principal,
           model: ref,
           inputs: tokenTensors(ids, model.signature.inputs, settings, padId),
-          priority: 'normal' as const,
+          priority,
           metadata: {},
           idempotencyKey: undefined,
           traceContext,
         })),
-        waitS,
-      );
-      requireSucceeded(waited, waitS);
-      const embeddings = await Promise.all(waited.map((w, i) => readEmbedding(w, settings, texts[i]!.length, body.dimensions)));
-      const tokens = texts.reduce((sum, ids) => sum + ids.length, 0);
+      };
+    },
+
+    async answer(plan, outputs) {
+      const settings = settingsOf(await deps.models.lookupModel(plan.model));
+      const embeddings = await Promise.all(outputs.map((read, i) => readEmbedding(read, settings, plan.tokens[i]!, plan.dimensions)));
+      const tokens = plan.tokens.reduce((sum, n) => sum + n, 0);
       return {
         object: 'list',
         data: embeddings.map((values, index) => ({
           object: 'embedding',
           index,
-          embedding: body.encoding_format === 'base64' ? encodeBase64(new Uint8Array(Float32Array.from(values).buffer)) : Array.from(values),
+          embedding: plan.encodingFormat === 'base64' ? encodeBase64(new Uint8Array(Float32Array.from(values).buffer)) : Array.from(values),
         })),
-        model: ref,
+        model: plan.model,
         usage: { prompt_tokens: tokens, total_tokens: tokens },
       };
     },
+
+    async embed(request) {
+      const { plan, jobs } = await service.plan(request);
+      const waitS = deps.runner.waitSeconds();
+      const waited = await deps.runner.submitAndWait(jobs, waitS);
+      requireSucceeded(waited, waitS);
+      return service.answer(
+        plan,
+        waited.map((w) => w.readOutputs),
+      );
+    },
   };
+  return service;
 }

@@ -46,6 +46,14 @@ export interface SubmitAndWaitDeps {
   onJobSubmitted(model: string, priority: SubmitJobInput['priority']): void;
 }
 
+/** A succeeded job's outputs (only those named, in the job's order) as raw bytes; nothing for any other job. S3 objects are read here. */
+export const outputReader =
+  (job: JobRecord, tensors: Pick<TensorStore, 'readTensor'>) =>
+  (names?: ReadonlySet<string>): Promise<RawTensor[]> => {
+    const stored = job.status === 'succeeded' ? (job.outputs ?? []).filter((t) => !names || names.has(t.name)) : [];
+    return Promise.all(stored.map(async (t) => ({ name: t.name, datatype: t.datatype, shape: t.shape, data: await tensors.readTensor(t) })));
+  };
+
 export function createSubmitAndWait(deps: SubmitAndWaitDeps): SubmitAndWait {
   async function submit(input: SubmitJobInput): Promise<JobAccepted> {
     const accepted = await deps.jobs.submitJob(input);
@@ -57,10 +65,7 @@ export function createSubmitAndWait(deps: SubmitAndWaitDeps): SubmitAndWait {
     accepted,
     job,
     ended: isTerminalStatus(job.status),
-    async readOutputs(names) {
-      const stored = job.status === 'succeeded' ? (job.outputs ?? []).filter((t) => !names || names.has(t.name)) : [];
-      return Promise.all(stored.map(async (t) => ({ name: t.name, datatype: t.datatype, shape: t.shape, data: await deps.tensors.readTensor(t) })));
-    },
+    readOutputs: outputReader(job, deps.tensors),
   });
 
   async function submitAndWait(inputs: readonly SubmitJobInput[], waitS: number): Promise<WaitedJob[]> {

@@ -7,8 +7,8 @@ import { FiniteInteger } from './request-values.ts';
 // file keyed by custom_id. Times are Unix seconds, as OpenAI's are.
 
 export const FILE_PURPOSES = ['batch', 'batch_output'] as const;
-/** What a batch's lines may call: inferq's own job body (OpenAI's /v1/embeddings is next). */
-export const BATCH_ENDPOINTS = ['/v1/jobs'] as const;
+/** What a batch's lines may call: inferq's own job body, or OpenAI's embeddings. */
+export const BATCH_ENDPOINTS = ['/v1/jobs', '/v1/embeddings'] as const;
 export type BatchEndpoint = (typeof BATCH_ENDPOINTS)[number];
 export const BATCH_STATUSES = ['validating', 'failed', 'in_progress', 'finalizing', 'completed', 'expired', 'cancelling', 'cancelled'] as const;
 

@@ -1,0 +1,208 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { JobStatus } from '@inferq/contracts';
+import { AppError, type Logger } from '@inferq/core';
+import {
+  cancelQueuedJobsByIds,
+  findFile,
+  findJobsByIds,
+  readBulkBatchLines,
+  recordBulkBatchSubmits,
+  updateBulkBatch,
+  type BulkBatchRecord,
+  type BulkLineOutcome,
+  type Pool,
+} from '@inferq/db';
+import type { JobProducer } from '@inferq/queue';
+import type { Storage } from '@inferq/storage';
+import type { Principal } from '../services/api-keys-service.ts';
+import { removeCanceledJobs, type JobsService } from '../services/jobs-service.ts';
+import type { BatchEndpointHandler } from './batch-endpoints.ts';
+import { parseBatchLine, readLines, type BatchLine } from './batch-lines.ts';
+
+// A batch in progress: its file's lines after `submitted` become jobs, a
+// chunk at a time, never more than BATCH_JOBS_IN_FLIGHT of its jobs unfinished
+// (the batch's backpressure on the queue: Redis and the queued rows stay
+// bounded whatever the file's size); the lines' counts follow their jobs. A
+// cancel or the window's end cancels the queued jobs and waits for the rest.
+
+/** Lines read and submitted a chunk at a time. */
+export const LINE_CHUNK = 1000;
+/** Lines submitted at once (the job intake groups them into few inserts). */
+const SUBMIT_CONCURRENCY = 32;
+const FINISHED: ReadonlySet<JobStatus> = new Set(['succeeded', 'failed', 'canceled', 'expired']);
+
+export interface BatchSubmitterDeps {
+  pool: Pool;
+  storage: Pick<Storage, 'getObjectStream'>;
+  jobs: Pick<JobsService, 'submitJob' | 'forgetJobs'>;
+  producer: JobProducer;
+  settings: { jobsInFlight: number; pollMs: number };
+  onSubmitted?(lines: number): void;
+}
+
+/** What the runner lends a batch's submitter: its lease check (the batch as last read) and whether it is ending. */
+export interface BatchControl {
+  check(): Promise<BulkBatchRecord>;
+  ending(): 'cancelled' | 'expired' | undefined;
+  endpoint: { path: string; handler: BatchEndpointHandler };
+  log: Logger;
+}
+
+/** The submitted lines still running, by their jobs (a line may have several: one a text), and the counts of those that ended. */
+class LineProgress {
+  completed = 0;
+  failed = 0;
+  private readonly lineOf = new Map<string, number>();
+  private readonly lines = new Map<number, { left: number; failed: boolean }>();
+
+  get jobsInFlight(): number {
+    return this.lineOf.size;
+  }
+  unfinishedJobs(): string[] {
+    return [...this.lineOf.keys()];
+  }
+  /** A submitted line: its jobs, or none (its submit was refused: it failed). */
+  add(line: number, jobIds: readonly string[] | null): void {
+    if (!jobIds?.length) return void this.failed++;
+    this.lines.set(line, { left: jobIds.length, failed: false });
+    for (const id of jobIds) this.lineOf.set(id, line);
+  }
+  /** A job's end: its line ends with its last job, failed if any of them did not succeed. */
+  ended(jobId: string, status: JobStatus): void {
+    const line = this.lineOf.get(jobId);
+    if (line === undefined || !FINISHED.has(status)) return;
+    this.lineOf.delete(jobId);
+    const l = this.lines.get(line)!;
+    l.left--;
+    l.failed ||= status !== 'succeeded';
+    if (l.left > 0) return;
+    this.lines.delete(line);
+    if (l.failed) this.failed++;
+    else this.completed++;
+  }
+}
+
+/** Whether a refused submit means "later" (the queue full or away, a dependency down) rather than "this line is wrong". */
+const isBackOff = (err: AppError) => err.status === 429 || err.status >= 500;
+
+export function createBatchSubmitter(deps: BatchSubmitterDeps) {
+  const { pool, settings } = deps;
+
+  /** Reads each job of the unfinished lines once more: their ends move the counts. */
+  async function observe(progress: LineProgress): Promise<void> {
+    const ids = progress.unfinishedJobs();
+    for (let i = 0; i < ids.length; i += LINE_CHUNK) {
+      for (const job of await findJobsByIds(pool, ids.slice(i, i + LINE_CHUNK))) progress.ended(job.id, job.status);
+    }
+  }
+
+  /** The lines submitted before this runner took the batch: counted once from their jobs; the unfinished ones are watched. */
+  async function recount(batch: BulkBatchRecord): Promise<LineProgress> {
+    const progress = new LineProgress();
+    for (let after = 0; ;) {
+      const lines = (await readBulkBatchLines(pool, batch.id, after, LINE_CHUNK)).filter((l) => l.line <= batch.submitted);
+      if (lines.length === 0) break;
+      after = lines.at(-1)!.line;
+      for (const l of lines) progress.add(l.line, l.jobIds);
+    }
+    await observe(progress);
+    return progress;
+  }
+
+  /** Submits a chunk of lines as jobs; undefined when the queue asked to wait (nothing of the chunk is recorded then). */
+  async function submitLines(batch: BulkBatchRecord, lines: readonly BatchLine[], handler: BatchEndpointHandler): Promise<BulkLineOutcome[] | undefined> {
+    const principal: Principal = { keyId: batch.ownerKeyId, isAdmin: false, scopes: ['jobs:write'], rateLimitPerMin: null, weight: 1 };
+    const outcomes: BulkLineOutcome[] = new Array<BulkLineOutcome>(lines.length);
+    let backOff = false;
+    let next = 0;
+    const lane = async () => {
+      while (next < lines.length && !backOff) {
+        const at = next++;
+        const { line, customId, body } = lines[at]!;
+        try {
+          const { jobs, answer } = await handler.plan({ batchId: batch.id, line, customId, principal }, body);
+          const jobIds: string[] = [];
+          for (const job of jobs) jobIds.push((await deps.jobs.submitJob(job)).id);
+          outcomes[at] = { line, jobIds, answer, error: null };
+        } catch (err) {
+          if (!(err instanceof AppError)) throw err;
+          if (isBackOff(err)) backOff = true;
+          else outcomes[at] = { line, jobIds: null, answer: null, error: { code: err.code, message: err.message, status: err.status } };
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(SUBMIT_CONCURRENCY, lines.length) }, lane));
+    return backOff ? undefined : outcomes;
+  }
+
+  /** Submits the file's lines after `submitted` and waits for all of them (or, when the batch is ending, for its running jobs). */
+  async function submitAndWatch(start: BulkBatchRecord, control: BatchControl): Promise<void> {
+    const progress = await recount(start);
+    let written = '';
+
+    /** Looks at the unfinished jobs, keeps the counts, and cancels the queued ones when the batch is ending; true then. */
+    const refresh = async (): Promise<boolean> => {
+      await control.check();
+      await observe(progress);
+      const counts = `${progress.completed}/${progress.failed}`;
+      if (counts !== written) {
+        await updateBulkBatch(pool, start.id, { completed: progress.completed, failed: progress.failed });
+        written = counts;
+      }
+      if (!control.ending()) return false;
+      const canceled = await cancelQueuedJobsByIds(pool, progress.unfinishedJobs());
+      deps.jobs.forgetJobs(canceled.map((j) => j.id));
+      await removeCanceledJobs(deps.producer, canceled);
+      return true;
+    };
+    /** Waits until `size` more jobs fit under BATCH_JOBS_IN_FLIGHT; false when the batch is ending instead. */
+    const waitForRoom = async (size: number): Promise<boolean> => {
+      while (progress.jobsInFlight > 0 && progress.jobsInFlight + size > settings.jobsInFlight) {
+        if (await refresh()) return false;
+        await sleep(settings.pollMs);
+      }
+      return true;
+    };
+    /** Submits the chunk, waiting out a full or absent queue; false when the batch is ending instead. */
+    const submitChunk = async (chunk: readonly BatchLine[]): Promise<boolean> => {
+      await control.check();
+      if (control.ending()) return false;
+      let outcomes: BulkLineOutcome[] | undefined;
+      while ((outcomes = await submitLines(start, chunk, control.endpoint.handler)) === undefined) {
+        // Nothing of the chunk is recorded; its lines that did get jobs get the same ones again (Idempotency-Key).
+        if (await refresh()) return false;
+        await sleep(settings.pollMs * 4);
+      }
+      await recordBulkBatchSubmits(pool, start.id, outcomes, chunk.at(-1)!.line);
+      for (const o of outcomes) progress.add(o.line, o.jobIds);
+      deps.onSubmitted?.(outcomes.length);
+      return true;
+    };
+
+    const file = await findFile(pool, start.inputFileId, null);
+    // A chunk of lines, each one job or more: at most a tenth of the window, so submitting goes on while the rest run.
+    const chunkSize = Math.max(1, Math.min(LINE_CHUNK, Math.ceil(settings.jobsInFlight / 10)));
+    let pending: BatchLine[] = [];
+    let going = file !== undefined && !control.ending();
+    if (file && going) {
+      for await (const { line, text } of readLines(await deps.storage.getObjectStream(file.objectKey))) {
+        if (line <= start.submitted) continue;
+        const parsed = parseBatchLine(text, line, control.endpoint);
+        if ('code' in parsed) continue; // validated already: the file has not changed
+        pending.push(parsed);
+        if (pending.length < chunkSize) continue;
+        going = (await waitForRoom(pending.length)) && (await submitChunk(pending));
+        pending = [];
+        if (!going) break;
+      }
+    }
+    if (going && pending.length > 0 && (await waitForRoom(pending.length))) await submitChunk(pending);
+    while (progress.jobsInFlight > 0) {
+      await refresh();
+      if (progress.jobsInFlight > 0) await sleep(settings.pollMs);
+    }
+    control.log.debug({ completed: progress.completed, failed: progress.failed }, 'batch jobs done');
+  }
+
+  return { submitAndWatch };
+}
