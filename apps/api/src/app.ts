@@ -288,6 +288,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     producer: deps.producer,
     endpoints: createBatchEndpoints({ embeddings, tensors, outputUrlTtlS: settings.outputUrlTtlS }),
     logger: deps.logger,
+    onSubmitted: metrics.batchLinesSubmitted,
     settings: {
       runners: batchSettings.runners ?? 2,
       jobsInFlight: batchSettings.jobsInFlight ?? 10_000,

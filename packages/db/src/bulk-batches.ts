@@ -259,3 +259,11 @@ export async function readBulkBatchLines(pool: Pool, batchId: string, afterLine:
   );
   return rows.map((r) => ({ line: r.line, customId: r.custom_id, jobIds: r.job_ids, answer: r.answer, error: r.error }));
 }
+
+/** The batches not yet ended, as the metrics read them (few: each is a large offline run). */
+export async function readActiveBulkBatches(pool: Pool): Promise<BulkBatchRecord[]> {
+  const { rows } = await pool.query(
+    `SELECT * FROM bulk_batches WHERE status IN ('validating', 'in_progress', 'finalizing', 'cancelling') ORDER BY created_at LIMIT 1000`,
+  );
+  return rows.map(toRecord);
+}

@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { PRIORITIES, type QueueDepth } from '@inferq/contracts';
-import { boundTime, listJobPartitionBounds, readOldestQueuedAges, type Pool } from '@inferq/db';
+import { boundTime, listJobPartitionBounds, readActiveBulkBatches, readOldestQueuedAges, type BulkBatchRecord, type Pool } from '@inferq/db';
 import { createRedisOutageMetrics, type JobProducer, type RedisClient } from '@inferq/queue';
 import { readQueueOverview } from '../services/stats-service.ts';
 
@@ -152,6 +152,45 @@ export function createApiMetrics(deps: { pool: Pool; producer: JobProducer; redi
     },
   });
 
+  // Batch API batches not yet ended, read once a scrape for the three gauges below.
+  let active: { at: number; read: Promise<BulkBatchRecord[]> } | undefined;
+  const readActive = (): Promise<BulkBatchRecord[]> => {
+    if (!active || Date.now() - active.at > 1_000) active = { at: Date.now(), read: readActiveBulkBatches(deps.pool) };
+    return active.read;
+  };
+  new Gauge({
+    name: 'inferq_batches',
+    help: 'Batch API batches not yet ended, by status (validating, in_progress, finalizing, cancelling)',
+    labelNames: ['status'],
+    registers: [registry],
+    async collect() {
+      this.reset();
+      for (const b of await readActive()) this.inc({ status: b.status });
+    },
+  });
+  new Gauge({
+    name: 'inferq_batch_requests_remaining',
+    help: 'Requests of the Batch API batches not yet ended that have not been answered yet',
+    registers: [registry],
+    async collect() {
+      this.set((await readActive()).reduce((n, b) => n + Math.max(0, b.total - b.completed - b.failed), 0));
+    },
+  });
+  new Gauge({
+    name: 'inferq_batches_missing_window',
+    help: 'Batches in progress that, at the rate their requests have ended so far, end after their completion_window',
+    registers: [registry],
+    async collect() {
+      const now = Date.now();
+      this.set((await readActive()).filter((b) => missesWindow(b, now)).length);
+    },
+  });
+  const batchLines = new Counter({
+    name: 'inferq_batch_lines_submitted_total',
+    help: 'Lines of Batch API files submitted as jobs (or refused at submit), by this API process',
+    registers: [registry],
+  });
+
   const redisConnection = createRedisOutageMetrics(registry);
   return {
     registry,
@@ -190,6 +229,18 @@ export function createApiMetrics(deps: { pool: Pool; producer: JobProducer; redi
     upload(event: 'created' | 'claimed' | 'expired', count = 1): void {
       uploads.inc({ event }, count);
     },
+    batchLinesSubmitted(count: number): void {
+      batchLines.inc(count);
+    },
   };
 }
 export type ApiMetrics = ReturnType<typeof createApiMetrics>;
+
+/** A minute after it started running, whether the batch, at the rate its lines have ended so far, ends after its window. */
+export function missesWindow(b: Pick<BulkBatchRecord, 'status' | 'inProgressAt' | 'expiresAt' | 'total' | 'completed' | 'failed'>, now: number): boolean {
+  if (b.status !== 'in_progress' || b.inProgressAt === null) return false;
+  const ran = now - b.inProgressAt.getTime();
+  if (ran < 60_000) return false;
+  const done = b.completed + b.failed;
+  return done === 0 || now + ((b.total - done) * ran) / done > b.expiresAt.getTime();
+}
