@@ -34,7 +34,7 @@ const KINDS: ReadonlyArray<[RegExp, RedisErrorKind, string]> = [
       [
         NETWORK_ERRORS.source,
         "Connection is closed|Command timed out|Stream isn't writeable|enableOfflineQueue|max retries per request",
-        'connection is (connecting|reconnecting|close|end|wait)',
+        'connection is (connecting|connect|reconnecting|disconnecting|close|end|wait)$',
       ].join('|'),
     ),
     'unreachable',

@@ -23,6 +23,9 @@ describe('explainRedisError', () => {
       'connect ECONNREFUSED 127.0.0.1:6390',
       'Command timed out',
       "Stream isn't writeable and enableOfflineQueue options is false",
+      // A client's own refusals while its connection is not ready (QueueNotReadyError), a failover's closing connection among them.
+      'redis connection is disconnecting',
+      'redis connection is connect',
       'ERR unknown command',
     ].map((m) => explainRedisError(new Error(m)).kind);
     expect(kinds).toEqual([
@@ -31,6 +34,8 @@ describe('explainRedisError', () => {
       'shard-down',
       'job-entry-lost',
       'job-entry-lost',
+      'unreachable',
+      'unreachable',
       'unreachable',
       'unreachable',
       'unreachable',

@@ -4,7 +4,7 @@ import type { Priority } from '@inferq/contracts';
 import { createLogger } from '@inferq/core';
 import { insertJobs } from '@inferq/db';
 import { classRange, countWaitingPerClass, createJobProducer, createRedisConnection, releaseLease, type JobProducer, type RedisClient } from '@inferq/queue';
-import { createTestContext, newTestJob, type TestContext } from '@inferq/test-utils';
+import { createTestContext, newTestJob, waitFor, type TestContext } from '@inferq/test-utils';
 import { AGING_PASS, agedClass, createPriorityAger } from './priority-aging.ts';
 
 // Fair ordering within a priority class and aging across classes, on real
@@ -19,6 +19,8 @@ beforeAll(async () => {
   ctx = await createTestContext();
   redis = createRedisConnection(ctx.env.REDIS_URL!, 'producer');
   producer = createJobProducer({ connection: redis, prefix: ctx.prefix });
+  // The producer refuses commands until its connection is ready (a Cluster client reads the slots first).
+  await waitFor(() => redis.status === 'ready', { timeoutMs: 15_000, intervalMs: 20, what: 'the Redis connection to be ready' });
   for (const [name, id] of Object.entries(keys)) {
     await ctx.pool.query("INSERT INTO api_keys (id, name, prefix, secret_hash, scopes) VALUES ($1, $2, $3, 'x', '{jobs:write}')", [id, name, id.slice(0, 8)]);
   }
