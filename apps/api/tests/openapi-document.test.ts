@@ -20,6 +20,8 @@ const NON_JSON_SUCCESS: Record<string, string> = {
   'GET /v1/jobs/{id}/events': 'text/event-stream',
   'GET /v1/jobs/{id}/inputs/{index}': 'application/octet-stream',
   'GET /v1/jobs/{id}/outputs/{index}': 'application/octet-stream',
+  // A Batch API file's bytes.
+  'GET /v1/files/{id}/content': 'application/jsonl',
   // The binary tensor data extension: the JSON header (the schema), then the outputs' bytes.
   'POST /v2/models/{name}/infer': 'application/octet-stream',
   'POST /v2/models/{name}/versions/{version}/infer': 'application/octet-stream',

@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { StringEnum } from '../string-enum.ts';
+import { EXAMPLE_TIME } from './examples.ts';
 import { FiniteInteger } from './request-values.ts';
 
 // The Batch API in OpenAI's shapes (POST /v1/files, /v1/batches): a JSONL file
@@ -11,6 +12,43 @@ export const FILE_PURPOSES = ['batch', 'batch_output'] as const;
 export const BATCH_ENDPOINTS = ['/v1/jobs', '/v1/embeddings'] as const;
 export type BatchEndpoint = (typeof BATCH_ENDPOINTS)[number];
 export const BATCH_STATUSES = ['validating', 'failed', 'in_progress', 'finalizing', 'completed', 'expired', 'cancelling', 'cancelled'] as const;
+
+const EXAMPLE_FILE_ID = 'file-0190a1b29d8e7f6a8b5c4d3e2f1a0b9c';
+const EXAMPLE_BATCH_ID = 'batch_0190a1b2a4417c3e9b1d5e6f7a8b9c0d';
+const EXAMPLE_S = Math.floor(Date.parse(EXAMPLE_TIME) / 1000);
+const EXAMPLE_FILE = {
+  id: EXAMPLE_FILE_ID,
+  object: 'file',
+  bytes: 45_123_456,
+  created_at: EXAMPLE_S,
+  filename: 'requests.jsonl',
+  purpose: 'batch',
+  status: 'processed',
+  expires_at: null,
+};
+const EXAMPLE_BATCH = {
+  id: EXAMPLE_BATCH_ID,
+  object: 'batch',
+  endpoint: '/v1/jobs',
+  errors: null,
+  input_file_id: EXAMPLE_FILE_ID,
+  completion_window: '24h',
+  status: 'in_progress',
+  output_file_id: null,
+  error_file_id: null,
+  created_at: EXAMPLE_S,
+  in_progress_at: EXAMPLE_S + 4,
+  expires_at: EXAMPLE_S + 86_400,
+  finalizing_at: null,
+  completed_at: null,
+  failed_at: null,
+  expired_at: null,
+  cancelling_at: null,
+  cancelled_at: null,
+  request_counts: { total: 100_000, completed: 41_230, failed: 12 },
+  metadata: { run: 'nightly' },
+};
+const listExample = (item: { id: string }) => ({ object: 'list', data: [item], first_id: item.id, last_id: item.id, has_more: false });
 
 const FileId = Type.String({ pattern: '^file-[0-9a-f]{32}(-output|-errors)?$', description: 'A file id: `file-…`' });
 const BatchId = Type.String({ pattern: '^batch_[0-9a-f]{32}$', description: 'A batch id: `batch_…`' });
@@ -28,12 +66,15 @@ export const FileObjectSchema = Type.Object(
     status: Type.Literal('processed', { description: "Always `processed` (OpenAI's field, deprecated there)" }),
     expires_at: Type.Null({ description: 'Files are kept until deleted' }),
   },
-  { $id: 'FileObject' },
+  { $id: 'FileObject', examples: [EXAMPLE_FILE] },
 );
 export type FileObject = Static<typeof FileObjectSchema>;
 
 export const FileParamsSchema = Type.Object({ id: FileId });
-export const FileDeletedSchema = Type.Object({ id: FileId, object: Type.Literal('file'), deleted: Type.Literal(true) });
+export const FileDeletedSchema = Type.Object(
+  { id: FileId, object: Type.Literal('file'), deleted: Type.Literal(true) },
+  { examples: [{ id: EXAMPLE_FILE_ID, object: 'file', deleted: true }] },
+);
 
 /** Cursor pagination as OpenAI's lists: `after` the last id seen, newest first. */
 const listQuery = (id: typeof FileId | typeof BatchId) =>
@@ -44,14 +85,17 @@ const listQuery = (id: typeof FileId | typeof BatchId) =>
     },
     { additionalProperties: false },
   );
-const listOf = <T extends typeof FileObjectSchema | typeof BulkBatchSchema>(item: T) =>
-  Type.Object({
-    object: Type.Literal('list'),
-    data: Type.Array(item),
-    first_id: Type.Union([Type.String(), Type.Null()]),
-    last_id: Type.Union([Type.String(), Type.Null()]),
-    has_more: Type.Boolean({ description: 'More follow: ask again with `after` = `last_id`' }),
-  });
+const listOf = <T extends typeof FileObjectSchema | typeof BulkBatchSchema>(item: T, example: { id: string }) =>
+  Type.Object(
+    {
+      object: Type.Literal('list'),
+      data: Type.Array(item),
+      first_id: Type.Union([Type.String(), Type.Null()]),
+      last_id: Type.Union([Type.String(), Type.Null()]),
+      has_more: Type.Boolean({ description: 'More follow: ask again with `after` = `last_id`' }),
+    },
+    { examples: [listExample(example)] },
+  );
 
 export const ListFilesQuerySchema = Type.Intersect([listQuery(FileId), Type.Object({ purpose: Type.Optional(StringEnum(FILE_PURPOSES)) })]);
 export type ListFilesQuery = Static<typeof ListFilesQuerySchema>;
@@ -94,7 +138,7 @@ export const BulkBatchSchema = Type.Object(
     }),
     metadata: Type.Union([Type.Record(Type.String(), Type.String()), Type.Null()]),
   },
-  { $id: 'BulkBatch' },
+  { $id: 'BulkBatch', examples: [EXAMPLE_BATCH] },
 );
 export type BulkBatch = Static<typeof BulkBatchSchema>;
 
@@ -110,14 +154,14 @@ export const CreateBulkBatchBodySchema = Type.Object(
     }),
     metadata: Type.Optional(Type.Union([Type.Record(Type.String({ maxLength: 64 }), Type.String({ maxLength: 512 }), { maxProperties: 16 }), Type.Null()])),
   },
-  { examples: [{ input_file_id: 'file-0190a1b29d8e7f6a8b5c4d3e2f1a0b9c', endpoint: '/v1/jobs', completion_window: '24h', metadata: { run: 'nightly' } }] },
+  { examples: [{ input_file_id: EXAMPLE_FILE_ID, endpoint: '/v1/jobs', completion_window: '24h', metadata: { run: 'nightly' } }] },
 );
 export type CreateBulkBatchBody = Static<typeof CreateBulkBatchBodySchema>;
 
 export const ListBulkBatchesQuerySchema = listQuery(BatchId);
 export type ListBulkBatchesQuery = Static<typeof ListBulkBatchesQuerySchema>;
 
-export const FileListSchema = listOf(FileObjectSchema);
+export const FileListSchema = listOf(FileObjectSchema, EXAMPLE_FILE);
 export type FileList = Static<typeof FileListSchema>;
-export const BulkBatchListSchema = listOf(BulkBatchSchema);
+export const BulkBatchListSchema = listOf(BulkBatchSchema, EXAMPLE_BATCH);
 export type BulkBatchList = Static<typeof BulkBatchListSchema>;
