@@ -112,34 +112,35 @@ export async function fileInUse(pool: Pool, fileId: string): Promise<boolean> {
 }
 
 /**
- * Takes the lease of the oldest active batch nobody holds (or whose holder let its lease run out), for `leaseMs`;
- * `skip`: batches this process runs already. Undefined when there is none.
+ * Takes, for `owner`, the lease of the oldest active batch nobody holds (or whose holder let its lease run out), for
+ * `leaseMs`; `skip`: batches this process runs already. Undefined when there is none.
  */
-export async function leaseBulkBatch(pool: Pool, leaseMs: number, skip: readonly string[]): Promise<BulkBatchRecord | undefined> {
+export async function leaseBulkBatch(pool: Pool, owner: string, leaseMs: number, skip: readonly string[]): Promise<BulkBatchRecord | undefined> {
   const { rows } = await pool.query(
-    `UPDATE bulk_batches SET lease_until = now() + $1 * interval '1 millisecond'
+    `UPDATE bulk_batches SET lease_owner = $1, lease_until = now() + $2 * interval '1 millisecond'
       WHERE id = (SELECT id FROM bulk_batches
-                   WHERE status IN ('validating', 'in_progress', 'finalizing', 'cancelling')
-                     AND (lease_until IS NULL OR lease_until < now()) AND NOT (id = ANY($2::text[]))
+                   WHERE status IN ('validating', 'in_progress', 'finalizing', 'cancelling') AND (lease_until IS NULL OR lease_until < now())
+                     AND NOT (id = ANY($3::text[]))
                    ORDER BY created_at LIMIT 1 FOR UPDATE SKIP LOCKED)
       RETURNING *`,
-    [leaseMs, skip],
+    [owner, leaseMs, skip],
   );
   return rows[0] && toRecord(rows[0]);
 }
 
-/** Extends the lease this process holds; the batch as it is now (a cancel may have arrived), or undefined when the lease was lost. */
-export async function renewBulkBatchLease(pool: Pool, id: string, leaseMs: number): Promise<BulkBatchRecord | undefined> {
+/** Extends `owner`'s live lease; the batch as it is now (a cancel may have arrived), or undefined when the lease was lost. */
+export async function renewBulkBatchLease(pool: Pool, id: string, owner: string, leaseMs: number): Promise<BulkBatchRecord | undefined> {
   const { rows } = await pool.query(
-    `UPDATE bulk_batches SET lease_until = now() + $2 * interval '1 millisecond' WHERE id = $1 AND lease_until > now() RETURNING *`,
-    [id, leaseMs],
+    `UPDATE bulk_batches SET lease_until = now() + $3 * interval '1 millisecond'
+      WHERE id = $1 AND lease_owner = $2 AND lease_until > now() RETURNING *`,
+    [id, owner, leaseMs],
   );
   return rows[0] && toRecord(rows[0]);
 }
 
-/** Gives the lease up (the batch ended, or the process is stopping) so another replica may take it at once. */
-export async function releaseBulkBatchLease(pool: Pool, id: string): Promise<void> {
-  await pool.query('UPDATE bulk_batches SET lease_until = NULL WHERE id = $1', [id]);
+/** Gives `owner`'s lease up (the batch ended, or the process is stopping) so another replica may take it at once. */
+export async function releaseBulkBatchLease(pool: Pool, id: string, owner: string): Promise<void> {
+  await pool.query('UPDATE bulk_batches SET lease_owner = NULL, lease_until = NULL WHERE id = $1 AND lease_owner = $2', [id, owner]);
 }
 
 /** The fields a runner moves; a status's timestamp is set with it. */

@@ -247,3 +247,13 @@ export async function cancelQueuedJobsByIds(pool: Pool, ids: readonly string[]):
   );
   return rows.map((r) => ({ id: r.id, modelName: r.model_name }));
 }
+
+/** The status of each of these jobs (a job not found is left out): the narrow read a watcher of many jobs polls. */
+export async function findJobStatuses(pool: Pool, ids: readonly string[]): Promise<Array<{ id: string; status: JobStatus }>> {
+  if (ids.length === 0) return [];
+  const { rows } = await pool.query<{ id: string; status: JobStatus }>(
+    `SELECT id::text, status FROM jobs WHERE ${idRangeSql(daysOf(ids))} AND id = ANY($1::uuid[])`,
+    [ids],
+  );
+  return rows;
+}

@@ -23,7 +23,9 @@ CREATE INDEX "files_owner_key_id_created_at_id_idx" ON "files"("owner_key_id", "
 -- bulk_batches: one per POST /v1/batches ("batches" holds the inference
 -- batches a worker ran). `submitted` is the file's last line submitted as a
 -- job (lines go in order): a batch taken over by another API replica
--- (lease_until passed) goes on after it.
+-- (lease_until passed) goes on after it. lease_owner names the runner
+-- holding it, so a runner whose lease ran out cannot renew or release the
+-- lease its successor took.
 CREATE TABLE "bulk_batches" (
     "id" TEXT NOT NULL,
     "owner_key_id" UUID NOT NULL,
@@ -48,6 +50,7 @@ CREATE TABLE "bulk_batches" (
     "expired_at" TIMESTAMPTZ(3),
     "cancelling_at" TIMESTAMPTZ(3),
     "cancelled_at" TIMESTAMPTZ(3),
+    "lease_owner" TEXT,
     "lease_until" TIMESTAMPTZ(3),
     CONSTRAINT "bulk_batches_pkey" PRIMARY KEY ("id"),
     CONSTRAINT "bulk_batches_owner_key_id_fkey" FOREIGN KEY ("owner_key_id") REFERENCES "api_keys"("id") ON DELETE CASCADE,

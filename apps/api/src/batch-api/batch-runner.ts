@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { BatchEndpoint } from '@inferq/contracts';
 import { createPeriodicTask, type Logger, type PeriodicTask } from '@inferq/core';
 import {
@@ -70,7 +71,7 @@ export function createBatchRunner(deps: BatchRunnerDeps): BatchRunner {
   const endpointOf = (b: BulkBatchRecord) => ({ path: b.endpoint, handler: deps.endpoints[b.endpoint as BatchEndpoint] });
 
   /** One batch, from the status it has to its end (or until its lease is lost or the process stops). */
-  async function run(leased: BulkBatchRecord): Promise<void> {
+  async function run(leased: BulkBatchRecord, owner: string): Promise<void> {
     const log = logger.child({ batchId: leased.id });
     let batch = leased;
     let renewedAt = Date.now();
@@ -78,7 +79,7 @@ export function createBatchRunner(deps: BatchRunnerDeps): BatchRunner {
     const check = async (): Promise<BulkBatchRecord> => {
       if (stopping) throw new LeaseLost('stopping');
       if (Date.now() - renewedAt < 1_000) return batch;
-      const now = await renewBulkBatchLease(pool, batch.id, leaseMs);
+      const now = await renewBulkBatchLease(pool, batch.id, owner, leaseMs);
       if (!now) throw new LeaseLost('lease lost');
       renewedAt = Date.now();
       return (batch = now);
@@ -98,11 +99,15 @@ export function createBatchRunner(deps: BatchRunnerDeps): BatchRunner {
       const written = await writeBatchFiles({ pool, storage: deps.storage, handler: endpointOf(batch).handler }, batch, target);
       await updateBulkBatch(pool, batch.id, { ...written, status: target });
       log.info({ status: target, completed: written.completed, failed: written.failed }, 'batch ended');
+      await releaseBulkBatchLease(pool, leased.id, owner);
     } catch (err) {
-      if (err instanceof LeaseLost) log.info({ why: err.message }, 'batch left to another runner');
-      else log.warn({ err: (err as Error).message }, 'batch runner failed; the batch is taken up again');
-    } finally {
-      await releaseBulkBatchLease(pool, leased.id).catch(() => undefined);
+      if (err instanceof LeaseLost) {
+        log.info({ why: err.message }, 'batch left to another runner');
+        await releaseBulkBatchLease(pool, leased.id, owner).catch(() => undefined);
+      } else {
+        // The lease is kept until it runs out: a runner (here or elsewhere) takes the batch up again then, not at once.
+        log.warn({ err: (err as Error).message, retryInMs: leaseMs }, 'batch runner failed; the batch is taken up again when its lease runs out');
+      }
     }
   }
 
@@ -153,11 +158,12 @@ export function createBatchRunner(deps: BatchRunnerDeps): BatchRunner {
   /** Takes batches nobody advances, up to BATCH_RUNNERS. */
   async function takeWork(): Promise<void> {
     while (!stopping && running.size < settings.runners) {
-      const batch = await leaseBulkBatch(pool, leaseMs, [...running.keys()]);
+      const owner = randomUUID();
+      const batch = await leaseBulkBatch(pool, owner, leaseMs, [...running.keys()]);
       if (!batch) return;
       running.set(
         batch.id,
-        run(batch).finally(() => running.delete(batch.id)),
+        run(batch, owner).finally(() => running.delete(batch.id)),
       );
     }
   }

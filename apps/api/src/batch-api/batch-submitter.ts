@@ -4,7 +4,7 @@ import { AppError, type Logger } from '@inferq/core';
 import {
   cancelQueuedJobsByIds,
   findFile,
-  findJobsByIds,
+  findJobStatuses,
   readBulkBatchLines,
   recordBulkBatchSubmits,
   updateBulkBatch,
@@ -28,7 +28,7 @@ import { parseBatchLine, readLines, type BatchLine } from './batch-lines.ts';
 /** Lines read and submitted a chunk at a time. */
 export const LINE_CHUNK = 1000;
 /** Lines submitted at once (the job intake groups them into few inserts). */
-const SUBMIT_CONCURRENCY = 32;
+const SUBMIT_CONCURRENCY = 256;
 const FINISHED: ReadonlySet<JobStatus> = new Set(['succeeded', 'failed', 'canceled', 'expired']);
 
 export interface BatchSubmitterDeps {
@@ -88,11 +88,19 @@ const isBackOff = (err: AppError) => err.status === 429 || err.status >= 500;
 export function createBatchSubmitter(deps: BatchSubmitterDeps) {
   const { pool, settings } = deps;
 
-  /** Reads each job of the unfinished lines once more: their ends move the counts. */
-  async function observe(progress: LineProgress): Promise<void> {
+  /**
+   * Reads the status of the unfinished jobs, oldest submit first, a chunk at a time, and stops at the first chunk
+   * with one still unfinished: a batch's jobs end roughly in the order they were submitted (one key, one priority),
+   * so a poll costs what has ended since the last one, not the whole window. `all`: every unfinished job (a recount).
+   */
+  async function observe(progress: LineProgress, all = false): Promise<void> {
     const ids = progress.unfinishedJobs();
     for (let i = 0; i < ids.length; i += LINE_CHUNK) {
-      for (const job of await findJobsByIds(pool, ids.slice(i, i + LINE_CHUNK))) progress.ended(job.id, job.status);
+      const chunk = ids.slice(i, i + LINE_CHUNK);
+      const statuses = new Map((await findJobStatuses(pool, chunk)).map((j) => [j.id, j.status]));
+      // A job deleted meanwhile (DELETE /v1/jobs/:id) is over: its line did not succeed.
+      for (const id of chunk) progress.ended(id, statuses.get(id) ?? 'canceled');
+      if (!all && [...statuses.values()].some((s) => !FINISHED.has(s))) return;
     }
   }
 
@@ -105,7 +113,7 @@ export function createBatchSubmitter(deps: BatchSubmitterDeps) {
       after = lines.at(-1)!.line;
       for (const l of lines) progress.add(l.line, l.jobIds);
     }
-    await observe(progress);
+    await observe(progress, true);
     return progress;
   }
 
