@@ -12,6 +12,7 @@ import { fairness } from './10-fairness.ts';
 import { redisCluster } from './11-redis-cluster.ts';
 import { storageRetention } from './12-storage-retention.ts';
 import { yearOfData } from './13-year-of-data.ts';
+import { batchApi } from './14-batch-api.ts';
 import { soak } from './soak.ts';
 
 /** Every scenario, in report order. */
@@ -29,5 +30,6 @@ export const SCENARIOS: Scenario[] = [
   redisCluster,
   storageRetention,
   yearOfData,
+  batchApi,
   soak,
 ];
