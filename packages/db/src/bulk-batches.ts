@@ -7,9 +7,6 @@ import type { Pool } from './pool.ts';
 
 export type BulkBatchStatus = 'validating' | 'failed' | 'in_progress' | 'finalizing' | 'completed' | 'expired' | 'cancelling' | 'cancelled';
 
-/** The statuses a runner still has work in. */
-export const ACTIVE_BULK_BATCH_STATUSES: readonly BulkBatchStatus[] = ['validating', 'in_progress', 'finalizing', 'cancelling'];
-
 export interface BulkBatchError {
   code: string;
   message: string;
