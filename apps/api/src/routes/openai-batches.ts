@@ -10,14 +10,11 @@ import {
   FileParamsSchema,
   ListBulkBatchesQuerySchema,
   ListFilesQuerySchema,
-  OpenAiProblemSchema,
 } from '@inferq/contracts';
 import { AppError } from '@inferq/core';
 import type { BatchesService } from '../batch-api/batches-service.ts';
 import type { FilesService } from '../batch-api/files-service.ts';
-import { addProblemMember } from '../plugins/error-handler.ts';
-
-const openAiProblems = (...statuses: number[]) => Object.fromEntries(statuses.map((s) => [s, OpenAiProblemSchema]));
+import { openAiProblems, registerOpenAiErrors } from '../plugins/openai-errors.ts';
 
 const BATCH_ID_OR_UUID = Type.Object({
   id: Type.String({ pattern: '^(batch_[0-9a-f]{32}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$' }),
@@ -33,8 +30,7 @@ export interface OpenAiBatchRoutesOptions {
 
 /** The Batch API in OpenAI's shapes: files of requests, batches over them, their output and error files. */
 export const openAiBatchRoutes: FastifyPluginAsyncTypebox<OpenAiBatchRoutesOptions> = async (app, { files, batches, fileMaxBytes }) => {
-  // OpenAI clients read `error.message`: every problem from these routes carries OpenAI's error object too.
-  addProblemMember(app, ({ code, message }, statusCode) => ({ message, type: statusCode < 500 ? 'invalid_request_error' : 'server_error', code, param: null }));
+  registerOpenAiErrors(app);
 
   app.post(
     '/v1/files',

@@ -1,14 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { EmbeddingsBodySchema, EmbeddingsHeadersSchema, EmbeddingsResponseSchema, OpenAiProblemSchema } from '@inferq/contracts';
-import { addProblemMember } from '../plugins/error-handler.ts';
+import { EmbeddingsBodySchema, EmbeddingsHeadersSchema, EmbeddingsResponseSchema } from '@inferq/contracts';
+import { openAiProblems, registerOpenAiErrors } from '../plugins/openai-errors.ts';
 import { traceContextOf } from '../plugins/tracing.ts';
 import type { EmbeddingsService } from '../services/embeddings-service.ts';
 
-const openAiProblems = (...statuses: number[]) => Object.fromEntries(statuses.map((s) => [s, OpenAiProblemSchema]));
-
 export const openAiEmbeddingsRoutes: FastifyPluginAsyncTypebox<{ embeddings: EmbeddingsService }> = async (app, { embeddings }) => {
-  // OpenAI clients read `error.message`: every problem from these routes carries OpenAI's error object too.
-  addProblemMember(app, ({ code, message }, statusCode) => ({ message, type: statusCode < 500 ? 'invalid_request_error' : 'server_error', code, param: null }));
+  registerOpenAiErrors(app);
 
   app.post(
     '/v1/embeddings',
