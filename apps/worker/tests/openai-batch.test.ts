@@ -75,6 +75,10 @@ describe('the Batch API with the openai client', () => {
     // The jobs ran below interactive traffic.
     const { rows } = await stack.ctx.pool.query<{ priority: string }>(`SELECT DISTINCT priority FROM jobs WHERE metadata->>'inferq.batch_id' = $1`, [batch.id]);
     expect(rows).toEqual([{ priority: 'low' }]);
+    // The jobs list narrows to them: the twelve that ran (the refused line made no job).
+    const listed = await fetch(`${stack.baseUrl}/v1/jobs?batch=${batch.id}&limit=100`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } });
+    const { items } = (await listed.json()) as { items: { metadata: Record<string, string> }[] };
+    expect(items.map((j) => j.metadata['inferq.custom_id']).sort()).toEqual(good.map((_, i) => `req-${i}`).sort());
 
     expect((await openai.batches.list({ limit: 100 })).data.map((b) => b.id)).toContain(batch.id);
     await expect(openai.batches.cancel(batch.id)).rejects.toMatchObject({ status: 409, code: 'BATCH_NOT_CANCELABLE' });

@@ -16,13 +16,16 @@ export interface JobFilter {
   errorCode?: string;
   /** Text anywhere in the error message, case-insensitive. */
   errorText?: string;
+  /** The jobs a Batch API batch submitted for its lines. */
+  bulkBatchId?: string;
 }
 
 /**
  * The filter as SQL conditions on `jobs`, its values appended to `params`
  * (placeholders continue from their length). An id prefix is a range on the
  * primary key; error text is a bounded ILIKE scan inside whatever the other
- * conditions and the LIMIT leave.
+ * conditions and the LIMIT leave; a Batch API batch is the job ids its lines
+ * recorded.
  */
 export function jobFilterConditions(f: JobFilter, params: unknown[]): string[] {
   const where: string[] = [];
@@ -44,6 +47,8 @@ export function jobFilterConditions(f: JobFilter, params: unknown[]): string[] {
   }
   if (f.errorCode !== undefined) add((p) => `error_code = ${p}`, f.errorCode);
   if (f.errorText !== undefined) add((p) => `error_message ILIKE ${p}`, `%${f.errorText.replace(/[\\%_]/g, '\\$&')}%`);
+  // The batch's own record of its lines' jobs, read by its primary key: no index on job metadata is needed.
+  if (f.bulkBatchId !== undefined) add((p) => `id IN (SELECT unnest(job_ids) FROM bulk_batch_requests WHERE batch_id = ${p})`, f.bulkBatchId);
   return where;
 }
 

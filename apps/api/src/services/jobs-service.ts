@@ -347,5 +347,6 @@ export function toJobFilter(q: JobFilterQuery, ownerKeyId: string | null): JobFi
     idPrefix: q.id,
     errorCode: q.errorCode,
     errorText: q.errorText,
+    bulkBatchId: q.batch,
   };
 }

@@ -234,6 +234,9 @@ export const JobFilterSchema = Type.Object(
     keyId: Type.Optional(Type.String({ format: 'uuid', description: "Only this API key's jobs (an admin key sees every key's; any other only its own)" })),
     errorCode: Type.Optional(Type.String({ pattern: '^[A-Z][A-Z0-9_]{0,63}$', description: 'The error code of the last failure, e.g. `MODEL_LOAD_FAILED`' })),
     errorText: Type.Optional(StorableText({ minLength: 1, maxLength: 200, description: 'Text anywhere in the error message, case-insensitive' })),
+    batch: Type.Optional(
+      Type.String({ pattern: '^batch_[0-9a-f]{32}$', description: 'Only the jobs a Batch API batch submitted for its lines (`POST /v1/batches`)' }),
+    ),
   },
   { additionalProperties: false },
 );
