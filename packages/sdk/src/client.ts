@@ -1,6 +1,8 @@
 import type { ApiKey, CreateKeyBody, CreatedKeySchema, Principal, Stats, StatsQuery, UpdateKeyBody, Usage, UsageQuery, WorkerStatus } from '@inferq/contracts';
 import { createBatchesApi, type BatchesApi } from './batches.ts';
+import { createFilesApi, type FilesApi } from './files.ts';
 import { createHttpClient, type FetchLike } from './http.ts';
+import { createInferenceBatchesApi, type InferenceBatchesApi } from './inference-batches.ts';
 import { createJobsApi, type JobsApi } from './jobs.ts';
 import { createModelsApi, type ModelsApi } from './models.ts';
 import { DEFAULT_THRESHOLDS } from './submit-body.ts';
@@ -23,6 +25,7 @@ export interface ClientOptions {
   /**
    * Every submit carries an Idempotency-Key and is sent again under it while refused for now (429, 502, 503, 504; after
    * `Retry-After`, else a backoff) or unanswered (no connection, no answer in `attemptTimeoutMs`); `false`: sent once.
+   * `files.upload` and `batches.create`, which the server does not deduplicate, are sent again only when refused (429, 503).
    * @default { attempts: 5, maxElapsedMs: 30000, attemptTimeoutMs: 10000 }
    */
   submitRetry?: SubmitRetryOptions | false;
@@ -41,7 +44,12 @@ export interface InferqClient {
   jobs: JobsApi;
   models: ModelsApi;
   keys: KeysApi;
+  /** The Batch API (OpenAI's shapes): batches over uploaded JSONL files, one job a line, answered in an output and an error file. */
   batches: BatchesApi;
+  /** The Batch API's files: request files up, output and error files down. */
+  files: FilesApi;
+  /** Where an inference batch (a worker's session run) ran, and its jobs' device time. Admin only. */
+  inferenceBatches: InferenceBatchesApi;
   /** Tensor uploads for inputs too large for a request body (the submit does this itself past `uploadThresholdBytes`). */
   uploads: UploadsApi;
   /** Throughput, latency, queue depth and workers (the console's overview). */
@@ -74,7 +82,9 @@ export function createClient(options: ClientOptions): InferqClient {
       revoke: async (id) => (await http.json<ApiKey>(`/v1/keys/${encodeURIComponent(id)}/revoke`, { method: 'POST' })).body,
       update: async (id, changes) => (await http.json<ApiKey>(`/v1/keys/${encodeURIComponent(id)}`, { method: 'PATCH', body: changes })).body,
     },
-    batches: createBatchesApi(http),
+    batches: createBatchesApi(http, options.submitRetry),
+    files: createFilesApi(http, options.submitRetry),
+    inferenceBatches: createInferenceBatchesApi(http),
     stats: async (query = {}) => (await http.json<Stats>('/v1/stats', { query })).body,
     usage: async (query = {}) => (await http.json<Usage>('/v1/usage', { query })).body,
     workers: async () => (await http.json<{ items: WorkerStatus[] }>('/v1/workers')).body.items,

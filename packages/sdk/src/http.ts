@@ -7,7 +7,7 @@ export type QueryValue = string | number | boolean | undefined;
 export interface HttpRequest {
   method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   query?: Readonly<Record<string, QueryValue>>;
-  /** Sent as JSON; FormData as multipart; a Blob or Uint8Array as is (give its content-type in `headers`). */
+  /** Sent as JSON; FormData as multipart; a Blob, Uint8Array or ReadableStream as is (give its content-type in `headers`). */
   body?: unknown;
   headers?: Readonly<Record<string, string>>;
   signal?: AbortSignal;
@@ -23,6 +23,9 @@ export interface HttpClient {
     init: { method: string; headers?: Readonly<Record<string, string>>; body?: Blob | Uint8Array; signal?: AbortSignal },
   ): Promise<Response>;
 }
+
+export const isReadableStream = (value: unknown): value is ReadableStream<Uint8Array> =>
+  typeof ReadableStream !== 'undefined' && value instanceof ReadableStream;
 
 const isProblem = (value: unknown): value is Problem =>
   typeof value === 'object' && value !== null && typeof (value as Problem).code === 'string' && typeof (value as Problem).status === 'number';
@@ -58,12 +61,17 @@ export function createHttpClient(options: { baseUrl: string; apiKey: string; fet
   async function send(path: string, request: HttpRequest = {}): Promise<Response> {
     const headers = new Headers({ accept: 'application/json, application/problem+json', authorization: `Bearer ${options.apiKey}`, ...request.headers });
     let body: BodyInit | undefined;
+    const init: RequestInit & { duplex?: 'half' } = { method: request.method ?? 'GET', headers, signal: request.signal };
     if (request.body instanceof FormData || request.body instanceof Blob || request.body instanceof Uint8Array) body = request.body as BodyInit;
-    else if (request.body !== undefined) {
+    else if (isReadableStream(request.body)) {
+      body = request.body;
+      // fetch sends a stream body only when told it may start before the answer (Node's fetch requires it).
+      init.duplex = 'half';
+    } else if (request.body !== undefined) {
       headers.set('content-type', 'application/json');
       body = JSON.stringify(request.body);
     }
-    return fetchOk(withQuery(`${baseUrl}${path}`, request.query), { method: request.method ?? 'GET', headers, body, signal: request.signal }, baseUrl);
+    return fetchOk(withQuery(`${baseUrl}${path}`, request.query), { ...init, body }, baseUrl);
   }
 
   async function fetchOk(url: string, init: RequestInit, origin: string): Promise<Response> {

@@ -1,8 +1,21 @@
 // The browser-safe entry: fetch only, no node: imports. The CLI (src/cli) is not exported.
-export type { BatchesApi } from './batches.ts';
+export {
+  BATCH_END_STATUSES,
+  batchProgress,
+  isBatchEnded,
+  type BatchProgress,
+  type BatchCreateOptions,
+  type BatchesApi,
+  type BatchesQuery,
+  type BatchWaitOptions,
+  type BulkBatchStatus,
+  type CreateBatchRequest,
+} from './batches.ts';
 export { createClient, type ClientOptions, type CreatedKey, type InferqClient, type KeysApi } from './client.ts';
 export { InferqError, JobWaitTimeoutError, isInferqError, type InferqErrorCode, type ProblemFieldError } from './errors.ts';
+export type { BatchOutputLine, FileDeleted, FilesApi, FilesQuery, FileSource, FileUploadOptions } from './files.ts';
 export type { FetchLike } from './http.ts';
+export type { InferenceBatchesApi } from './inference-batches.ts';
 export { decodeJsonJob, type DecodedJob, type DecodedOutput } from './job-response.ts';
 export { NpyFormatError, readNpy, writeNpy, type NpyTensor } from './npy.ts';
 export { DEFAULT_THRESHOLDS, type ArrayInput, type SubmitInput, type SubmitRequest, type TransferThresholds, type UploadInput } from './submit-body.ts';
@@ -27,14 +40,22 @@ export type { WaitOptions } from './wait-for-job.ts';
 export type {
   ApiKey,
   Batch,
+  BatchEndpoint,
+  BulkBatch,
+  BulkBatchList,
   BulkJobActionResult,
   CreateKeyBody,
+  CreateBulkBatchBody,
   DataType,
+  FileList,
+  FileObject,
   InputTensor,
   Job,
   JobAccepted,
   JobFilterQuery,
   JobStatus,
+  ListBulkBatchesQuery,
+  ListFilesQuery,
   ListJobsQuery,
   Model,
   ModelQueue,

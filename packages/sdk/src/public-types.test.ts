@@ -1,7 +1,20 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, expectTypeOf, it } from 'vitest';
-import type { Batch, BulkJobActionResult, ErrorCode, Job, JobAccepted, Model, Principal, SubmitJobBody, Usage, UsageQuery } from '@inferq/contracts';
+import type {
+  Batch,
+  BulkBatch,
+  BulkJobActionResult,
+  ErrorCode,
+  FileObject,
+  Job,
+  JobAccepted,
+  Model,
+  Principal,
+  SubmitJobBody,
+  Usage,
+  UsageQuery,
+} from '@inferq/contracts';
 import {
   createClient,
   InferqError,
@@ -79,15 +92,29 @@ describe('public types', () => {
     typesOnly(() => void client.models.retire('mlp', '2'));
   });
 
-  it('usage and batches are typed by the contracts, and group by key or model only', () => {
+  it('usage and inference batches are typed by the contracts, and group by key or model only', () => {
     expectTypeOf(client.usage).parameter(0).toEqualTypeOf<UsageQuery | undefined>();
     expectTypeOf(client.usage).returns.resolves.toEqualTypeOf<Usage>();
     expectTypeOf<Usage['items'][number]['deviceMs']>().toEqualTypeOf<number>();
-    expectTypeOf(client.batches.get).returns.resolves.toEqualTypeOf<Batch>();
+    expectTypeOf(client.inferenceBatches.get).returns.resolves.toEqualTypeOf<Batch>();
     expectTypeOf<Batch['jobs'][number]['deviceMs']>().toEqualTypeOf<number | null>();
     typesOnly(() => void client.usage({ from: '2025-06-01T00:00:00Z', groupBy: 'model' }));
     // @ts-expect-error only key and model are groupings
     typesOnly(() => void client.usage({ groupBy: 'worker' }));
+  });
+
+  it("the Batch API's files and batches are typed by the contracts, OpenAI's shapes", () => {
+    expectTypeOf(client.batches.get).returns.resolves.toEqualTypeOf<BulkBatch>();
+    expectTypeOf(client.batches.wait).returns.resolves.toEqualTypeOf<BulkBatch>();
+    expectTypeOf(client.batches.list()).toEqualTypeOf<AsyncIterableIterator<BulkBatch>>();
+    expectTypeOf(client.files.upload).returns.resolves.toEqualTypeOf<FileObject>();
+    expectTypeOf(client.files.lines('f')).toEqualTypeOf<AsyncIterableIterator<string>>();
+    typesOnly(() => void client.batches.create({ input_file_id: 'file-1', metadata: { run: 'nightly' } }));
+    typesOnly(() => void client.files.upload(new Blob(['{}\n']), { filename: 'requests.jsonl' }));
+    // @ts-expect-error only the Batch API's endpoints
+    typesOnly(() => void client.batches.create({ input_file_id: 'file-1', endpoint: '/v1/chat/completions' }));
+    // @ts-expect-error an upload's purpose is batch
+    typesOnly(() => void client.files.upload('requests.jsonl', { purpose: 'fine-tune' }));
   });
 
   it('keys take an optional integer weight and show it, as /v1/me does', () => {

@@ -138,3 +138,26 @@ async function tryOnce<T>(
     signal?.removeEventListener('abort', onAbort);
   }
 }
+
+/** Refused before anything was done: throttled (429) or unavailable (503). */
+const isRefusedForNow = (err: unknown): err is InferqError => err instanceof InferqError && (err.status === 429 || err.status === 503);
+
+/**
+ * For a call the server does not deduplicate (a file upload, a batch create: no Idempotency-Key there): `send` again
+ * under `policy` only when it was answered 429 or 503, refused before anything was done, after its `Retry-After`
+ * (else the backoff). No answer, a 502 or a 504 is thrown, since the first try may have been done; so is a one-shot
+ * body's refusal. No try is timed out: an upload takes as long as its bytes do.
+ */
+export async function sendWhileRefused<T>(send: () => Promise<T>, policy: Required<SubmitRetryOptions> | false, call: RetryCall): Promise<T> {
+  const startedAt = Date.now();
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await send();
+    } catch (err) {
+      if (policy === false || !call.replayable || call.signal?.aborted || !isRefusedForNow(err) || attempt >= policy.attempts) throw err;
+      const pauseMs = pauseBeforeRetryMs(err, attempt);
+      if (Date.now() + pauseMs - startedAt > policy.maxElapsedMs) throw err;
+      await sleep(pauseMs, call.signal);
+    }
+  }
+}

@@ -17,7 +17,8 @@ export const usageRoutes: FastifyPluginAsyncTypebox<{ pool: Pool }> = async (app
         summary: 'A batch a worker ran, with its jobs (admin)',
         description:
           'Where it ran (worker, device, execution provider, model artifact sha256), its size in jobs and ' +
-          "items, its device time, and each job's share of it. A job names its batch in `batchId`.",
+          "items, its device time, and each job's share of it. A job names its batch in `batchId`. Formerly " +
+          'GET /v1/batches/:id, now the Batch API; a UUID there answers 308 to this path for one release.',
         params: BatchParamsSchema,
         response: { 200: BatchSchema, ...problemResponses(400, 401, 403, 404) },
       },

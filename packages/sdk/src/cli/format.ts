@@ -1,4 +1,16 @@
-import type { Job, JobAccepted, Model, ModelRetention, ModelRetirement, QueueDepth, Stats, TensorSummary, Usage, WorkerStatus } from '@inferq/contracts';
+import type {
+  BulkBatch,
+  Job,
+  JobAccepted,
+  Model,
+  ModelRetention,
+  ModelRetirement,
+  QueueDepth,
+  Stats,
+  TensorSummary,
+  Usage,
+  WorkerStatus,
+} from '@inferq/contracts';
 import type { JobSummary } from '../jobs.ts';
 import { formatRetention } from '../retention.ts';
 
@@ -111,3 +123,23 @@ export function formatUsage(u: Usage): string[] {
 /** One job of a list: `<id>  failed  mlp:2  normal  created <iso>  MODEL_LOAD_FAILED`. */
 export const formatJobSummary = (job: JobSummary): string =>
   `${job.id}  ${job.status}  ${job.model}:${job.modelVersion}  ${job.priority}  created ${job.createdAt}${job.error ? `  ${job.error.code}` : ''}`;
+
+/** Unix seconds (the Batch API's times) as ISO. */
+const isoOfSeconds = (s: number) => new Date(s * 1000).toISOString();
+
+/** `3/4 done (3 completed, 1 failed)`: a Batch API batch's request counts. */
+const batchCounts = ({ request_counts: c }: BulkBatch) => `${c.completed + c.failed}/${c.total} done (${c.completed} completed, ${c.failed} failed)`;
+
+/** One batch of a list: `<id>  completed  /v1/jobs  4/4 done (4 completed, 0 failed)  created <iso>`. */
+export const formatBulkBatchSummary = (b: BulkBatch): string => `${b.id}  ${b.status}  ${b.endpoint}  ${batchCounts(b)}  created ${isoOfSeconds(b.created_at)}`;
+
+/** A Batch API batch: status and counts, its files, and why its file was refused when it failed. */
+export function formatBulkBatch(b: BulkBatch): string[] {
+  const lines = [formatBulkBatchSummary(b), `  input ${b.input_file_id}  window ${b.completion_window}  expires ${isoOfSeconds(b.expires_at)}`];
+  if (b.output_file_id) lines.push(`  output ${b.output_file_id}`);
+  if (b.error_file_id) lines.push(`  errors ${b.error_file_id}`);
+  const metadata = Object.entries(b.metadata ?? {});
+  if (metadata.length) lines.push(`  metadata ${metadata.map(([k, v]) => `${k}=${v}`).join(' ')}`);
+  for (const e of b.errors?.data ?? []) lines.push(`  error ${e.line === null ? '' : `line ${e.line}: `}${e.code}: ${e.message}`);
+  return lines;
+}

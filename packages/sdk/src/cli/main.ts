@@ -2,6 +2,7 @@ import { createInterface } from 'node:readline';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { createClient } from '../client.ts';
 import { isInferqError, JobWaitTimeoutError } from '../errors.ts';
+import { batchCancel, batchGet, batchList, batchSubmit } from './batch-commands.ts';
 import { jobsBulk } from './bulk-submit.ts';
 import { emit, integerOption, type Command, type Io, type OptionValues } from './command.ts';
 import { loadCliConfig, UsageError } from './config.ts';
@@ -54,6 +55,10 @@ const COMMANDS: Readonly<Record<string, Command>> = {
   'jobs bulk': jobsBulk,
   'jobs cancel-all': jobsCancelAll,
   'jobs retry-all': jobsRetryAll,
+  'batch submit': batchSubmit,
+  'batch get': batchGet,
+  'batch list': batchList,
+  'batch cancel': batchCancel,
   stats,
   usage: usageReport,
   workers,
