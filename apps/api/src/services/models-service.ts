@@ -1,4 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import {
   AuditAction,
   DEFAULT_LATENCY_TARGET_MS,
@@ -106,18 +107,27 @@ function invalidRouting(pointer: string, detail: string): AppError {
   });
 }
 
+/**
+ * A lookup cached for `ttlMs` and made once however many submits ask at the same time (a batch submits hundreds of
+ * lines at once: without it each missed the cache and queried). A failed lookup is not kept. CACHE_TTL_MS 0 keeps
+ * nothing past the lookup in flight.
+ */
+const lookupCache = <V extends object>(ttlMs: number, fetchMethod: (key: string) => Promise<V>) =>
+  new LRUCache<string, V>({ max: 1_000, ttl: Math.max(1, ttlMs), fetchMethod, ignoreFetchAbort: true });
+
 export function createModelsService(deps: { pool: Pool; storage: Storage; cacheTtlMs: number }): ModelsService {
-  const cache = new Map<string, { model: ModelRecord; expiresAtMs: number }>();
+  const cache = lookupCache(deps.cacheTtlMs, async (ref) => {
+    const [name, versionText, ...rest] = ref.split(':');
+    const version = versionText === undefined ? undefined : Number(versionText);
+    if (!name || !MODEL_NAME_PATTERN.test(name) || rest.length > 0 || (version !== undefined && !(Number.isSafeInteger(version) && version > 0))) {
+      throw new AppError('MODEL_NOT_FOUND', `"${ref.slice(0, 100)}" is not a model reference (name or name:version)`);
+    }
+    const model = await findModel(deps.pool, name, version);
+    if (!model) throw new AppError('MODEL_NOT_FOUND', `model "${ref}" is not registered`);
+    return model;
+  });
   // The table, not a chosen version, is cached: weights apply per job. An empty table is cached too.
-  const routesCache = new Map<string, { routes: ModelRoute[]; expiresAtMs: number }>();
-  async function routesOf(name: string): Promise<ModelRoute[]> {
-    const cached = routesCache.get(name);
-    if (cached && cached.expiresAtMs > Date.now()) return cached.routes;
-    const routes = toRoutes(await listModelRoutes(deps.pool, [name]));
-    if (routesCache.size > 1_000) routesCache.clear();
-    routesCache.set(name, { routes, expiresAtMs: Date.now() + deps.cacheTtlMs });
-    return routes;
-  }
+  const routesCache = lookupCache(deps.cacheTtlMs, async (name) => toRoutes(await listModelRoutes(deps.pool, [name])));
   const service: ModelsService = {
     async registerModel({ name, bytes, batching, responseCache, embedding: embeddingUpload, actor }) {
       let signature;
@@ -170,20 +180,7 @@ export function createModelsService(deps: { pool: Pool; storage: Storage; cacheT
       cache.delete(name);
       return model;
     },
-    async lookupModel(ref) {
-      const cached = cache.get(ref);
-      if (cached && cached.expiresAtMs > Date.now()) return cached.model;
-      const [name, versionText, ...rest] = ref.split(':');
-      const version = versionText === undefined ? undefined : Number(versionText);
-      if (!name || !MODEL_NAME_PATTERN.test(name) || rest.length > 0 || (version !== undefined && !(Number.isSafeInteger(version) && version > 0))) {
-        throw new AppError('MODEL_NOT_FOUND', `"${ref.slice(0, 100)}" is not a model reference (name or name:version)`);
-      }
-      const model = await findModel(deps.pool, name, version);
-      if (!model) throw new AppError('MODEL_NOT_FOUND', `model "${ref}" is not registered`);
-      if (cache.size > 1_000) cache.clear();
-      cache.set(ref, { model, expiresAtMs: Date.now() + deps.cacheTtlMs });
-      return model;
-    },
+    lookupModel: (ref) => cache.forceFetch(ref),
     async resolveModel(ref) {
       const model = await service.lookupModel(ref);
       if (model.retiredAt === undefined) return model;
@@ -195,12 +192,12 @@ export function createModelsService(deps: { pool: Pool; storage: Storage; cacheT
       );
     },
     forget(name) {
-      for (const ref of cache.keys()) if (ref === name || ref.startsWith(`${name}:`)) cache.delete(ref);
+      for (const ref of [...cache.keys()]) if (ref === name || ref.startsWith(`${name}:`)) cache.delete(ref);
       routesCache.delete(name);
     },
     async routeModel(ref, { routingKey } = {}) {
       if (!MODEL_NAME_PATTERN.test(ref)) return service.resolveModel(ref);
-      const routes = await routesOf(ref);
+      const routes = await routesCache.forceFetch(ref);
       if (routes.length === 0) return service.resolveModel(ref);
       const version = pickRoutedVersion(routes, routingKey === undefined ? Math.random() : stickyPoint(ref, routingKey));
       return service.resolveModel(`${ref}:${version}`);
