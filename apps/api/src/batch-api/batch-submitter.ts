@@ -117,8 +117,13 @@ export function createBatchSubmitter(deps: BatchSubmitterDeps) {
     return progress;
   }
 
-  /** Submits a chunk of lines as jobs; undefined when the queue asked to wait (nothing of the chunk is recorded then). */
-  async function submitLines(batch: BulkBatchRecord, lines: readonly BatchLine[], handler: BatchEndpointHandler): Promise<BulkLineOutcome[] | undefined> {
+  /**
+   * Submits a chunk of lines as jobs; undefined when the queue asked to wait (nothing of the chunk is recorded then).
+   * A line may have been submitted before only when this chunk was (`again`) or within a chunk of `batch.submitted`
+   * (by a runner that stopped before it recorded its chunk: chunks go one at a time); the other lines' keys are new
+   * and their replay lookup is skipped.
+   */
+  async function submitLines(batch: BulkBatchRecord, lines: readonly BatchLine[], handler: BatchEndpointHandler, again: boolean) {
     const principal: Principal = { keyId: batch.ownerKeyId, isAdmin: false, scopes: ['jobs:write'], rateLimitPerMin: null, weight: 1 };
     const outcomes: BulkLineOutcome[] = new Array<BulkLineOutcome>(lines.length);
     let backOff = false;
@@ -130,7 +135,8 @@ export function createBatchSubmitter(deps: BatchSubmitterDeps) {
         try {
           const { jobs, answer } = await handler.plan({ batchId: batch.id, line, customId, principal }, body);
           const jobIds: string[] = [];
-          for (const job of jobs) jobIds.push((await deps.jobs.submitJob(job)).id);
+          const mayBeReplay = again || line <= batch.submitted + LINE_CHUNK;
+          for (const job of jobs) jobIds.push((await deps.jobs.submitJob({ ...job, mayBeReplay })).id);
           outcomes[at] = { line, jobIds, answer, error: null };
         } catch (err) {
           if (!(err instanceof AppError)) throw err;
@@ -176,7 +182,9 @@ export function createBatchSubmitter(deps: BatchSubmitterDeps) {
       await control.check();
       if (control.ending()) return false;
       let outcomes: BulkLineOutcome[] | undefined;
-      while ((outcomes = await submitLines(start, chunk, control.endpoint.handler)) === undefined) {
+      let again = false;
+      while ((outcomes = await submitLines(start, chunk, control.endpoint.handler, again)) === undefined) {
+        again = true;
         // Nothing of the chunk is recorded; its lines that did get jobs get the same ones again (Idempotency-Key).
         if (await refresh()) return false;
         await sleep(settings.pollMs * 4);

@@ -49,6 +49,12 @@ export interface SubmitJobInput {
   traceContext?: Record<string, string>;
   /** Keep the input tensors as long as the job, past the input retention. @default false */
   keepInputs?: boolean;
+  /**
+   * false when the caller knows its `idempotencyKey` is new (the Batch API's lines past any earlier runner's reach): the
+   * lookup a replay is answered by is skipped, and a key taken after all is still answered by the insert's conflict.
+   * @default true
+   */
+  mayBeReplay?: boolean;
 }
 
 /** A submit as it is before its inputs' bytes are read. */
@@ -184,7 +190,8 @@ export function createJobsService(deps: JobsServiceDeps): JobsService {
             keepInputs: input.keepInputs,
           });
     // A replay is answered before the model is looked at (it may have been retired since).
-    if (input.idempotencyKey !== undefined && (await findJobByIdempotencyKey(deps.pool, input.principal.keyId, input.idempotencyKey))) {
+    const mayBeReplay = input.idempotencyKey !== undefined && input.mayBeReplay !== false;
+    if (mayBeReplay && (await findJobByIdempotencyKey(deps.pool, input.principal.keyId, input.idempotencyKey!))) {
       const earlier = await findIdempotent(input, hashOf(decodeInputs(input.inputs, deps.limits.inputMaxBytes)));
       if (earlier) return earlier;
     }
