@@ -73,6 +73,12 @@ export async function findApiKeyByPrefix(pool: Pool, prefix: string): Promise<Ap
   return rows[0] ? toRecord(rows[0]) : undefined;
 }
 
+/** A key's fair-share weight by its id (revoked keys included); undefined when there is no such key. */
+export async function findApiKeyWeight(pool: Pool, id: string): Promise<number | undefined> {
+  const { rows } = await pool.query<{ weight: number }>('SELECT weight FROM api_keys WHERE id = $1', [id]);
+  return rows[0]?.weight;
+}
+
 export async function listApiKeys(pool: Pool): Promise<ApiKeyRecord[]> {
   const { rows } = await pool.query<ApiKeyRow>('SELECT * FROM api_keys ORDER BY created_at DESC');
   return rows.map(toRecord);

@@ -3,6 +3,7 @@ import type { JobStatus } from '@inferq/contracts';
 import { AppError, type Logger } from '@inferq/core';
 import {
   cancelQueuedJobsByIds,
+  findApiKeyWeight,
   findFile,
   findJobStatuses,
   readBulkBatchLines,
@@ -124,7 +125,9 @@ export function createBatchSubmitter(deps: BatchSubmitterDeps) {
    * and their replay lookup is skipped.
    */
   async function submitLines(batch: BulkBatchRecord, lines: readonly BatchLine[], handler: BatchEndpointHandler, again: boolean) {
-    const principal: Principal = { keyId: batch.ownerKeyId, isAdmin: false, scopes: ['jobs:write'], rateLimitPerMin: null, weight: 1 };
+    // The owner's weight as it is now (an admin may change it mid-batch): its share of the batch class against other keys.
+    const weight = (await findApiKeyWeight(pool, batch.ownerKeyId)) ?? 1;
+    const principal: Principal = { keyId: batch.ownerKeyId, isAdmin: false, scopes: ['jobs:write'], rateLimitPerMin: null, weight };
     const outcomes: BulkLineOutcome[] = new Array<BulkLineOutcome>(lines.length);
     let backOff = false;
     let next = 0;
