@@ -2,7 +2,9 @@ import { Route, Routes } from 'react-router';
 import { RequireAuth } from './auth/require-auth.tsx';
 import { RequireScope } from './auth/require-scope.tsx';
 import { ApiKeysPage } from './pages/api-keys-page.tsx';
-import { BatchPage } from './pages/batch-page.tsx';
+import { BatchDetailPage } from './pages/batch-detail-page.tsx';
+import { BatchesPage } from './pages/batches-page.tsx';
+import { InferenceBatchPage } from './pages/inference-batch-page.tsx';
 import { JobDetailPage } from './pages/job-detail-page.tsx';
 import { JobsPage } from './pages/jobs-page.tsx';
 import { ModelDetailPage } from './pages/model-detail-page.tsx';
@@ -41,6 +43,22 @@ export function App() {
           element={
             <RequireScope scope="jobs:read">
               <JobDetailPage />
+            </RequireScope>
+          }
+        />
+        <Route
+          path="batches"
+          element={
+            <RequireScope scope="jobs:read">
+              <BatchesPage />
+            </RequireScope>
+          }
+        />
+        <Route
+          path="batches/:id"
+          element={
+            <RequireScope scope="jobs:read">
+              <BatchDetailPage />
             </RequireScope>
           }
         />
@@ -84,8 +102,8 @@ export function App() {
             </RequireScope>
           }
         />
-        {/* Admin only: the page says so itself rather than through RequireScope, next to the batch id the link carried. */}
-        <Route path="batches/:id" element={<BatchPage />} />
+        {/* A worker's session run (not a Batch API batch). Admin only: the page says so itself, next to the id the link carried. */}
+        <Route path="inference-batches/:id" element={<InferenceBatchPage />} />
         <Route
           path="keys"
           element={

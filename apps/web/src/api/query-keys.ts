@@ -23,5 +23,12 @@ export const queryKeys = {
   },
   keys: { all: ['keys'] as const },
   usage: (view: UsageView) => ['usage', view.range, view.groupBy] as const,
-  batches: { detail: (id: string) => ['batches', 'detail', id] as const },
+  /** Batch API batches (`/v1/batches`). */
+  batches: {
+    all: ['batches'] as const,
+    list: (after: string | undefined) => ['batches', 'list', after ?? null] as const,
+    detail: (id: string) => ['batches', 'detail', id] as const,
+  },
+  /** A worker's session runs (`/v1/inference-batches/:id`), with their provenance. */
+  inferenceBatches: { detail: (id: string) => ['inference-batches', 'detail', id] as const },
 };

@@ -3,6 +3,7 @@ import { filtersFromSearchParams, filtersToSearchParams, SEARCH_FIELDS, toListJo
 
 const JOB_ID = '0190a1b2-7c3d-7e4f-8a5b-6c7d8e9f0a1b';
 const KEY_ID = '5f0e8c2a-1b3d-4e5f-8a9b-0c1d2e3f4a5b';
+const BATCH_ID = 'batch_0190a1b2a4417c3e9b1d5e6f7a8b9c0d';
 
 describe('job filters', () => {
   it('round-trips through the URL and drops unknown values', () => {
@@ -43,6 +44,15 @@ describe('job filters', () => {
     expect(SEARCH_FIELDS.errorText(' CUDA out of memory ')).toBe('CUDA out of memory');
     expect(SEARCH_FIELDS.errorText('x'.repeat(201))).toBeUndefined();
     expect(SEARCH_FIELDS.errorText('nul \u0000 byte')).toBeUndefined();
+  });
+
+  it('carries a Batch API batch from the URL to the list query, and drops an id that is not one', () => {
+    const filters = filtersFromSearchParams(new URLSearchParams(`batch=${BATCH_ID.toUpperCase().replace('BATCH_', 'batch_')}&status=failed`));
+    expect(filters).toMatchObject({ batch: BATCH_ID, status: 'failed' });
+    expect(filtersToSearchParams(filters).toString()).toBe(`status=failed&batch=${BATCH_ID}`);
+    expect(toListJobsQuery(filters, 0)).toEqual({ status: 'failed', batch: BATCH_ID });
+    expect(filtersFromSearchParams(new URLSearchParams('batch=batch_123')).batch).toBeUndefined();
+    expect(SEARCH_FIELDS.batch(' file-0190a1b29d8e7f6a8b5c4d3e2f1a0b9c ')).toBeUndefined();
   });
 
   it('measures relative ranges back from now', () => {

@@ -27,13 +27,16 @@ export interface JobFilters {
   errorCode?: string;
   /** Text anywhere in the error message. */
   errorText?: string;
+  /** A Batch API batch's jobs (`batch_…`): where a batch's page links. */
+  batch?: string;
 }
 
 // The API's own patterns, so a value the URL or a search box holds is dropped here rather than refused there with a 400.
-const { id: ID, errorCode: ERROR_CODE, errorText: ERROR_TEXT } = JobFilterSchema.properties;
+const { id: ID, errorCode: ERROR_CODE, errorText: ERROR_TEXT, batch: BATCH_ID } = JobFilterSchema.properties;
 const ID_PREFIX = new RegExp(ID.pattern ?? '');
 const CODE = new RegExp(ERROR_CODE.pattern ?? '');
 const TEXT = new RegExp(ERROR_TEXT.pattern ?? '');
+const BATCH = new RegExp(BATCH_ID.pattern ?? '');
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 const accept = (value: string, isValid: (v: string) => boolean): string | undefined => {
@@ -47,6 +50,7 @@ export const SEARCH_FIELDS = {
   keyId: (v: string) => accept(v.toLowerCase(), (s) => UUID.test(s)),
   errorCode: (v: string) => accept(v.toUpperCase(), (s) => CODE.test(s)),
   errorText: (v: string) => accept(v, (s) => [...s].length <= (ERROR_TEXT.maxLength ?? 200) && TEXT.test(s)),
+  batch: (v: string) => accept(v.toLowerCase(), (s) => BATCH.test(s)),
 } as const satisfies Record<string, (v: string) => string | undefined>;
 export type SearchField = keyof typeof SEARCH_FIELDS;
 
@@ -68,6 +72,7 @@ export function filtersFromSearchParams(params: URLSearchParams): JobFilters {
     keyId: search('keyId', params.get('keyId')),
     errorCode: search('errorCode', params.get('errorCode')),
     errorText: search('errorText', params.get('errorText')),
+    batch: search('batch', params.get('batch')),
   };
 }
 
@@ -85,6 +90,7 @@ export function filtersToSearchParams(filters: JobFilters): URLSearchParams {
   if (filters.keyId) params.set('keyId', filters.keyId);
   if (filters.errorCode) params.set('errorCode', filters.errorCode);
   if (filters.errorText) params.set('errorText', filters.errorText);
+  if (filters.batch) params.set('batch', filters.batch);
   return params;
 }
 
@@ -112,5 +118,6 @@ export function toListJobsQuery(filters: JobFilters, nowMs: number): JobFilterQu
   if (filters.keyId) query.keyId = filters.keyId;
   if (filters.errorCode) query.errorCode = filters.errorCode;
   if (filters.errorText) query.errorText = filters.errorText;
+  if (filters.batch) query.batch = filters.batch;
   return query;
 }

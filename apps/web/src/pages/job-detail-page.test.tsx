@@ -78,7 +78,7 @@ describe('JobDetailPage provenance', () => {
   it('shows where the job ran and its share of the batch’s device time, with the batch linked for an admin', async () => {
     renderPage(admin, job);
     const provenance = within(await screen.findByLabelText('Provenance'));
-    expect(await provenance.findByRole('link', { name: BATCH_ID })).toHaveProperty('pathname', `/batches/${BATCH_ID}`);
+    expect(await provenance.findByRole('link', { name: BATCH_ID })).toHaveProperty('pathname', `/inference-batches/${BATCH_ID}`);
     expect(provenance.getByText('box-cpu-4242')).toBeTruthy();
     expect(provenance.getAllByText('cpu')).toHaveLength(2); // device and provider
     expect(provenance.getByText('dd0c9cb06958').getAttribute('title')).toBe(SHA);

@@ -153,6 +153,18 @@ describe('JobsPage search', () => {
     expect((screen.getByLabelText('Job id') as HTMLInputElement).value).toBe('');
   });
 
+  it('lists a Batch API batch’s jobs from ?batch=, shows the filter in its box, and clears it', async () => {
+    const batch = 'batch_0190a1b2a4417c3e9b1d5e6f7a8b9c0d';
+    const { listQueries, url } = renderPage(reader, `/jobs?batch=${batch}`);
+    await screen.findByText('MODEL_LOAD_FAILED');
+    expect(Object.fromEntries(listQueries.at(-1)!)).toMatchObject({ batch });
+    expect((screen.getByLabelText('Batch id') as HTMLInputElement).value).toBe(batch);
+    fireEvent.click(screen.getByRole('button', { name: 'Clear filters' }));
+    await waitFor(() => expect(url()).toBe(''));
+    await waitFor(() => expect(listQueries.at(-1)?.has('batch')).toBe(false));
+    expect((screen.getByLabelText('Batch id') as HTMLInputElement).value).toBe('');
+  });
+
   it('offers admins an API key to narrow to, and hides it from other keys', async () => {
     const admins = renderPage(admin);
     const select = await screen.findByRole('combobox', { name: 'API key' });

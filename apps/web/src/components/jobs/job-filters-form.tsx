@@ -86,15 +86,14 @@ function KeySelect({ value, onChange }: { value: string | undefined; onChange: (
   );
 }
 
-/** Status, model, priority, time range and (admins) API key apply at once; the search boxes on Enter or when left. */
+/** Status, model, priority, time range and (admins) API key apply at once; the search boxes (job, error, batch) on Enter or when left. */
 export function JobFiltersForm({ filters, onChange, isAdmin }: JobFiltersFormProps) {
   const models = useModels();
   const modelNames = new Set(models.data?.map((m) => m.name));
   if (filters.model) modelNames.add(filters.model);
   const set = (patch: Partial<JobFilters>) => onChange({ ...filters, ...patch });
-  const isFiltered = Boolean(
-    filters.status || filters.model || filters.priority || filters.range !== 'any' || filters.id || filters.keyId || filters.errorCode || filters.errorText,
-  );
+  const { status, model, priority, range, id, keyId, errorCode, errorText, batch } = filters;
+  const isFiltered = Boolean(status || model || priority || range !== 'any' || id || keyId || errorCode || errorText || batch);
 
   return (
     <form
@@ -174,6 +173,16 @@ export function JobFiltersForm({ filters, onChange, isAdmin }: JobFiltersFormPro
         placeholder="out of memory"
         invalidMessage="At most 200 characters"
         onApply={(errorText) => set({ errorText })}
+        className="sm:col-span-2"
+      />
+      {/* Usually set by a batch's "Jobs of this batch" link; shown so it is seen, and cleared, like the others. */}
+      <SearchBox
+        label="Batch id"
+        field="batch"
+        value={filters.batch}
+        placeholder="batch_…"
+        invalidMessage="A Batch API batch id: batch_ and 32 hex digits"
+        onApply={(batch) => set({ batch })}
         className="sm:col-span-2"
       />
       {filters.range === 'custom' && (

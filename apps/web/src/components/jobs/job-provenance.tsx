@@ -44,7 +44,7 @@ export function JobProvenance({ job, canOpenBatch }: { job: Job & JobProvenanceF
     <dl aria-label="Provenance" className="grid grid-cols-2 gap-3 text-sm sm:grid-cols-4">
       <Item label="Batch">
         {canOpenBatch ? (
-          <Link to={`/batches/${job.batchId}`} className="font-mono text-brand underline-offset-2 hover:underline">
+          <Link to={`/inference-batches/${job.batchId}`} className="font-mono text-brand underline-offset-2 hover:underline">
             {job.batchId}
           </Link>
         ) : (

@@ -11,6 +11,7 @@ export function navItemsFor(principal: Principal | undefined): NavItem[] {
   const items: Array<NavItem & { visible: boolean }> = [
     { to: '/', label: 'Overview', visible: hasScope(principal, 'jobs:read') },
     { to: '/jobs', label: 'Jobs', visible: hasScope(principal, 'jobs:read') },
+    { to: '/batches', label: 'Batches', visible: hasScope(principal, 'jobs:read') },
     { to: '/playground', label: 'Playground', visible: hasScope(principal, 'jobs:write') },
     { to: '/models', label: 'Models', visible: hasScope(principal, 'jobs:read') },
     { to: '/workers', label: 'Workers', visible: hasScope(principal, 'jobs:read') },

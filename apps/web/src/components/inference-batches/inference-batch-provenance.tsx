@@ -10,8 +10,8 @@ const Item = ({ label, children }: { label: string; children: ReactNode }) => (
   </div>
 );
 
-/** What ran the batch: the model artifact, where, and how big and long the run was. */
-export function BatchProvenance({ batch }: { batch: Batch }) {
+/** What ran the inference batch: the model artifact, where, and how big and long the run was. */
+export function InferenceBatchProvenance({ batch }: { batch: Batch }) {
   return (
     <dl aria-label="Batch provenance" className="grid grid-cols-2 gap-3 text-sm sm:grid-cols-3 lg:grid-cols-5">
       <Item label="Model">

@@ -1,9 +1,9 @@
 import { Link, useParams } from 'react-router';
 import { isInferqError } from '@inferq/sdk';
-import { useBatch } from '../api/queries/batches.ts';
+import { useInferenceBatch } from '../api/queries/inference-batches.ts';
 import { useMe } from '../api/queries/me.ts';
-import { BatchJobsTable } from '../components/batches/batch-jobs-table.tsx';
-import { BatchProvenance } from '../components/batches/batch-provenance.tsx';
+import { InferenceBatchJobsTable } from '../components/inference-batches/inference-batch-jobs-table.tsx';
+import { InferenceBatchProvenance } from '../components/inference-batches/inference-batch-provenance.tsx';
 import { buttonStyles } from '../components/ui/button.tsx';
 import { Card } from '../components/ui/card.tsx';
 import { PageHeader } from '../components/ui/page-header.tsx';
@@ -15,23 +15,26 @@ const backLink = (
   </Link>
 );
 
-// A batch holds jobs of many keys, so the API shows it to admin keys only.
+// An inference batch holds jobs of many keys, so the API shows it to admin keys only.
 const adminsOnly = (
-  <EmptyState title="Admins only">A batch can hold other API keys’ jobs, so only an admin key can open it. A job’s own page shows where it ran.</EmptyState>
+  <EmptyState title="Admins only">
+    An inference batch can hold other API keys’ jobs, so only an admin key can open it. A job’s own page shows where it ran.
+  </EmptyState>
 );
 
-export function BatchPage() {
+/** Where one inference batch (a worker's session run) ran, and its jobs: linked from a job's Provenance block. */
+export function InferenceBatchPage() {
   const { id = '' } = useParams();
   const { data: principal, isPending: principalPending } = useMe();
   const isAdmin = principal?.admin === true;
-  const batch = useBatch(id, isAdmin);
-  const header = <PageHeader title="Batch" description={<span className="font-mono break-all">{id}</span>} actions={backLink} />;
+  const batch = useInferenceBatch(id, isAdmin);
+  const header = <PageHeader title="Inference batch" description={<span className="font-mono break-all">{id}</span>} actions={backLink} />;
 
   if (principalPending)
     return (
       <>
         {header}
-        <LoadingState label="Loading batch…" />
+        <LoadingState label="Loading inference batch…" />
       </>
     );
   if (!isAdmin)
@@ -45,7 +48,7 @@ export function BatchPage() {
     return (
       <>
         {header}
-        <LoadingState label="Loading batch…" />
+        <LoadingState label="Loading inference batch…" />
       </>
     );
   if (batch.isError) {
@@ -57,7 +60,7 @@ export function BatchPage() {
         {forbidden ? (
           adminsOnly
         ) : notFound ? (
-          <EmptyState title="Batch not found">No batch with id {id}.</EmptyState>
+          <EmptyState title="Inference batch not found">No inference batch with id {id}.</EmptyState>
         ) : (
           <ErrorAlert error={batch.error} onRetry={() => void batch.refetch()} />
         )}
@@ -69,13 +72,13 @@ export function BatchPage() {
       {header}
       <div className="space-y-4">
         <Card title="Provenance">
-          <BatchProvenance batch={batch.data} />
+          <InferenceBatchProvenance batch={batch.data} />
         </Card>
         <section aria-labelledby="batch-jobs-heading" className="space-y-3">
           <h2 id="batch-jobs-heading" className="text-lg font-semibold">
             Jobs
           </h2>
-          <BatchJobsTable batch={batch.data} />
+          <InferenceBatchJobsTable batch={batch.data} />
         </section>
       </div>
     </>

@@ -4,7 +4,7 @@ import { cleanup, render, screen, within } from '@testing-library/react';
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { MemoryRouter, Route, Routes } from 'react-router';
 import type { Batch, Principal } from '@inferq/contracts';
-import { BatchPage } from './batch-page.tsx';
+import { InferenceBatchPage } from './inference-batch-page.tsx';
 
 const BATCH_ID = '0190a1b2-9d8e-7f6a-8b5c-4d3e2f1a0b9c';
 const KEY_ID = '0190f4d2-7b3a-7cc1-8a1e-3f1c2b4d5e6f';
@@ -52,9 +52,9 @@ function renderPage() {
   const queryClient = new QueryClient({ defaultOptions: { queries: { retry: false } } });
   render(
     <QueryClientProvider client={queryClient}>
-      <MemoryRouter initialEntries={[`/batches/${BATCH_ID}`]}>
+      <MemoryRouter initialEntries={[`/inference-batches/${BATCH_ID}`]}>
         <Routes>
-          <Route path="/batches/:id" element={<BatchPage />} />
+          <Route path="/inference-batches/:id" element={<InferenceBatchPage />} />
         </Routes>
       </MemoryRouter>
     </QueryClientProvider>,
@@ -69,7 +69,7 @@ afterEach(() => {
   vi.unstubAllGlobals();
 });
 
-describe('BatchPage', () => {
+describe('InferenceBatchPage', () => {
   it('shows an admin where the batch ran and its jobs, each linking to its page with its share of the device time', async () => {
     stubApi(admin, () => json(200, batch));
     renderPage();
@@ -98,6 +98,6 @@ describe('BatchPage', () => {
   it('says when the batch does not exist', async () => {
     stubApi(admin, () => json(404, { ...notFound, detail: `batch ${BATCH_ID} does not exist` }));
     renderPage();
-    expect(await screen.findByText('Batch not found')).toBeTruthy();
+    expect(await screen.findByText('Inference batch not found')).toBeTruthy();
   });
 });

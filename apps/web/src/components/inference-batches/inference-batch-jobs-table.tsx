@@ -5,9 +5,9 @@ import { JobStatusBadge } from '../job-status-badge.tsx';
 import { DataTable, type Column } from '../ui/data-table.tsx';
 import { ShareBar } from '../ui/share-bar.tsx';
 
-type BatchJob = Batch['jobs'][number];
+type InferenceBatchJob = Batch['jobs'][number];
 
-const columns = (inferMs: number): ReadonlyArray<Column<BatchJob>> => [
+const columns = (inferMs: number): ReadonlyArray<Column<InferenceBatchJob>> => [
   {
     header: 'Job',
     cell: (job) => (
@@ -35,6 +35,7 @@ const columns = (inferMs: number): ReadonlyArray<Column<BatchJob>> => [
   },
 ];
 
-export function BatchJobsTable({ batch }: { batch: Batch }) {
+/** The jobs one inference batch ran, each with its share of the batch's device time. */
+export function InferenceBatchJobsTable({ batch }: { batch: Batch }) {
   return <DataTable caption="Jobs in this batch" columns={columns(batch.inferMs)} rows={batch.jobs} rowKey={(job) => job.id} />;
 }
