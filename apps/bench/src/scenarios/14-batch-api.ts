@@ -27,6 +27,19 @@ async function rssMiB(pid: number | undefined): Promise<number | null> {
   return kb === undefined ? null : Number(kb) / 1024;
 }
 
+/** A process's CPU time so far in ms (user and system, Linux), or null. */
+async function cpuMs(pid: number | undefined): Promise<number | null> {
+  if (pid === undefined) return null;
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+  // Fields 14 and 15 (utime, stime) in clock ticks (100 a second), counted after the command's closing parenthesis.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return fields.length > 12 ? (Number(fields[11]) + Number(fields[12])) * 10 : null;
+}
+
+/** CPU µs a line between two readings. */
+const perLineUs = (before: number | null, after: number | null, lines: number) =>
+  before === null || after === null ? null : round(((after - before) * 1000) / lines, 0);
+
 /** Samples the processes' RSS every second until stopped; their maxima and first readings. */
 function sampleRss(pids: Record<string, number | undefined>) {
   const seen: Record<string, { first: number | null; max: number | null }> = {};
@@ -123,6 +136,7 @@ export const batchApi: Scenario = {
       // The batch.
       const file = await writeRequests(dir, lines);
       const rss = sampleRss({ api: stack.api.child.pid, worker: worker.child.pid });
+      const cpuBefore = { api: await cpuMs(stack.api.child.pid), worker: await cpuMs(worker.child.pid) };
       const uploadStarted = Date.now();
       const form = new FormData();
       form.set('purpose', 'batch');
@@ -151,6 +165,7 @@ export const batchApi: Scenario = {
         what: () => `the batch to end (${last?.status} ${JSON.stringify(last?.request_counts)})`,
       });
       const memory = await rss.stop();
+      const cpuAfter = { api: await cpuMs(stack.api.child.pid), worker: await cpuMs(worker.child.pid) };
       const {
         rows: [span],
       } = await pool.query<{ s: number; jobs: number }>(
@@ -181,6 +196,9 @@ export const batchApi: Scenario = {
           api_rss_max_mib: round(memory.api?.max ?? null, 0),
           worker_rss_first_mib: round(memory.worker?.first ?? null, 0),
           worker_rss_max_mib: round(memory.worker?.max ?? null, 0),
+          // The interactive stream's submits are in the API's figure too (a few hundred jobs beside the batch's lines).
+          api_cpu_us_per_line: perLineUs(cpuBefore.api, cpuAfter.api, lines),
+          worker_cpu_us_per_line: perLineUs(cpuBefore.worker, cpuAfter.worker, lines),
         },
         goals: [
           goal('batch throughput ÷ the worker-side drain of the same jobs', round(batchPerS / drainPerS, 3), '>=', 0.9),
@@ -192,7 +210,8 @@ export const batchApi: Scenario = {
             `${MAX_BATCH_SIZE}, delay ${MAX_BATCH_DELAY_MS} ms, intraOpNumThreads 1), BATCH_JOBS_IN_FLIGHT 10,000.`,
           `Ceiling: ${drainJobs} of the same jobs queued while the queue was paused, then drained by the same worker.`,
           `Interactive: ${interactiveJobs} normal-priority jobs at ${INTERACTIVE_PER_S}/s, created to finished, alone (after a warm-up) ` +
-            'and once the batch had its first result. RSS sampled every second from /proc over the upload and the batch.',
+            'and once the batch had its first result. RSS sampled every second from /proc over the upload and the batch; CPU a line ' +
+            'from /proc over the same span (the API on a host apart from the worker submits 1e6 ÷ api_cpu_us_per_line lines a second a core).',
         ],
       };
     } finally {
