@@ -53,7 +53,7 @@ describe('pausing and resuming a model queue', () => {
   it('pauses idempotently, shows it in /v1/stats and the metric, and audits only the change', async () => {
     const first = await post('/v1/models/mlp/pause', t.adminKey, { 'x-request-id': 'req-pause' });
     expect(first.statusCode).toBe(200);
-    expect(first.json()).toMatchObject({ model: 'mlp', paused: true, high: 0, normal: 0, low: 0, active: 0, delayed: 0, workers: 0 });
+    expect(first.json()).toMatchObject({ model: 'mlp', paused: true, high: 0, normal: 0, low: 0, batch: 0, active: 0, delayed: 0, workers: 0 });
     const again = await post('/v1/models/mlp/pause', t.adminKey, { 'x-request-id': 'req-pause-again' });
     expect(again.statusCode).toBe(200);
     expect(again.json().paused).toBe(true);

@@ -1,5 +1,6 @@
 import { Pool as HttpPool } from 'undici';
 import type { Pool } from '@inferq/db';
+import type { Priority } from '@inferq/contracts';
 import { readFile } from 'node:fs/promises';
 import { ADMIN_KEY, demoModel, mlpRows, waitFor, type Stack, type TestProcess } from '@inferq/test-utils';
 import { cpuStopwatch } from './costs/process-cpu.ts';
@@ -283,7 +284,7 @@ export const runBurst = (stack: Stack, count: number, concurrency: number, body:
   measureJobs(stack, count, () => submitJobs(stack.baseUrl, count, concurrency, body), tiers);
 
 /** A submit body of one MLP job: one [1, 64] FP32 row as base64 (or framed, in `form`), at `priority`. */
-export function mlpJobBody(priority: 'high' | 'normal' | 'low', form: BodyForm = 'json'): object {
+export function mlpJobBody(priority: Priority, form: BodyForm = 'json'): object {
   return tensorBody(form, 'mlp', 'features', [1, 64], mlpRows(1, 1), { priority })() as object;
 }
 

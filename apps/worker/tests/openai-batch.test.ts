@@ -74,7 +74,7 @@ describe('the Batch API with the openai client', () => {
     ]);
     // The jobs ran below interactive traffic.
     const { rows } = await stack.ctx.pool.query<{ priority: string }>(`SELECT DISTINCT priority FROM jobs WHERE metadata->>'inferq.batch_id' = $1`, [batch.id]);
-    expect(rows).toEqual([{ priority: 'low' }]);
+    expect(rows).toEqual([{ priority: 'batch' }]);
     // The jobs list narrows to them: the twelve that ran (the refused line made no job).
     const listed = await fetch(`${stack.baseUrl}/v1/jobs?batch=${batch.id}&limit=100`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } });
     const { items } = (await listed.json()) as { items: { metadata: Record<string, string> }[] };

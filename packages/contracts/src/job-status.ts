@@ -12,7 +12,11 @@ export const JOB_STATUSES = Object.values(JobStatus);
 const TERMINAL: ReadonlySet<JobStatus> = new Set(['succeeded', 'failed', 'canceled', 'expired']);
 export const isTerminalStatus = (status: JobStatus): boolean => TERMINAL.has(status);
 
-export const Priority = { High: 'high', Normal: 'normal', Low: 'low' } as const;
+/**
+ * The queue's classes, most urgent first: each is served before the next. `batch` is bulk work below every
+ * interactive class (the Batch API's lines): it does not age up, and a batch's completion window bounds its wait.
+ */
+export const Priority = { High: 'high', Normal: 'normal', Low: 'low', Batch: 'batch' } as const;
 export type Priority = (typeof Priority)[keyof typeof Priority];
 export const PRIORITIES = Object.values(Priority);
 

@@ -361,7 +361,7 @@ export async function findAgedQueuedJobs(
     `SELECT id, model_name, priority, owner_key_id, created_at FROM (
        SELECT id, model_name, priority, owner_key_id, created_at,
               row_number() OVER (PARTITION BY model_name, owner_key_id ORDER BY created_at, id) AS rank
-         FROM jobs WHERE ${idRangeSql(await liveJobIds(pool))} AND status = 'queued' AND created_at < $1 AND priority <> 'high') aged
+         FROM jobs WHERE ${idRangeSql(await liveJobIds(pool))} AND status = 'queued' AND created_at < $1 AND priority IN ('normal', 'low')) aged
       WHERE rank <= $2
       ORDER BY model_name, owner_key_id, created_at, id`,
     [o.olderThan, o.perKey],

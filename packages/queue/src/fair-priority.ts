@@ -5,9 +5,9 @@ import { luaScript } from './lua-script.ts';
 
 // Fair ordering inside each priority class of a model queue. BullMQ serves
 // the lowest priority number first, FIFO within a number. The number space
-// (1 … 2^21 − 1) is cut into three ranges, one per class, so a class is
+// (1 … 2^21 − 1) is cut into four ranges, one per class, so a class is
 // always served before the next (jobs move up a class by aging, see
-// priority-aging). Inside a class the number is a start tag of start-time
+// priority-aging; the batch class does not age). Inside a class the number is a start tag of start-time
 // fair queueing: a job starts where its key's previous job in the class
 // finished, or where the class is now (its first waiting job) if that is
 // later, and each job advances its key by 1 / weight. A key that floods the
@@ -16,8 +16,8 @@ import { luaScript } from './lua-script.ts';
 /** BullMQ's largest priority. */
 const PRIORITY_LIMIT = 2 ** 21 - 1;
 /** Numbers per class. */
-export const CLASS_RANGE = Math.floor(PRIORITY_LIMIT / 3);
-export const PRIORITY_CLASSES: readonly Priority[] = ['high', 'normal', 'low'];
+export const PRIORITY_CLASSES: readonly Priority[] = ['high', 'normal', 'low', 'batch'];
+export const CLASS_RANGE = Math.floor(PRIORITY_LIMIT / PRIORITY_CLASSES.length);
 
 /** The BullMQ numbers of a class: [min, max]. */
 export const classRange = (p: Priority): { min: number; max: number } => {
@@ -26,10 +26,11 @@ export const classRange = (p: Priority): { min: number; max: number } => {
 };
 
 /** Each class's first number: what every job of the class gets without fair ordering (FAIR_SCHEDULING=false: plain BullMQ priorities). */
-export const BULL_PRIORITY: Record<Priority, number> = { high: classRange('high').min, normal: classRange('normal').min, low: classRange('low').min };
+export const BULL_PRIORITY = Object.fromEntries(PRIORITY_CLASSES.map((p) => [p, classRange(p).min])) as Record<Priority, number>;
 
 /** The class of a BullMQ priority number. */
-export const priorityOfBull = (bull: number): Priority => PRIORITY_CLASSES[Math.min(2, Math.max(0, Math.floor((bull - 1) / CLASS_RANGE)))]!;
+export const priorityOfBull = (bull: number): Priority =>
+  PRIORITY_CLASSES[Math.min(PRIORITY_CLASSES.length - 1, Math.max(0, Math.floor((bull - 1) / CLASS_RANGE)))]!;
 
 /**
  * The scripts, in src/lua (a header in each documents its KEYS and ARGV): fair
@@ -83,5 +84,5 @@ export async function countWaitingPerClass(connection: RedisClient, queue: Queue
       return connection.zcount(key, min * shift, `(${(max + 1) * shift}`);
     }),
   );
-  return { high: counts[0]!, normal: counts[1]!, low: counts[2]! };
+  return Object.fromEntries(PRIORITY_CLASSES.map((p, i) => [p, counts[i]!])) as Record<Priority, number>;
 }

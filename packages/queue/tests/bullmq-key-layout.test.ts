@@ -125,9 +125,9 @@ describe("BullMQ's private keys, as our scripts read and write them, on real Red
     const base = `${prefix}:${q.name}:`;
     for (const key of ['prioritized', 'pc', 'marker', 'meta']) expect(q.toKey(key), LAYOUT_CHANGED).toBe(base + key);
     expect(q.toKey(''), LAYOUT_CHANGED).toBe(base);
-    // Our classes split BullMQ's priority range in three (fair-priority.ts).
+    // Our classes split BullMQ's priority range in four (fair-priority.ts).
     expect(PRIORITY_LIMIT, LAYOUT_CHANGED).toBe(2 ** 21 - 1);
-    expect(CLASS_RANGE, LAYOUT_CHANGED).toBe(Math.floor(PRIORITY_LIMIT / 3));
+    expect(CLASS_RANGE, LAYOUT_CHANGED).toBe(Math.floor(PRIORITY_LIMIT / 4));
 
     await q.add('j', {}, { jobId: 'a', priority: 7 });
     await q.add('j', {}, { jobId: 'b', priority: 3 });
@@ -149,7 +149,7 @@ describe("BullMQ's private keys, as our scripts read and write them, on real Red
     expect(await redis.zrange(q.toKey('marker'), 0, -1, 'WITHSCORES'), `${LAYOUT_CHANGED} (the marker)`).toEqual(['0', '0']);
     // BullMQ reads the score layout as we count classes.
     expect(await q.getCountsPerPriority([3, 7, lowest]), LAYOUT_CHANGED).toEqual({ 3: 1, 7: 1, [lowest]: 1 });
-    expect(await countWaitingPerClass(redis, q), LAYOUT_CHANGED).toEqual({ high: 2, normal: 0, low: 1 });
+    expect(await countWaitingPerClass(redis, q), LAYOUT_CHANGED).toEqual({ high: 2, normal: 0, low: 1, batch: 0 });
 
     await q.pause();
     expect(await redis.hexists(q.toKey('meta'), 'paused'), `${LAYOUT_CHANGED} (meta's paused flag)`).toBe(1);
@@ -186,7 +186,7 @@ describe("BullMQ's private keys, as our scripts read and write them, on real Red
     // BullMQ reads what our script wrote: the job's priority, the counts per priority, and the order a worker takes jobs in.
     expect((await q.getJob('j1'))!.priority, LAYOUT_CHANGED).toBe(high);
     expect(await q.getCountsPerPriority([high, low, low + 1]), LAYOUT_CHANGED).toEqual({ [high]: 2, [low]: 2, [low + 1]: 0 });
-    expect(await countWaitingPerClass(redis, q), LAYOUT_CHANGED).toEqual({ high: 2, normal: 0, low: 2 });
+    expect(await countWaitingPerClass(redis, q), LAYOUT_CHANGED).toEqual({ high: 2, normal: 0, low: 2, batch: 0 });
     const worker = new Worker(q.name, null, { connection: duplicateForBlocking(redis), prefix, skipVersionCheck: true, autorun: false });
     try {
       const taken: string[] = [];

@@ -25,8 +25,9 @@ export interface BatchEndpointHandler {
   /** Why `body` is not one this endpoint takes (`<path> <message>`), or undefined when it is. */
   check(body: unknown): string | undefined;
   /**
-   * The line's jobs, at priority `low`, each under an Idempotency-Key of the batch, line and index (a line submitted
-   * again gets the same jobs), with what answering the line takes. Throws the AppError the endpoint answers a bad request with.
+   * The line's jobs, in the `batch` class (below every interactive one; a line's own `priority` is not used), each
+   * under an Idempotency-Key of the batch, line and index (a line submitted again gets the same jobs), with what
+   * answering the line takes. Throws the AppError the endpoint answers a bad request with.
    */
   plan(request: BatchLineRequest, body: unknown): Promise<{ jobs: SubmitJobInput[]; answer: unknown }>;
   /** The line's response body, from its jobs (in order, all succeeded) and `answer`. */
@@ -53,7 +54,7 @@ const checker =
 /** What every job of a batch carries: the batch's own metadata keys, its priority, its key of batch, line and index. */
 const batchJob = (r: BatchLineRequest, index: number) => ({
   metadata: { 'inferq.batch_id': r.batchId, 'inferq.custom_id': r.customId },
-  priority: 'low' as const,
+  priority: 'batch' as const,
   idempotencyKey: index === 0 ? `${r.batchId}:${r.line}` : `${r.batchId}:${r.line}:${index}`,
 });
 

@@ -104,12 +104,12 @@ export function createApiMetrics(deps: { pool: Pool; producer: JobProducer; redi
   });
   new Gauge({
     name: 'inferq_queue_backlog',
-    help: 'Jobs waiting to run per model (every priority plus retry backoff): the worker autoscaling signal',
+    help: 'Jobs waiting to run per model (every priority, batch included, plus retry backoff): the worker autoscaling signal',
     labelNames: ['model'],
     registers: [registry],
     async collect() {
       this.reset();
-      for (const d of await readDepths()) this.set({ model: d.model }, d.high + d.normal + d.low + d.delayed);
+      for (const d of await readDepths()) this.set({ model: d.model }, d.high + d.normal + d.low + d.batch + d.delayed);
     },
   });
   new Gauge({

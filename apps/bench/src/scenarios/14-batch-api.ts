@@ -7,6 +7,7 @@ import type { Pool } from '@inferq/db';
 import { ADMIN_KEY, mlpRows, waitFor, type Stack } from '@inferq/test-utils';
 import { emptyJobs, mlpJobBody, SHIPPED_WORKER_ENV, submitJobs, submitJobsAtRate, waitForFinished } from '../driver.ts';
 import { loadBenchEnv } from '../bench-env.ts';
+import { processCpuSeconds } from '../costs/process-cpu.ts';
 import { goal, type Scenario } from '../scenario.ts';
 import { percentile, round } from '../stats.ts';
 
@@ -27,18 +28,11 @@ async function rssMiB(pid: number | undefined): Promise<number | null> {
   return kb === undefined ? null : Number(kb) / 1024;
 }
 
-/** A process's CPU time so far in ms (user and system, Linux), or null. */
-async function cpuMs(pid: number | undefined): Promise<number | null> {
-  if (pid === undefined) return null;
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
-  // Fields 14 and 15 (utime, stime) in clock ticks (100 a second), counted after the command's closing parenthesis.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return fields.length > 12 ? (Number(fields[11]) + Number(fields[12])) * 10 : null;
-}
-
-/** CPU µs a line between two readings. */
+/** A process's CPU seconds so far; null off Linux or without a pid. */
+const cpuS = (pid: number | undefined) => (pid === undefined ? null : processCpuSeconds(pid));
+/** CPU µs a line between two readings (seconds). */
 const perLineUs = (before: number | null, after: number | null, lines: number) =>
-  before === null || after === null ? null : round(((after - before) * 1000) / lines, 0);
+  before === null || after === null ? null : round(((after - before) * 1e6) / lines, 0);
 
 /** Samples the processes' RSS every second until stopped; their maxima and first readings. */
 function sampleRss(pids: Record<string, number | undefined>) {
@@ -125,7 +119,7 @@ export const batchApi: Scenario = {
       // The ceiling: the worker-side drain of the same jobs, queued while the queue is paused.
       await emptyJobs(pool);
       await json(await fetch(`${stack.baseUrl}/v1/models/mlp/pause`, { method: 'POST', headers: auth }));
-      await submitJobs(stack.baseUrl, drainJobs, 128, () => mlpJobBody('low'));
+      await submitJobs(stack.baseUrl, drainJobs, 128, () => mlpJobBody('batch'));
       const resumed = Date.now();
       await json(await fetch(`${stack.baseUrl}/v1/models/mlp/resume`, { method: 'POST', headers: auth }));
       await waitForFinished(pool, drainJobs, 3_600_000);
@@ -136,7 +130,7 @@ export const batchApi: Scenario = {
       // The batch.
       const file = await writeRequests(dir, lines);
       const rss = sampleRss({ api: stack.api.child.pid, worker: worker.child.pid });
-      const cpuBefore = { api: await cpuMs(stack.api.child.pid), worker: await cpuMs(worker.child.pid) };
+      const cpuBefore = { api: cpuS(stack.api.child.pid), worker: cpuS(worker.child.pid) };
       const uploadStarted = Date.now();
       const form = new FormData();
       form.set('purpose', 'batch');
@@ -153,7 +147,7 @@ export const batchApi: Scenario = {
       type BatchView = { status: string; request_counts: { total: number; completed: number; failed: number }; in_progress_at: number | null };
       const batch = async () => json<BatchView>(await fetch(`${stack.baseUrl}/v1/batches/${created.id}`, { headers: auth }));
       const firstResult = await waitFor(
-        async () => (await pool.query<{ at: Date }>("SELECT min(finished_at) AS at FROM jobs WHERE priority = 'low'")).rows[0]!.at,
+        async () => (await pool.query<{ at: Date }>("SELECT min(finished_at) AS at FROM jobs WHERE priority = 'batch'")).rows[0]!.at,
         { timeoutMs: 3_600_000, intervalMs: 200, what: "the batch's first result" },
       );
       // Interactive traffic while the batch runs (it is long: the stream ends well before it).
@@ -165,11 +159,11 @@ export const batchApi: Scenario = {
         what: () => `the batch to end (${last?.status} ${JSON.stringify(last?.request_counts)})`,
       });
       const memory = await rss.stop();
-      const cpuAfter = { api: await cpuMs(stack.api.child.pid), worker: await cpuMs(worker.child.pid) };
+      const cpuAfter = { api: cpuS(stack.api.child.pid), worker: cpuS(worker.child.pid) };
       const {
         rows: [span],
       } = await pool.query<{ s: number; jobs: number }>(
-        "SELECT extract(epoch FROM max(finished_at) - min(created_at))::float AS s, count(*)::int AS jobs FROM jobs WHERE priority = 'low'",
+        "SELECT extract(epoch FROM max(finished_at) - min(created_at))::float AS s, count(*)::int AS jobs FROM jobs WHERE priority = 'batch'",
       );
       const batchPerS = span!.jobs / span!.s;
       const idleP99 = percentile(idle, 99);

@@ -45,7 +45,7 @@ export function OverviewPage() {
             <StatTile label="Error rate" value={formatPercent(stats.data.errorRate)} hint={`${formatRate(stats.data.failedPerSec)} failed`} />
             <StatTile label="Avg batch size" value={formatNumber(stats.data.avgBatchSize)} hint="jobs per session run" />
             <StatTile label="Workers online" value={stats.data.workersOnline} />
-            <StatTile label="Queued now" value={stats.data.queues.reduce((n, q) => n + q.high + q.normal + q.low, 0)} hint="waiting, all models" />
+            <StatTile label="Queued now" value={stats.data.queues.reduce((n, q) => n + q.high + q.normal + q.low + q.batch, 0)} hint="waiting, all models" />
           </dl>
           <dl className="grid grid-cols-2 gap-3 sm:grid-cols-3 lg:grid-cols-6">
             <StatTile label="Queue wait p50" value={formatMs(stats.data.queueMsP50)} />

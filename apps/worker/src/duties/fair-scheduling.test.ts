@@ -86,15 +86,16 @@ describe('fair ordering within a priority', () => {
 
   it('serves classes in order, counts them apart, and starts a class afresh once it has drained', async () => {
     const m = fresh();
+    const batch = await submit(m, [{ tenant: keys.b, priority: 'batch' }]);
     const low = await submit(m, [{ tenant: keys.a, priority: 'low' }]);
     const normal = await submit(m, [{ tenant: keys.a, priority: 'normal' }]);
     const high = await submit(m, [
       { tenant: keys.b, priority: 'high' },
       { tenant: keys.b, priority: 'high' },
     ]);
-    expect(await serveOrder(m)).toEqual([...high, ...normal, ...low]);
+    expect(await serveOrder(m)).toEqual([...high, ...normal, ...low, ...batch]);
     const queue = producer.queueFor(m);
-    expect(await countWaitingPerClass(redis, queue)).toEqual({ high: 2, normal: 1, low: 1 });
+    expect(await countWaitingPerClass(redis, queue)).toEqual({ high: 2, normal: 1, low: 1, batch: 1 });
     await queue.obliterate({ force: true });
     const [again] = await submit(m, [{ tenant: keys.b, priority: 'high' }]);
     expect((await queue.getJob(again!))!.priority).toBe(classRange('high').min);
@@ -108,6 +109,8 @@ describe('priority aging', () => {
     expect(agedClass('low', 25_000, 10_000)).toBe('high');
     expect(agedClass('normal', 10_000, 10_000)).toBe('high');
     expect(agedClass('high', 99_000, 10_000)).toBe('high');
+    // Bulk work has its completion window instead: it never moves into the interactive classes.
+    expect(agedClass('batch', 99_000, 10_000)).toBe('batch');
   });
 
   it('puts a low job that waited two steps at the front of a flood of high jobs (a clock moved ahead by hand)', async () => {
@@ -115,6 +118,8 @@ describe('priority aging', () => {
     await ctx.pool.query('DELETE FROM jobs');
     const m = fresh();
     const [lowJob] = await submit(m, [{ tenant: keys.c, priority: 'low' }]);
+    // A batch job as old: it stays below everything, however long it waits.
+    const [batchJob] = await submit(m, [{ tenant: keys.b, priority: 'batch' }]);
     await submit(
       m,
       Array.from({ length: 500 }, () => ({ tenant: keys.a, priority: 'high' as const })),
@@ -134,6 +139,7 @@ describe('priority aging', () => {
     expect((await serveOrder(m)).indexOf(lowJob!)).toBeLessThanOrEqual(1);
     // Already where its age puts it: nothing moves again.
     expect(await at(3 * step).run()).toBe(0);
+    expect((await serveOrder(m)).at(-1)).toBe(batchJob);
   });
 
   it('runs one pass at a time across workers: a second pass within the lease does nothing', async () => {
@@ -186,7 +192,7 @@ describe('priority aging', () => {
     const ager = createPriorityAger({ pool: ctx.pool, producer, connection: redis, agingMs: 10_000, logger, now: () => Date.now() + 10_001, passLeaseMs: 0 });
     expect(await ager.run()).toBe(1);
     expect(await serveOrder(m)).toEqual([lowJob]);
-    expect(await countWaitingPerClass(redis, queue)).toEqual({ high: 0, normal: 1, low: 0 });
+    expect(await countWaitingPerClass(redis, queue)).toEqual({ high: 0, normal: 1, low: 0, batch: 0 });
     expect(await redis.exists(queue.toKey('marker'))).toBe(0);
     expect(await producer.isPaused(m)).toBe(true);
     await producer.resume(m);

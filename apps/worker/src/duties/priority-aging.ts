@@ -6,8 +6,9 @@ import { promoteJobs, takeLease, type JobProducer, type RedisClient } from '@inf
 /** Each key's oldest jobs looked at per pass and model; one of them moves. */
 const PER_KEY = 20;
 
-/** The class a job waiting `ageMs` should be in: one class up per `agingMs` waited, never past high. */
+/** The class a job waiting `ageMs` should be in: one class up per `agingMs` waited, never past high; batch stays. */
 export function agedClass(submitted: Priority, ageMs: number, agingMs: number): Priority {
+  if (submitted === 'batch') return 'batch';
   const steps = Math.floor(ageMs / agingMs);
   const order: Priority[] = ['low', 'normal', 'high'];
   return order[Math.min(2, order.indexOf(submitted) + steps)]!;

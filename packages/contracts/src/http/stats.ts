@@ -17,6 +17,7 @@ export const QueueDepthSchema = Type.Object({
   high: Type.Integer(),
   normal: Type.Integer(),
   low: Type.Integer(),
+  batch: Type.Integer({ description: 'Waiting in the batch class (the Batch API), served after every other' }),
   active: Type.Integer({ description: 'Held by a worker' }),
   delayed: Type.Integer({ description: 'Waiting out a retry backoff' }),
   workers: Type.Integer({ description: 'Live workers consuming this queue' }),
@@ -29,7 +30,7 @@ export type QueueDepth = Static<typeof QueueDepthSchema>;
 /** A model's queue after pause or resume: its depth now and whether it is paused. */
 export const ModelQueueSchema = Type.Composite([QueueDepthSchema], {
   $id: 'ModelQueue',
-  examples: [{ model: 'mlp', high: 0, normal: 14, low: 3, active: 0, delayed: 0, workers: 1, paused: true }],
+  examples: [{ model: 'mlp', high: 0, normal: 14, low: 3, batch: 0, active: 0, delayed: 0, workers: 1, paused: true }],
 });
 export type ModelQueue = Static<typeof ModelQueueSchema>;
 
@@ -92,7 +93,7 @@ const exampleStats = {
   avgBatchSize: 7.6,
   ...exampleLatency,
   workersOnline: 1,
-  queues: [{ model: 'mlp', high: 0, normal: 14, low: 3, active: 8, delayed: 0, workers: 1, paused: false, oldestQueuedS: 0.35 }],
+  queues: [{ model: 'mlp', high: 0, normal: 14, low: 3, batch: 0, active: 8, delayed: 0, workers: 1, paused: false, oldestQueuedS: 0.35 }],
   models: [{ model: 'mlp', version: 2, ...exampleBreakdown }],
   workers: [{ workerId: 'gpu-node-1-cuda0-4242', ...exampleBreakdown }],
   series: [

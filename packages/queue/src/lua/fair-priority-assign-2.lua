@@ -9,7 +9,7 @@
     KEYS[2] our fair-finish hashes' key stem ('<prefix>:<queue>:fair')
 
     ARGV[1] the class range size (CLASS_RANGE)
-    ARGV[2...] per job, three each: key id (tenant, '' for none), class index (0 high, 1 normal, 2 low), cost (1 / weight)
+    ARGV[2...] per job, three each: key id (tenant, '' for none), class index (0 high, 1 normal, 2 low, 3 batch), cost (1 / weight)
 
   Output:
     a BullMQ priority per job, in ARGV's order

@@ -18,7 +18,7 @@
 
     ARGV[1] the class range size (CLASS_RANGE)
     ARGV[2] the job key prefix ('<prefix>:<queue>:'; a job's hash is ARGV[2] .. job id)
-    ARGV[3...] per job, three each: job id, key id (tenant), target class index (0 high, 1 normal, 2 low); each key's oldest first
+    ARGV[3...] per job, three each: job id, key id (tenant), target class index (0 high, 1 normal, 2 low, 3 batch); each key's oldest first
 
   Output:
     how many jobs moved

@@ -74,9 +74,9 @@ export function formatModelRetirement(r: ModelRetirement): string[] {
   return lines;
 }
 
-/** One model queue: `mlp: paused  waiting 0/3/0 (high/normal/low)  active 0  delayed 0  workers 1`. */
+/** One model queue: `mlp: paused  waiting 0/3/0/0 (high/normal/low/batch)  active 0  delayed 0  workers 1`. */
 export const formatModelQueue = (q: QueueDepth): string =>
-  `${q.model}: ${q.paused ? 'paused  ' : ''}waiting ${q.high}/${q.normal}/${q.low} (high/normal/low)  ` +
+  `${q.model}: ${q.paused ? 'paused  ' : ''}waiting ${q.high}/${q.normal}/${q.low}/${q.batch} (high/normal/low/batch)  ` +
   `active ${q.active}  delayed ${q.delayed}  workers ${q.workers}`;
 
 export const formatWorker = (w: WorkerStatus): string =>

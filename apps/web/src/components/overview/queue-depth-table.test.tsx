@@ -10,6 +10,7 @@ const queue = (model: string, paused: boolean): QueueStats => ({
   high: 0,
   normal: 3,
   low: 0,
+  batch: 2,
   active: 0,
   delayed: 0,
   workers: 1,

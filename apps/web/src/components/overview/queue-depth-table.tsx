@@ -19,6 +19,7 @@ const COLUMNS: ReadonlyArray<Column<QueueStats>> = [
   { header: 'High', cell: (q) => count(q.high), className: 'text-right' },
   { header: 'Normal', cell: (q) => count(q.normal), className: 'text-right' },
   { header: 'Low', cell: (q) => count(q.low), className: 'text-right' },
+  { header: 'Batch', cell: (q) => count(q.batch), className: 'text-right' },
   { header: 'Running', cell: (q) => count(q.active), className: 'text-right' },
   { header: 'Delayed', cell: (q) => count(q.delayed), className: 'text-right' },
   { header: 'Workers', cell: (q) => count(q.workers), className: 'text-right' },

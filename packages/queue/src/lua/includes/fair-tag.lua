@@ -11,7 +11,7 @@
     ARGV[1] the class range size: BullMQ priority numbers per class (CLASS_RANGE)
 
   Defines:
-    fairTag(c, tenant, cost): the BullMQ priority of a job in class c (0 high, 1 normal, 2 low) for key
+    fairTag(c, tenant, cost): the BullMQ priority of a job in class c (0 high, 1 normal, 2 low, 3 batch) for key
       `tenant`, advancing the key's finish by `cost`; an empty tenant is a flow of its own and keeps no state.
     saveFinishes(): writes the finishes fairTag advanced, one HSET per class (call once, at the end).
   Each class keeps its keys' finishes in a hash of its own (KEYS[2] .. ':' .. class, in the queue's hash
