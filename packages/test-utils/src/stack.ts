@@ -41,8 +41,8 @@ export interface Stack {
   /** Uploads demo model `file` (default: the one called `name`) as `name`. */
   /** Registers demo model `file` as `name` with these text fields; with `tokenizerPath`, as an embedding model. */
   registerModel(name: string, fields?: Record<string, string>, file?: string, tokenizerPath?: string): Promise<void>;
-  /** Another API process over the same schema, prefix and bucket (horizontal scale). */
-  startApi(): Promise<{ process: TestProcess; baseUrl: string }>;
+  /** Another API process over the same schema, prefix and bucket (horizontal scale); `env` over the stack's API settings. */
+  startApi(env?: Record<string, string>): Promise<{ process: TestProcess; baseUrl: string }>;
   /** `nodeArgs` e.g. `--cpu-prof`; `entry` in place of the stack's worker entry (the bench's timed-device worker). */
   startWorker(env?: Record<string, string>, options?: { nodeArgs?: string[]; entry?: string }): Promise<TestProcess>;
   /**
@@ -74,7 +74,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const ctx = await createTestContext({ services: options.services });
   const logLevel = options.logLevel ?? 'info';
   const apis: TestProcess[] = [];
-  async function startApi(): Promise<{ process: TestProcess; baseUrl: string }> {
+  async function startApi(env: Record<string, string> = {}): Promise<{ process: TestProcess; baseUrl: string }> {
     const port = await freePort();
     // The rate limiter stays on (benchmarks measure its Redis round trip) with a limit load tests never reach. Inputs are
     // kept a day (the server drops them once a job finishes): tests read and retry finished jobs' inputs.
@@ -88,6 +88,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
         RATE_LIMIT_PER_MIN: '100000000',
         JOB_INPUT_RETENTION_S: '86400',
         ...options.apiEnv,
+        ...env,
       },
       options.apiNodeArgs,
     );
