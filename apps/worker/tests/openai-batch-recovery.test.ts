@@ -1,18 +1,20 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN_KEY, mlpJob, startStack, waitFor, type Stack } from '@inferq/test-utils';
+import { ADMIN_KEY, mlpJob, startStack, waitFor, type Stack, type TestProcess } from '@inferq/test-utils';
 
-// A batch outlives the API process advancing it, and ends as OpenAI's do when
-// its window passes: every line answered exactly once either way.
+// A batch outlives the API process advancing it and the worker running its
+// jobs, and ends as OpenAI's do when its window passes: every line answered
+// exactly once each way.
 
 const LINES = 300;
 let stack: Stack;
+let worker: TestProcess;
 /** The API the tests talk to: the second one once the first is killed. */
 let api: string;
 beforeAll(async () => {
   // Short leases, so a killed API's batch is taken over in seconds; a small window of jobs, so the kill lands mid-run.
   stack = await startStack({ apiEnv: { BATCH_LEASE_MS: '2000', BATCH_JOBS_IN_FLIGHT: '40' } });
   await stack.registerModel('mlp');
-  await stack.startWorker();
+  worker = await stack.startWorker();
   await stack.waitUntilServed('mlp');
   api = stack.baseUrl;
 });
@@ -35,8 +37,13 @@ async function createBatch(baseUrl: string, lines: string[]): Promise<string> {
 }
 
 const getBatch = async (baseUrl: string, id: string) => (await (await fetch(`${baseUrl}/v1/batches/${id}`, { headers: auth })).json()) as Record<string, any>;
-const jobsOf = async (id: string) =>
-  (await stack.ctx.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM jobs WHERE metadata->>'inferq.batch_id' = $1`, [id])).rows[0]!.n;
+const jobsOf = async (id: string, status?: string) =>
+  (
+    await stack.ctx.pool.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM jobs WHERE metadata->>'inferq.batch_id' = $1 AND ($2::text IS NULL OR status = $2)`,
+      [id, status ?? null],
+    )
+  ).rows[0]!.n;
 const ended = (b: Record<string, any>) => ['completed', 'failed', 'expired', 'cancelled'].includes(b.status);
 const fileLines = async (baseUrl: string, fileId: string) =>
   (await (await fetch(`${baseUrl}/v1/files/${fileId}/content`, { headers: auth })).text())
@@ -63,6 +70,26 @@ describe('a batch across failures', () => {
     expect(await jobsOf(id)).toBe(LINES);
     const output = await fileLines(api, batch.output_file_id);
     expect(output.map((o) => o.custom_id)).toEqual(Array.from({ length: LINES }, (_, i) => `r-${i}`));
+  });
+
+  it('survives its worker killed mid-run: the jobs it held run on the next one, and every line is answered once', async () => {
+    const id = await createBatch(
+      api,
+      Array.from({ length: LINES }, (_, i) => line(`w-${i}`, i)),
+    );
+    await waitFor(async () => (await jobsOf(id, 'succeeded')) >= 40, { timeoutMs: 30_000, what: 'the batch to have results' });
+    await worker.stop('SIGKILL');
+    worker = await stack.startWorker();
+    let batch: Record<string, any> = {};
+    await waitFor(async () => ended((batch = await getBatch(api, id))), {
+      timeoutMs: 120_000,
+      intervalMs: 250,
+      what: () => `the batch to end on the second worker (${batch.status} ${JSON.stringify(batch.request_counts)})`,
+    });
+    expect(batch).toMatchObject({ status: 'completed', request_counts: { total: LINES, completed: LINES, failed: 0 }, error_file_id: null });
+    expect(await jobsOf(id)).toBe(LINES);
+    const output = await fileLines(api, batch.output_file_id);
+    expect(output.map((o) => o.custom_id)).toEqual(Array.from({ length: LINES }, (_, i) => `w-${i}`));
   });
 
   it('ends expired past its window: its queued jobs canceled, the lines not run in the error file', async () => {
