@@ -13,7 +13,12 @@ export const SubmitJobBodySchema = Type.Object(
   {
     model: Type.String({ minLength: 1, maxLength: 200, description: 'Model name, or name:version', examples: ['mlp'] }),
     inputs: Type.Array(SubmitInputTensorSchema, { minItems: 1, maxItems: 64 }),
-    priority: Type.Optional(StringEnum(PRIORITIES, { default: 'normal', description: 'Queue class; high runs before normal before low before batch (bulk work: it does not age up)' })),
+    priority: Type.Optional(
+      StringEnum(PRIORITIES, {
+        default: 'normal',
+        description: 'Queue class; high runs before normal before low before batch (bulk work: it does not age up)',
+      }),
+    ),
     // A key pattern that matches every key (no `.`, which skips newlines) and additionalProperties: false, so every value is checked.
     metadata: Type.Optional(
       Type.Record(Type.String({ pattern: storableTextPattern(64) }), StorableText({ maxLength: 1024 }), { maxProperties: 32, additionalProperties: false }),
