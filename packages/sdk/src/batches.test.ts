@@ -1,26 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import type { BulkBatch } from '@inferq/contracts';
+import { exampleBulkBatch, type BulkBatch } from '@inferq/contracts';
 import { createClient, type FetchLike } from './index.ts';
 
 const batch = (status: BulkBatch['status'], completed = 0, failed = 0): BulkBatch => ({
-  id: 'batch_0190a1b2a4417c3e9b1d5e6f7a8b9c0d',
-  object: 'batch',
-  endpoint: '/v1/jobs',
-  errors: null,
-  input_file_id: 'file-0190a1b29d8e7f6a8b5c4d3e2f1a0b9c',
-  completion_window: '24h',
+  ...exampleBulkBatch,
   status,
-  output_file_id: null,
-  error_file_id: null,
   created_at: 1,
   in_progress_at: null,
   expires_at: 86_401,
-  finalizing_at: null,
-  completed_at: null,
-  failed_at: null,
-  expired_at: null,
-  cancelling_at: null,
-  cancelled_at: null,
   request_counts: { total: 4, completed, failed },
   metadata: null,
 });

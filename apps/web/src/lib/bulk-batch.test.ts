@@ -1,27 +1,14 @@
 import { describe, expect, it } from 'vitest';
+import { exampleBulkBatch } from '@inferq/contracts';
 import type { BulkBatch } from '@inferq/sdk';
 import { batchEndedAt, batchFileName, batchTimeline, metadataSummary, unixToIso } from './bulk-batch.ts';
 
 const T = 1_748_856_600; // 2025-06-02T09:30:00Z
 const running: BulkBatch = {
-  id: 'batch_0190a1b2a4417c3e9b1d5e6f7a8b9c0d',
-  object: 'batch',
-  endpoint: '/v1/jobs',
-  errors: null,
-  input_file_id: 'file-0190a1b29d8e7f6a8b5c4d3e2f1a0b9c',
-  completion_window: '24h',
-  status: 'in_progress',
-  output_file_id: null,
-  error_file_id: null,
+  ...exampleBulkBatch,
   created_at: T,
   in_progress_at: T + 4,
   expires_at: T + 86_400,
-  finalizing_at: null,
-  completed_at: null,
-  failed_at: null,
-  expired_at: null,
-  cancelling_at: null,
-  cancelled_at: null,
   request_counts: { total: 10, completed: 4, failed: 1 },
   metadata: { team: 'search', run: 'nightly' },
 };

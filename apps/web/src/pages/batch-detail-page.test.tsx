@@ -3,7 +3,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { MemoryRouter, Route, Routes } from 'react-router';
-import type { Principal } from '@inferq/contracts';
+import { exampleBulkBatch, type Principal } from '@inferq/contracts';
 import type { BulkBatch } from '@inferq/sdk';
 import { saveBlob } from '../lib/download.ts';
 import { BatchDetailPage } from './batch-detail-page.tsx';
@@ -18,24 +18,12 @@ const ERRORS_ID = `${INPUT_ID}-errors`;
 const NOW_S = 1_748_856_600;
 
 const running: BulkBatch = {
+  ...exampleBulkBatch,
   id: BATCH_ID,
-  object: 'batch',
-  endpoint: '/v1/jobs',
-  errors: null,
   input_file_id: INPUT_ID,
-  completion_window: '24h',
-  status: 'in_progress',
-  output_file_id: null,
-  error_file_id: null,
   created_at: NOW_S - 12,
   in_progress_at: NOW_S - 10,
   expires_at: NOW_S + 86_388,
-  finalizing_at: null,
-  completed_at: null,
-  failed_at: null,
-  expired_at: null,
-  cancelling_at: null,
-  cancelled_at: null,
   request_counts: { total: 10, completed: 4, failed: 1 },
   metadata: { run: 'nightly' },
 };

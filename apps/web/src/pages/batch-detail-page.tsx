@@ -1,17 +1,18 @@
 import { Link, useParams } from 'react-router';
 import { isBatchEnded, isInferqError, type BulkBatch } from '@inferq/sdk';
+import { downloadFile } from '../api/file-download.ts';
 import { useBatch } from '../api/queries/batches.ts';
 import { useMe } from '../api/queries/me.ts';
 import { hasScope } from '../auth/permissions.ts';
-import { BatchFileDownload } from '../components/batches/batch-file-download.tsx';
 import { BatchFileErrors } from '../components/batches/batch-file-errors.tsx';
 import { BatchProgressPanel } from '../components/batches/batch-progress.tsx';
 import { BatchStatusLive } from '../components/batches/batch-status-badge.tsx';
 import { BatchTimeline } from '../components/batches/batch-timeline.tsx';
 import { CancelBatchButton } from '../components/batches/cancel-batch-button.tsx';
+import { DownloadButton } from '../components/download-button.tsx';
 import { buttonStyles } from '../components/ui/button.tsx';
 import { Card } from '../components/ui/card.tsx';
-import { CopyButton } from '../components/ui/copy-button.tsx';
+import { CopyableId } from '../components/ui/copy-button.tsx';
 import { PageHeader } from '../components/ui/page-header.tsx';
 import { EmptyState, ErrorAlert, LoadingState } from '../components/ui/states.tsx';
 import { batchFileName } from '../lib/bulk-batch.ts';
@@ -62,16 +63,7 @@ function BatchDetail({ batch, canWrite }: { batch: BulkBatch; canWrite: boolean 
   const fileErrors = batch.errors?.data ?? [];
   return (
     <>
-      <PageHeader
-        title="Batch"
-        description={
-          <span className="inline-flex flex-wrap items-center gap-2">
-            <span className="font-mono break-all">{batch.id}</span>
-            <CopyButton text={batch.id} label="Copy batch id" />
-          </span>
-        }
-        actions={backLink}
-      />
+      <PageHeader title="Batch" description={<CopyableId id={batch.id} label="Copy batch id" />} actions={backLink} />
       <div className="grid gap-4 lg:grid-cols-3">
         <Card title="Summary">
           <dl className="grid grid-cols-[auto_1fr] gap-x-4 gap-y-2 text-sm">
@@ -93,8 +85,22 @@ function BatchDetail({ batch, canWrite }: { batch: BulkBatch; canWrite: boolean 
             ))}
           </dl>
           <div className="mt-4 flex flex-wrap items-center gap-2">
-            {batch.output_file_id && <BatchFileDownload fileId={batch.output_file_id} filename={batchFileName(batch.id, 'output')} label="Download output" />}
-            {batch.error_file_id && <BatchFileDownload fileId={batch.error_file_id} filename={batchFileName(batch.id, 'errors')} label="Download errors" />}
+            {batch.output_file_id && (
+              <DownloadButton
+                fetchBlob={() => downloadFile(batch.output_file_id!)}
+                filename={batchFileName(batch.id, 'output')}
+                label="Download output"
+                text="Download output"
+              />
+            )}
+            {batch.error_file_id && (
+              <DownloadButton
+                fetchBlob={() => downloadFile(batch.error_file_id!)}
+                filename={batchFileName(batch.id, 'errors')}
+                label="Download errors"
+                text="Download errors"
+              />
+            )}
             {hasJobs && (
               <Link to={`/jobs?batch=${batch.id}`} className={buttonStyles({ variant: 'ghost', size: 'sm' })}>
                 Jobs of this batch

@@ -12,7 +12,7 @@ import { PurgedJob } from '../components/jobs/purged-job.tsx';
 import { JobTimeline } from '../components/jobs/job-timeline.tsx';
 import { buttonStyles } from '../components/ui/button.tsx';
 import { Card } from '../components/ui/card.tsx';
-import { CopyButton } from '../components/ui/copy-button.tsx';
+import { CopyableId } from '../components/ui/copy-button.tsx';
 import { PageHeader } from '../components/ui/page-header.tsx';
 import { EmptyState, ErrorAlert, LoadingState } from '../components/ui/states.tsx';
 import { formatDateTime } from '../lib/format.ts';
@@ -63,16 +63,7 @@ function JobDetail({ job, canWrite, isAdmin }: { job: Job; canWrite: boolean; is
   const metadata = Object.entries(job.metadata);
   return (
     <>
-      <PageHeader
-        title="Job details"
-        description={
-          <span className="inline-flex flex-wrap items-center gap-2">
-            <span className="font-mono break-all">{job.id}</span>
-            <CopyButton text={job.id} label="Copy job id" />
-          </span>
-        }
-        actions={backLink}
-      />
+      <PageHeader title="Job details" description={<CopyableId id={job.id} label="Copy job id" />} actions={backLink} />
       <div className="grid gap-4 lg:grid-cols-3">
         <Card title="Summary">
           <dl className="grid grid-cols-[auto_1fr] gap-x-4 gap-y-2 text-sm">

@@ -1,4 +1,5 @@
 import type { Job } from '@inferq/contracts';
+import { downloadTensor } from '../../api/tensor-download.ts';
 import { formatBytes } from '../../lib/format.ts';
 import { DownloadButton } from '../download-button.tsx';
 import { TensorView } from '../tensor-view.tsx';
@@ -27,7 +28,13 @@ export function JobInputs({ job }: { job: Job }) {
         { header: 'Size', cell: (t) => formatBytes(t.bytes), className: 'text-right tabular-nums' },
         {
           header: 'Bytes',
-          cell: (t) => <DownloadButton path={tensorPath(job, 'inputs', t.index)} filename={fileName(job, t.name)} label={`Download input ${t.name}`} />,
+          cell: (t) => (
+            <DownloadButton
+              fetchBlob={() => downloadTensor(tensorPath(job, 'inputs', t.index))}
+              filename={fileName(job, t.name)}
+              label={`Download input ${t.name}`}
+            />
+          ),
         },
       ]}
     />
@@ -58,7 +65,11 @@ export function JobOutputs({ job }: { job: Job }) {
               </span>
             </p>
           )}
-          <DownloadButton path={tensorPath(job, 'outputs', index)} filename={fileName(job, output.name)} label={`Download output ${output.name}`} />
+          <DownloadButton
+            fetchBlob={() => downloadTensor(tensorPath(job, 'outputs', index))}
+            filename={fileName(job, output.name)}
+            label={`Download output ${output.name}`}
+          />
         </div>
       ))}
     </div>

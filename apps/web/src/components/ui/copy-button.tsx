@@ -19,3 +19,13 @@ export function CopyButton({ text, label }: { text: string; label: string }) {
     </Button>
   );
 }
+
+/** An id as a detail page's header shows it: in full, monospace, with a button that copies it (`label`, e.g. "Copy job id"). */
+export function CopyableId({ id, label }: { id: string; label: string }) {
+  return (
+    <span className="inline-flex flex-wrap items-center gap-2">
+      <span className="font-mono break-all">{id}</span>
+      <CopyButton text={id} label={label} />
+    </span>
+  );
+}
