@@ -56,7 +56,7 @@ export interface FairJob {
 export async function assignFairPriorities(connection: RedisClient, queue: Queue, jobs: readonly FairJob[]): Promise<number[]> {
   if (jobs.length === 0) return [];
   const args = jobs.flatMap((j) => [j.tenant, String(PRIORITY_CLASSES.indexOf(j.priority)), String(1 / (j.weight ?? 1))]);
-  return (await assignScript(connection, [queue.toKey('prioritized'), queue.toKey('fair')], [CLASS_RANGE, ...args])) as number[];
+  return (await assignScript(connection, [queue.toKey('prioritized'), queue.toKey('fair')], [CLASS_RANGE, queue.toKey(''), ...args])) as number[];
 }
 
 /** Moves waiting jobs up to their target class (aging), at most one per key, each to its key's fair number there, in one round trip; returns how many moved. */

@@ -3,7 +3,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Priority } from '@inferq/contracts';
 import { createLogger } from '@inferq/core';
 import { insertJobs } from '@inferq/db';
-import { classRange, countWaitingPerClass, createJobProducer, createRedisConnection, releaseLease, type JobProducer, type RedisClient } from '@inferq/queue';
+import {
+  CLASS_RANGE,
+  classRange,
+  countWaitingPerClass,
+  createJobProducer,
+  createRedisConnection,
+  releaseLease,
+  type JobProducer,
+  type RedisClient,
+} from '@inferq/queue';
 import { createTestContext, newTestJob, waitFor, type TestContext } from '@inferq/test-utils';
 import { AGING_PASS, agedClass, createPriorityAger } from './priority-aging.ts';
 
@@ -99,6 +108,38 @@ describe('fair ordering within a priority', () => {
     await queue.obliterate({ force: true });
     const [again] = await submit(m, [{ tenant: keys.b, priority: 'high' }]);
     expect((await queue.getJob(again!))!.priority).toBe(classRange('high').min);
+  });
+});
+
+describe('a class that never drains', () => {
+  it('rebases once its first waiting job is past half the range: numbers, job hashes and finishes move down, order kept', async () => {
+    const m = fresh();
+    const queue = producer.queueFor(m);
+    const { min } = classRange('batch');
+    const [first] = await submit(m, [{ tenant: keys.a, priority: 'batch' }]);
+    // As if key a had had three quarters of a range of jobs served while the class never emptied.
+    const far = Math.floor(CLASS_RANGE * 0.75);
+    await redis.hset(queue.toKey('fair:3'), keys.a, String(far));
+    const flood = await submit(
+      m,
+      Array.from({ length: 3 }, () => ({ tenant: keys.a, priority: 'batch' as const })),
+    );
+    expect((await queue.getJob(flood[0]!))!.priority).toBe(min + far);
+    // The first job is taken: the class's head is now three quarters up its range.
+    await redis.zrem(queue.toKey('prioritized'), first!);
+    const [trickle] = await submit(m, [{ tenant: keys.b, priority: 'batch' }]);
+    const [next] = await submit(m, [{ tenant: keys.a, priority: 'batch' }]);
+
+    // Key b's job is second (after the flood's first, its equal), key a's new one goes on after a's own.
+    expect(await serveOrder(m)).toEqual([flood[0], trickle, flood[1], flood[2], next]);
+    // Every number is back at the bottom of the class, and BullMQ's job hashes say the same as its zset.
+    const scores = await redis.zrange(queue.toKey('prioritized'), 0, -1, 'WITHSCORES');
+    for (let i = 0; i < scores.length; i += 2) {
+      const priority = Math.floor(Number(scores[i + 1]) / 2 ** 32);
+      expect(priority).toBeLessThan(min + 10);
+      expect((await queue.getJob(scores[i]!))!.priority).toBe(priority);
+    }
+    expect(Number(await redis.hget(queue.toKey('fair:3'), keys.a))).toBe(4);
   });
 });
 
