@@ -1,5 +1,5 @@
 import { Link, useParams } from 'react-router';
-import { isBatchEnded, isInferqError, type BulkBatch } from '@inferq/sdk';
+import { isBatchEnded, type BulkBatch } from '@inferq/sdk';
 import { downloadFile } from '../api/file-download.ts';
 import { useBatch } from '../api/queries/batches.ts';
 import { useMe } from '../api/queries/me.ts';
@@ -14,7 +14,7 @@ import { buttonStyles } from '../components/ui/button.tsx';
 import { Card } from '../components/ui/card.tsx';
 import { CopyableId } from '../components/ui/copy-button.tsx';
 import { PageHeader } from '../components/ui/page-header.tsx';
-import { EmptyState, ErrorAlert, LoadingState } from '../components/ui/states.tsx';
+import { EmptyState, LoadingState, RecordError } from '../components/ui/states.tsx';
 import { batchFileName } from '../lib/bulk-batch.ts';
 
 const backLink = (
@@ -36,20 +36,17 @@ export function BatchDetailPage() {
         <LoadingState label="Loading batch…" />
       </>
     );
-  if (batch.isError && !batch.data) {
-    // 400: the id is not a batch id at all, which is as good as not found.
-    const notFound = isInferqError(batch.error) && (batch.error.status === 404 || batch.error.status === 400);
+  if (batch.isError && !batch.data)
     return (
       <>
         <PageHeader title="Batch" actions={backLink} />
-        {notFound ? (
-          <EmptyState title="Batch not found">No batch with id {id} is visible to this API key.</EmptyState>
-        ) : (
-          <ErrorAlert error={batch.error} onRetry={() => void batch.refetch()} />
-        )}
+        <RecordError
+          error={batch.error}
+          onRetry={() => void batch.refetch()}
+          notFound={<EmptyState title="Batch not found">No batch with id {id} is visible to this API key.</EmptyState>}
+        />
       </>
     );
-  }
   return <BatchDetail batch={batch.data} canWrite={hasScope(principal, 'jobs:write')} />;
 }
 

@@ -7,7 +7,7 @@ import { InferenceBatchProvenance } from '../components/inference-batches/infere
 import { buttonStyles } from '../components/ui/button.tsx';
 import { Card } from '../components/ui/card.tsx';
 import { PageHeader } from '../components/ui/page-header.tsx';
-import { EmptyState, ErrorAlert, LoadingState } from '../components/ui/states.tsx';
+import { EmptyState, LoadingState, RecordError } from '../components/ui/states.tsx';
 
 const backLink = (
   <Link to="/jobs" className={buttonStyles({ variant: 'ghost', size: 'sm' })}>
@@ -51,22 +51,21 @@ export function InferenceBatchPage() {
         <LoadingState label="Loading inference batch…" />
       </>
     );
-  if (batch.isError) {
-    const notFound = isInferqError(batch.error) && (batch.error.status === 404 || batch.error.status === 400);
-    const forbidden = isInferqError(batch.error) && batch.error.status === 403;
+  if (batch.isError)
     return (
       <>
         {header}
-        {forbidden ? (
+        {isInferqError(batch.error) && batch.error.status === 403 ? (
           adminsOnly
-        ) : notFound ? (
-          <EmptyState title="Inference batch not found">No inference batch with id {id}.</EmptyState>
         ) : (
-          <ErrorAlert error={batch.error} onRetry={() => void batch.refetch()} />
+          <RecordError
+            error={batch.error}
+            onRetry={() => void batch.refetch()}
+            notFound={<EmptyState title="Inference batch not found">No inference batch with id {id}.</EmptyState>}
+          />
         )}
       </>
     );
-  }
   return (
     <>
       {header}

@@ -14,7 +14,7 @@ import { buttonStyles } from '../components/ui/button.tsx';
 import { Card } from '../components/ui/card.tsx';
 import { CopyableId } from '../components/ui/copy-button.tsx';
 import { PageHeader } from '../components/ui/page-header.tsx';
-import { EmptyState, ErrorAlert, LoadingState } from '../components/ui/states.tsx';
+import { EmptyState, LoadingState, RecordError } from '../components/ui/states.tsx';
 import { formatDateTime } from '../lib/format.ts';
 
 const backLink = (
@@ -43,19 +43,17 @@ export function JobDetailPage() {
       </>
     );
   }
-  if (job.isError && !job.data) {
-    const notFound = isInferqError(job.error) && (job.error.status === 404 || job.error.status === 400);
+  if (job.isError && !job.data)
     return (
       <>
         <PageHeader title="Job details" actions={backLink} />
-        {notFound ? (
-          <EmptyState title="Job not found">No job with id {id} is visible to this API key.</EmptyState>
-        ) : (
-          <ErrorAlert error={job.error} onRetry={() => void job.refetch()} />
-        )}
+        <RecordError
+          error={job.error}
+          onRetry={() => void job.refetch()}
+          notFound={<EmptyState title="Job not found">No job with id {id} is visible to this API key.</EmptyState>}
+        />
       </>
     );
-  }
   return <JobDetail job={job.data} canWrite={hasScope(principal, 'jobs:write')} isAdmin={principal?.admin === true} />;
 }
 

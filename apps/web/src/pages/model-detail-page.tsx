@@ -1,7 +1,6 @@
 import { useState } from 'react';
 import { Link, useParams } from 'react-router';
 import { DEFAULT_LATENCY_TARGET_MS, type Model } from '@inferq/contracts';
-import { isInferqError } from '@inferq/sdk';
 import { useMe } from '../api/queries/me.ts';
 import { useModel, useModelRouting, useModelVersions } from '../api/queries/models.ts';
 import { useStats } from '../api/queries/stats.ts';
@@ -22,7 +21,7 @@ import { buttonStyles } from '../components/ui/button.tsx';
 import { Card } from '../components/ui/card.tsx';
 import { PageHeader } from '../components/ui/page-header.tsx';
 import { RelativeTime } from '../components/ui/relative-time.tsx';
-import { EmptyState, ErrorAlert, LoadingState } from '../components/ui/states.tsx';
+import { EmptyState, ErrorAlert, LoadingState, RecordError } from '../components/ui/states.tsx';
 
 const backLink = (
   <Link to="/models" className={buttonStyles({ variant: 'ghost', size: 'sm' })}>
@@ -42,19 +41,17 @@ export function ModelDetailPage() {
         <LoadingState label="Loading model…" />
       </>
     );
-  if (model.isError) {
-    const notFound = isInferqError(model.error) && (model.error.status === 404 || model.error.status === 400);
+  if (model.isError)
     return (
       <>
         <PageHeader title={name} actions={backLink} />
-        {notFound ? (
-          <EmptyState title="Model not found">No model named {name} is registered.</EmptyState>
-        ) : (
-          <ErrorAlert error={model.error} onRetry={() => void model.refetch()} />
-        )}
+        <RecordError
+          error={model.error}
+          onRetry={() => void model.refetch()}
+          notFound={<EmptyState title="Model not found">No model named {name} is registered.</EmptyState>}
+        />
       </>
     );
-  }
   return <ModelDetail latest={model.data} />;
 }
 

@@ -1,4 +1,5 @@
 import type { ReactNode } from 'react';
+import { isInferqError } from '@inferq/sdk';
 import { errorSummary } from '../../api/api-error.ts';
 import { Button } from './button.tsx';
 
@@ -36,4 +37,13 @@ export function ErrorAlert({ error, onRetry }: { error: unknown; onRetry?: () =>
       )}
     </div>
   );
+}
+
+/**
+ * A detail page's record that could not be read: `notFound` for a 404 (or a 400: the id cannot be one, which is as
+ * good as not found), else the error with a retry.
+ */
+export function RecordError({ error, onRetry, notFound }: { error: unknown; onRetry: () => void; notFound: ReactNode }) {
+  const missing = isInferqError(error) && (error.status === 404 || error.status === 400);
+  return missing ? notFound : <ErrorAlert error={error} onRetry={onRetry} />;
 }
