@@ -147,6 +147,18 @@ describe('the Batch API with the openai client', () => {
     }
   });
 
+  it('refuses what Postgres cannot store (a NUL in the file id or the metadata) with 400, not a 500', async () => {
+    const create = (body: object) =>
+      fetch(`${stack.baseUrl}/v1/batches`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ endpoint: '/v1/jobs', completion_window: '24h', ...body }),
+      });
+    expect((await create({ input_file_id: '\u0000' })).status).toBe(400);
+    expect((await create({ input_file_id: 'file-none', metadata: { run: 'a\u0000b' } })).status).toBe(400);
+    expect((await create({ input_file_id: 'file-none' })).status).toBe(404);
+  });
+
   it('moved the inference-batch provenance: a UUID at /v1/batches/:id answers 308', async () => {
     const res = await fetch(`${stack.baseUrl}/v1/batches/0190a1b2-9d8e-7f6a-8b5c-4d3e2f1a0b9c`, {
       headers: { authorization: `Bearer ${ADMIN_KEY}` },

@@ -83,7 +83,9 @@ export function createFilesService(deps: FilesServiceDeps): FilesService {
           if (part.type === 'field') {
             if (part.fieldname === 'purpose') purpose = String(part.value);
           } else if (part.fieldname === 'file' && !stored) {
-            stored = { filename: part.filename || 'file.jsonl', bytes: await store(part, objectKey) };
+            // A name Postgres can keep: no NUL (text holds none), at most 255 characters (code points).
+            const filename = [...(part.filename ?? '').replaceAll('\0', '')].slice(0, 255).join('') || 'file.jsonl';
+            stored = { filename, bytes: await store(part, objectKey) };
           } else part.file.resume();
         }
         if (purpose !== 'batch') throw invalid(`purpose must be "batch" (got ${purpose === undefined ? 'none' : JSON.stringify(purpose)})`, 'purpose');

@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { StringEnum } from '../string-enum.ts';
 import { EXAMPLE_TIME } from './examples.ts';
-import { FiniteInteger } from './request-values.ts';
+import { FiniteInteger, StorableText, storableTextPattern } from './request-values.ts';
 
 // The Batch API in OpenAI's shapes (POST /v1/files, /v1/batches): a JSONL file
 // of requests, a batch that runs each line as a job, an output and an error
@@ -148,13 +148,20 @@ export const BulkBatchParamsSchema = Type.Object({ id: BatchId });
 
 export const CreateBulkBatchBodySchema = Type.Object(
   {
-    input_file_id: Type.String({ maxLength: 64, description: 'A file uploaded with `purpose=batch`' }),
+    // Storable text, not the id pattern: an id that is no file's is 404 FILE_NOT_FOUND, as OpenAI answers it.
+    input_file_id: StorableText({ maxLength: 64, description: 'A file uploaded with `purpose=batch`' }),
     endpoint: StringEnum(BATCH_ENDPOINTS, { description: "What every line's `url` must be" }),
     completion_window: Type.String({
       pattern: '^([1-9]|[1-9][0-9]|1[0-5][0-9]|16[0-8])h$',
       description: "How long the batch may run: `24h` (OpenAI's only value) or any whole number of hours up to `168h`",
     }),
-    metadata: Type.Optional(Type.Union([Type.Record(Type.String({ maxLength: 64 }), Type.String({ maxLength: 512 }), { maxProperties: 16 }), Type.Null()])),
+    // As a job's metadata: every key and value checked (no NUL, no lone surrogate: jsonb holds neither).
+    metadata: Type.Optional(
+      Type.Union([
+        Type.Record(Type.String({ pattern: storableTextPattern(64) }), StorableText({ maxLength: 512 }), { maxProperties: 16, additionalProperties: false }),
+        Type.Null(),
+      ]),
+    ),
   },
   { examples: [{ input_file_id: EXAMPLE_FILE_ID, endpoint: '/v1/jobs', completion_window: '24h', metadata: { run: 'nightly' } }] },
 );
