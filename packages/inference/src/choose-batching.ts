@@ -30,8 +30,11 @@ function candidateSizes(profile: InferenceProfile, max: number): number[] {
 }
 
 /**
- * The batch size and delay that maximise throughput (items per second of
- * device time, by the measured profile) while a job's queue wait stays under
+ * The batch size and delay that maximise throughput (items per second of a
+ * batch's inference plus the bookkeeping every batch pays besides it —
+ * claim, inputs, result write — by the measured profile; that overhead is
+ * paid per batch by the same host, so where inference alone barely favours
+ * a size, a larger batch still spreads it) while a job's queue wait stays under
  * the target. A job waits at most for its batch to fill (the delay) plus one
  * batch already running ahead of it and its own: so a size is allowed when
  * two of its runs fit in the target, and the delay gets what is left.
@@ -50,7 +53,11 @@ export function chooseBatching(profile: InferenceProfile, bounds: AdaptiveBounds
       reason: 'not measured yet: the bounds',
     };
   }
-  const measured = runs.map((r) => ({ items: r.items, ms: r.ms!, itemsPerS: r.ms! > 0 ? (r.items * 1000) / r.ms! : Infinity }));
+  const overheadMs = profile.overheadMs() ?? 0;
+  const measured = runs.map((r) => {
+    const costMs = r.ms! + overheadMs;
+    return { items: r.items, ms: r.ms!, itemsPerS: costMs > 0 ? (r.items * 1000) / costMs : Infinity };
+  });
   const allowed = measured.filter((r) => 2 * r.ms <= bounds.latencyTargetMs);
   if (allowed.length === 0) {
     return { maxBatchSize: 1, maxBatchDelayMs: 0, itemsPerS: measured[0]!.itemsPerS, reason: 'one item already takes over half the latency target' };

@@ -69,6 +69,11 @@ export class InferenceProfile {
     return Math.max(0, line.fixedMs + line.perItemMs * items) + deviations * spread;
   }
 
+  /** Mean time a batch takes besides inference (claim, inputs, result write), once measured. */
+  overheadMs(): number | undefined {
+    return this.#overhead?.ms;
+  }
+
   /** Expected time from a batch's dispatch to its results stored: inference plus the measured overhead. */
   expectedServiceMs(items: number, deviations = 0): number | undefined {
     const infer = this.expectedMs(items, deviations);

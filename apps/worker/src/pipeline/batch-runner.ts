@@ -220,6 +220,9 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
       startedAt,
       inferMs: run.inferMs,
     };
+    // No running mark starts after inference; one already sent finishes before the results go, so a job's
+    // `running` is never written beside its end (and the two statements never queue on the same rows).
+    await scope.stopMark?.();
     const written = await outlastOutage('store results', scope, () => deps.writer.writeSuccesses(batch, runOf(scope.batch!), results));
     deps.profiles.of(model).record(items, run.inferMs, Date.now() - startedAt.getTime() - loadMs);
     deps.metrics?.batchRan(model, jobs.length, run.inferMs);
