@@ -9,6 +9,9 @@
  * partition, or any filled faster than autovacuum analyses it), then claimed and completed batch by batch, as a
  * worker drains a queue: the statements' plans must not trust the partition's statistics.
  * `walmap` (after `backlog` or in its place): then each statement's WAL a job by relation (wal-by-relation.ts).
+ * `hot` (or `hot=fillfactor`, default 70): the same statements on step 5's `jobs` (architecture.md), measured before it is built: the work-list
+ * indexes on the columns a completion sets (status, finished_at, batch_id, outputs) dropped and the partitions'
+ * fillfactor lowered, so the completion can be a HOT update; prints the share of completions that were.
  */
 import { randomUUID } from 'node:crypto';
 import { completeJobs, createPool, ensureJobPartitions, insertJobs, markJobsRunning, runMigrations, startJobs, type BatchRun, type Pool } from '@inferq/db';
@@ -21,6 +24,22 @@ import { walByRelation } from './wal-by-relation.ts';
 const [batches = 200, size = 32, inputBytes = 12_288] = process.argv.slice(2, 5).map(Number);
 const backlog = process.argv.slice(5).includes('backlog');
 const walMap = process.argv.slice(5).includes('walmap');
+const hotArg = process.argv.slice(5).find((a) => /^hot(=\d+)?$/.test(a));
+const hot = hotArg !== undefined;
+/** The indexes step 5 moves out of `jobs`: each covers a column the completion sets, so no completion can be HOT beside them. */
+const WORK_LIST_INDEXES = [
+  'jobs_unfinished_idx',
+  'jobs_batch_id_idx',
+  'jobs_purge_candidates_idx',
+  'jobs_input_drop_candidates_idx',
+  'jobs_finished_at_idx',
+  'jobs_queued_deadline_idx',
+  'jobs_webhook_due_idx',
+  'jobs_response_cache_idx',
+  'jobs_cache_hit_keys_idx',
+];
+/** Room left on each page at insert for the completion's new row version (`hot=N` sets it; a row here is ~330 B beside its TOASTed input). */
+const HOT_FILLFACTOR = Number(hotArg?.split('=')[1] ?? 70);
 const env = loadBenchEnv();
 if (!env.DATABASE_URL) throw new Error('DATABASE_URL is not set');
 const schema = `stmt_${randomUUID().slice(0, 8)}`;
@@ -55,6 +74,13 @@ const cpuUsPerJob = (s: Array<{ cpuS: number | null; jobs: number }>): string =>
 try {
   await runMigrations(pool);
   await ensureJobPartitions(pool, { aheadDays: 1 });
+  if (hot) {
+    for (const index of WORK_LIST_INDEXES) await pool.query(`DROP INDEX IF EXISTS ${index}`);
+    const { rows: parts } = await pool.query<{ name: string }>(
+      `SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'jobs'::regclass`,
+    );
+    for (const { name } of parts) await pool.query(`ALTER TABLE ${name} SET (fillfactor = ${HOT_FILLFACTOR})`);
+  }
   const owner = randomUUID();
   await pool.query("INSERT INTO api_keys (id, name, prefix, secret_hash, scopes) VALUES ($1, 'stmt', $2, 'x', '{jobs:write}')", [owner, owner.slice(0, 8)]);
   await pool.query(
@@ -103,11 +129,24 @@ try {
     const completion = marked ? 'completion with the batch record (marked batch)' : 'completion with the batch record (unmarked batch)';
     await measure(completion, size, () => completeJobs(pool, run, results, batch));
   }
-  console.log(`${batches} batches of ${size} jobs, ${inputBytes}-byte inline inputs, 40-byte outputs; medians per job`);
+  console.log(
+    `${batches} batches of ${size} jobs, ${inputBytes}-byte inline inputs, 40-byte outputs; medians per job` +
+      (hot ? `; step 5's jobs (work-list indexes dropped, fillfactor ${HOT_FILLFACTOR})` : ''),
+  );
   console.log('| statement | µs a job (client wall time, median) | Postgres backend CPU µs a job (mean) | WAL bytes a job (median) |');
   console.log('| --- | --- | --- | --- |');
   for (const [name, s] of samples)
     console.log(`| ${name} | ${median(s.map((x) => x.us)).toFixed(1)} | ${cpuUsPerJob(s)} | ${Math.round(median(s.map((x) => x.wal)))} |`);
+  // The statements' backend reports its table statistics at the end of its next transaction.
+  await pool.query('SELECT pg_stat_force_next_flush()');
+  const {
+    rows: [updates],
+  } = await admin.query<{ updated: string; hot: string }>(
+    `SELECT coalesce(sum(n_tup_upd), 0) AS updated, coalesce(sum(n_tup_hot_upd), 0) AS hot FROM pg_stat_user_tables
+      WHERE relid IN (SELECT inhrelid FROM pg_inherits WHERE inhparent = format('%I.jobs', $1::text)::regclass)`,
+    [schema],
+  );
+  console.log(`row updates of jobs: ${updates!.updated}, of which HOT: ${updates!.hot}`);
   if (walMap)
     for (const [name, s] of samples) {
       const jobs = s.reduce((n, x) => n + x.jobs, 0);
