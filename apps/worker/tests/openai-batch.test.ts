@@ -147,6 +147,32 @@ describe('the Batch API with the openai client', () => {
     }
   });
 
+  it("cancels a revoked key's batches: nothing more is submitted for it, and its queued jobs are canceled", async () => {
+    const key = await stack.request('POST', '/v1/keys', { name: 'batch owner', scopes: ['jobs:read', 'jobs:write'] });
+    expect(key.status).toBe(201);
+    const owner = new OpenAI({ baseURL: `${stack.baseUrl}/v1`, apiKey: key.json.secret as string, maxRetries: 0 });
+    expect((await stack.request('POST', '/v1/models/mlp/pause', {})).status).toBe(200);
+    try {
+      const file = await owner.files.create({
+        file: await toFile(Buffer.from(Array.from({ length: 10 }, (_, i) => line(`r-${i}`, mlpJob(i))).join('\n') + '\n'), 'revoked.jsonl'),
+        purpose: 'batch',
+      });
+      const created = await owner.batches.create({ input_file_id: file.id, endpoint: JOBS_ENDPOINT, completion_window: '24h' });
+      await waitFor(async () => (await openai.batches.retrieve(created.id)).status === 'in_progress', { what: 'the batch to start' });
+      expect((await stack.request('POST', `/v1/keys/${key.json.id}/revoke`, {})).status).toBe(200);
+      const batch = await waitForEnd(created.id);
+      expect(batch).toMatchObject({ status: 'cancelled', output_file_id: null, request_counts: { total: 10, completed: 0 } });
+      const { rows } = await stack.ctx.pool.query<{ status: string }>(`SELECT DISTINCT status FROM jobs WHERE metadata->>'inferq.batch_id' = $1`, [created.id]);
+      expect(rows.map((r) => r.status)).toEqual(rows.length === 0 ? [] : ['canceled']);
+      const { rows: audit } = await stack.ctx.pool.query(`SELECT details FROM audit_log WHERE action = 'key:revoked' AND resource = $1`, [
+        `keys/${key.json.id}`,
+      ]);
+      expect(audit[0]!.details).toMatchObject({ batchesCancelled: [created.id] });
+    } finally {
+      await stack.request('POST', '/v1/models/mlp/resume', {});
+    }
+  });
+
   it('refuses what Postgres cannot store (a NUL in the file id or the metadata) with 400, not a 500', async () => {
     const create = (body: object) =>
       fetch(`${stack.baseUrl}/v1/batches`, {

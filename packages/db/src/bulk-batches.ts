@@ -1,4 +1,4 @@
-import type { Pool } from './pool.ts';
+import type { Pool, PoolClient } from './pool.ts';
 
 // Batch API batches (POST /v1/batches, migration 0024) and their lines. The
 // table is bulk_batches because `batches` holds the inference batches a worker
@@ -194,6 +194,19 @@ export async function updateBulkBatch(
     params,
   );
   return rows[0] && toRecord(rows[0]);
+}
+
+/**
+ * Asks every batch of a key that has not ended to cancel (`cancelling`, as POST /v1/batches/:id/cancel does): a
+ * revoked key submits nothing more. Their runners cancel the queued jobs and end them as `cancelled`. Returns their ids.
+ */
+export async function cancelBulkBatchesOfKey(pool: Pool | PoolClient, ownerKeyId: string): Promise<string[]> {
+  const { rows } = await pool.query<{ id: string }>(
+    `UPDATE bulk_batches SET status = 'cancelling', cancelling_at = coalesce(cancelling_at, now())
+      WHERE owner_key_id = $1 AND status IN ('validating', 'in_progress') RETURNING id`,
+    [ownerKeyId],
+  );
+  return rows.map((r) => r.id);
 }
 
 /** A batch's lines as validated, a chunk at a time (file line numbers and their custom_ids). False when a custom_id repeats one already written. */

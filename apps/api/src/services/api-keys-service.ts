@@ -6,6 +6,7 @@ import {
   insertAuditEntries,
   listApiKeys,
   revokeApiKeys,
+  cancelBulkBatchesOfKey,
   updateApiKey,
   withTransaction,
   type ApiKeyChanges,
@@ -104,7 +105,10 @@ export function createApiKeysService(pool: Pool, options: { cacheTtlMs: number }
     async revokeKey(id, actor) {
       const record = await withTransaction(pool, async (client) => {
         const [revoked] = await revokeApiKeys(client, [id]);
-        if (revoked) await insertAuditEntries(client, [auditEntry(actor, AuditAction.KeyRevoked, `keys/${id}`, { name: revoked.name })]);
+        if (!revoked) return undefined;
+        // A revoked key submits nothing more: its Batch API batches that have not ended are cancelled.
+        const batchesCancelled = await cancelBulkBatchesOfKey(client, id);
+        await insertAuditEntries(client, [auditEntry(actor, AuditAction.KeyRevoked, `keys/${id}`, { name: revoked.name, batchesCancelled })]);
         return revoked;
       });
       // After the commit, so a request in between cannot cache the key again.
