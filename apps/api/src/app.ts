@@ -2,7 +2,7 @@ import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import multipart from '@fastify/multipart';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import { ProblemSchema } from '@inferq/contracts';
+import { FILE_EXPIRY_MAX_S, ProblemSchema } from '@inferq/contracts';
 import type { Logger } from '@inferq/core';
 import type { Pool } from '@inferq/db';
 import { createJobEvents, watchRedisOutages, type JobProducer, type RedisClient } from '@inferq/queue';
@@ -101,8 +101,16 @@ export interface AppDeps {
     /** Time to receive a request's headers, then the whole request (0: no limit); past it, 408 REQUEST_TIMEOUT. @default 60 s, none */
     headersTimeoutMs?: number;
     requestTimeoutMs?: number;
-    /** The Batch API: BATCH_FILE_MAX_BYTES, BATCH_MAX_LINES, BATCH_JOBS_IN_FLIGHT, BATCH_RUNNERS, BATCH_LEASE_MS. @default 2 GiB, 5,000,000, 10,000, 2, 30 s */
-    batches?: { fileMaxBytes?: number; maxLines?: number; jobsInFlight?: number; runners?: number; leaseMs?: number; pollMs?: number };
+    /** The Batch API: BATCH_FILE_MAX_BYTES, BATCH_FILE_EXPIRES_S, BATCH_MAX_LINES, BATCH_JOBS_IN_FLIGHT, BATCH_RUNNERS, BATCH_LEASE_MS. @default 2 GiB, 30 days, 5,000,000, 10,000, 2, 30 s */
+    batches?: {
+      fileMaxBytes?: number;
+      fileExpiresS?: number;
+      maxLines?: number;
+      jobsInFlight?: number;
+      runners?: number;
+      leaseMs?: number;
+      pollMs?: number;
+    };
   };
 }
 
@@ -298,7 +306,13 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     },
   });
   await server.register(openAiBatchRoutes, {
-    files: createFilesService({ pool: deps.pool, storage: deps.storage, logger: deps.logger, maxBytes: batchSettings.fileMaxBytes ?? 2 * 1024 ** 3 }),
+    files: createFilesService({
+      pool: deps.pool,
+      storage: deps.storage,
+      logger: deps.logger,
+      maxBytes: batchSettings.fileMaxBytes ?? 2 * 1024 ** 3,
+      defaultExpiresS: batchSettings.fileExpiresS ?? FILE_EXPIRY_MAX_S,
+    }),
     batches: createBatchesService({ pool: deps.pool, onCreated: () => batchRunner.wake() }),
     fileMaxBytes: batchSettings.fileMaxBytes ?? 2 * 1024 ** 3,
   });

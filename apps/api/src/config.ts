@@ -51,6 +51,13 @@ export const apiConfig = {
   JOB_VIEW_CACHE_MS: Type.Integer({ default: 1_000, minimum: 0, maximum: 60_000 }),
   /** The largest file POST /v1/files takes (a batch's JSONL, streamed to object storage; never held in memory). */
   BATCH_FILE_MAX_BYTES: Type.Integer({ default: 2 * 1024 * 1024 * 1024, minimum: 1024 }),
+  /**
+   * How long an uploaded batch file is kept when its upload names no `expires_after` (OpenAI's default: 30 days); 0:
+   * until deleted. A file a batch still reads waits for the batch to end.
+   */
+  BATCH_FILE_EXPIRES_S: Type.Integer({ default: 2_592_000, minimum: 0, maximum: 2_592_000 }),
+  /** How often one API replica (a lease in Redis) deletes expired batch files, their rows and their objects. */
+  FILE_SWEEP_INTERVAL_MS: Type.Integer({ default: 60_000, minimum: 1_000, maximum: 86_400_000 }),
   /** Most requests (lines) in one batch's file. */
   BATCH_MAX_LINES: Type.Integer({ default: 5_000_000, minimum: 1 }),
   /** Jobs of one batch queued or running at once: the batch submits more as they finish (its backpressure on the queue). */

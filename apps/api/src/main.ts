@@ -18,6 +18,7 @@ import { createRetiredArtifactSweeper } from './background/retired-artifact-swee
 import { createRetentionSweeper } from './background/retention-sweeper.ts';
 import { createOrphanSweeper, ORPHAN_SWEEP_MARGIN_S } from './background/orphan-sweeper.ts';
 import { createUploadsSweeper } from './background/uploads-sweeper.ts';
+import { createFilesSweeper } from './background/files-sweeper.ts';
 import { createStorageSetup } from './background/storage-setup.ts';
 import { apiConfig, checkApiConfig } from './config.ts';
 import { createWebhookDispatcher, type WebhookSettings } from './webhooks/webhook-dispatcher.ts';
@@ -96,6 +97,7 @@ const { server, keys, retirement, retention, metrics, tensors, batchRunner } = a
     requestTimeoutMs: config.HTTP_REQUEST_TIMEOUT_MS,
     batches: {
       fileMaxBytes: config.BATCH_FILE_MAX_BYTES,
+      fileExpiresS: config.BATCH_FILE_EXPIRES_S,
       maxLines: config.BATCH_MAX_LINES,
       jobsInFlight: config.BATCH_JOBS_IN_FLIGHT,
       runners: config.BATCH_RUNNERS,
@@ -142,6 +144,7 @@ const uploadsSweeper = createUploadsSweeper({
   intervalMs: config.UPLOAD_SWEEP_INTERVAL_MS,
   onExpired: (count) => metrics.upload('expired', count),
 });
+const filesSweeper = createFilesSweeper({ pool, redis, prefix: producer.prefix, storage, logger, intervalMs: config.FILE_SWEEP_INTERVAL_MS });
 const partitions = createPartitionMaintainer({
   pool,
   redis,
@@ -170,6 +173,7 @@ retiredArtifacts.start();
 retentionSweeper.start();
 orphans.start();
 uploadsSweeper.start();
+filesSweeper.start();
 partitions.start();
 webhooks.start();
 batchRunner.start();
@@ -184,6 +188,7 @@ onShutdown(logger, [
   () => retentionSweeper.stop(),
   () => orphans.stop(),
   () => uploadsSweeper.stop(),
+  () => filesSweeper.stop(),
   () => partitions.stop(),
   () => webhooks.close(),
   () => batchRunner.stop(),

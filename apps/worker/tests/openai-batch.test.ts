@@ -1,6 +1,9 @@
 import OpenAI, { toFile } from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '@inferq/core';
+import { createRedisConnection } from '@inferq/queue';
 import { ADMIN_KEY, demoModel, mlpJob, startStack, waitFor, type Stack } from '@inferq/test-utils';
+import { createFilesSweeper } from '../../api/src/background/files-sweeper.ts';
 
 // The Batch API end to end with OpenAI's own client, unchanged: a JSONL file
 // uploaded, a batch created over it, polled to its end, its output and error
@@ -18,6 +21,8 @@ beforeAll(async () => {
   openai = new OpenAI({ baseURL: `${stack.baseUrl}/v1`, apiKey: ADMIN_KEY, maxRetries: 0 });
 });
 afterAll(() => stack?.close());
+
+const quiet = createLogger({ service: 'files-sweep-test', level: 'warn', pretty: false });
 
 // OpenAI's client types `endpoint` as OpenAI's own paths; inferq's is sent as it is.
 const JOBS_ENDPOINT = '/v1/jobs' as '/v1/embeddings';
@@ -169,6 +174,61 @@ describe('the Batch API with the openai client', () => {
       ]);
       expect(audit[0]!.details).toMatchObject({ batchesCancelled: [created.id] });
     } finally {
+      await stack.request('POST', '/v1/models/mlp/resume', {});
+    }
+  });
+
+  it('expires files as OpenAI does: an upload by its expires_after (else 30 days), output files by the batch; the sweep deletes them', async () => {
+    const requests = [line('e-1', mlpJob(1)), line('e-2', mlpJob(2))];
+    const kept = await upload(requests);
+    expect(kept.expires_at).toBe(kept.created_at + 2_592_000);
+    const short = await openai.files.create({
+      file: await toFile(Buffer.from(requests.join('\n') + '\n'), 'short.jsonl'),
+      purpose: 'batch',
+      expires_after: { anchor: 'created_at', seconds: 3_600 },
+    });
+    expect(short.expires_at).toBe(short.created_at + 3_600);
+    await expect(
+      openai.files.create({ file: await toFile(Buffer.from('{}\n'), 'bad.jsonl'), purpose: 'batch', expires_after: { anchor: 'created_at', seconds: 60 } }),
+    ).rejects.toMatchObject({ status: 400 });
+
+    const created = await openai.batches.create({
+      input_file_id: short.id,
+      endpoint: JOBS_ENDPOINT,
+      completion_window: '24h',
+      output_expires_after: { anchor: 'created_at', seconds: 7_200 },
+    });
+    const batch = await waitForEnd(created.id);
+    const output = await openai.files.retrieve(batch.output_file_id!);
+    expect(output.expires_at).toBe(output.created_at + 7_200);
+
+    // Past their time: the sweep deletes the short-lived upload and the output; a file a running batch reads waits for it.
+    expect((await stack.request('POST', '/v1/models/mlp/pause', {})).status).toBe(200);
+    const redis = createRedisConnection(stack.ctx.env.REDIS_URL!, 'producer');
+    try {
+      const reading = await openai.batches.create({ input_file_id: kept.id, endpoint: JOBS_ENDPOINT, completion_window: '24h' });
+      await waitFor(async () => (await openai.batches.retrieve(reading.id)).status === 'in_progress', { what: 'the batch to start' });
+      await stack.ctx.pool.query(`UPDATE files SET expires_at = now() - interval '1 second' WHERE id = ANY($1)`, [[short.id, output.id, kept.id]]);
+      const objectKeys = (await stack.ctx.pool.query<{ object_key: string }>('SELECT object_key FROM files WHERE id = ANY($1)', [[short.id, output.id]])).rows;
+      const sweeper = createFilesSweeper({
+        pool: stack.ctx.pool,
+        redis,
+        prefix: stack.ctx.prefix,
+        storage: stack.ctx.storage,
+        logger: quiet,
+        intervalMs: 60_000,
+      });
+      expect(await sweeper.sweepOnce()).toBe(2);
+      await expect(openai.files.retrieve(short.id)).rejects.toMatchObject({ status: 404 });
+      await expect(openai.files.retrieve(output.id)).rejects.toMatchObject({ status: 404 });
+      for (const { object_key } of objectKeys) expect(await stack.ctx.storage.headObject(object_key)).toBeUndefined();
+      expect((await openai.files.retrieve(kept.id)).id).toBe(kept.id);
+      await openai.batches.cancel(reading.id);
+      await waitForEnd(reading.id);
+      expect(await sweeper.sweepOnce()).toBe(1);
+      await expect(openai.files.retrieve(kept.id)).rejects.toMatchObject({ status: 404 });
+    } finally {
+      redis.disconnect();
       await stack.request('POST', '/v1/models/mlp/resume', {});
     }
   });

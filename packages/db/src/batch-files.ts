@@ -14,6 +14,8 @@ export interface FileRecord {
   bytes: number;
   objectKey: string;
   createdAt: Date;
+  /** When the file sweep deletes it; null: kept until deleted. */
+  expiresAt: Date | null;
 }
 
 interface FileRow {
@@ -24,6 +26,7 @@ interface FileRow {
   bytes: string;
   object_key: string;
   created_at: Date;
+  expires_at: Date | null;
 }
 
 const toRecord = (r: FileRow): FileRecord => ({
@@ -34,14 +37,15 @@ const toRecord = (r: FileRow): FileRecord => ({
   bytes: Number(r.bytes),
   objectKey: r.object_key,
   createdAt: r.created_at,
+  expiresAt: r.expires_at,
 });
 
 /** Records a file whose object is written; a second insert of the same id (a batch's output written again) keeps the first. */
 export async function insertFile(pool: Pool, f: FileRecord): Promise<void> {
   await pool.query(
-    `INSERT INTO files (id, owner_key_id, purpose, filename, bytes, object_key, created_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (id) DO UPDATE SET bytes = EXCLUDED.bytes`,
-    [f.id, f.ownerKeyId, f.purpose, f.filename, f.bytes, f.objectKey, f.createdAt],
+    `INSERT INTO files (id, owner_key_id, purpose, filename, bytes, object_key, created_at, expires_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (id) DO UPDATE SET bytes = EXCLUDED.bytes`,
+    [f.id, f.ownerKeyId, f.purpose, f.filename, f.bytes, f.objectKey, f.createdAt, f.expiresAt],
   );
 }
 
@@ -67,4 +71,21 @@ export async function listFiles(pool: Pool, o: { ownerKeyId: string | null; purp
 export async function deleteFile(pool: Pool, id: string): Promise<boolean> {
   const { rowCount } = await pool.query('DELETE FROM files WHERE id = $1', [id]);
   return (rowCount ?? 0) > 0;
+}
+
+/**
+ * Deletes up to `limit` files past their expiry that no batch still running reads (those wait for it to end);
+ * returns their object keys for the caller to delete.
+ */
+export async function deleteExpiredFiles(pool: Pool, limit: number): Promise<Array<{ id: string; objectKey: string }>> {
+  const { rows } = await pool.query<{ id: string; object_key: string }>(
+    `DELETE FROM files WHERE id IN (
+       SELECT f.id FROM files f
+        WHERE f.expires_at <= now()
+          AND NOT EXISTS (SELECT 1 FROM bulk_batches b WHERE b.input_file_id = f.id AND b.status IN ('validating', 'in_progress', 'cancelling'))
+        ORDER BY f.expires_at LIMIT $1 FOR UPDATE SKIP LOCKED)
+     RETURNING id, object_key`,
+    [limit],
+  );
+  return rows.map((r) => ({ id: r.id, objectKey: r.object_key }));
 }

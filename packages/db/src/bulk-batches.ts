@@ -39,11 +39,13 @@ export interface BulkBatchRecord {
   expiredAt: Date | null;
   cancellingAt: Date | null;
   cancelledAt: Date | null;
+  /** Seconds its output and error files are kept once written (output_expires_after); null: until deleted. */
+  outputExpiresAfterS: number | null;
 }
 
 export type NewBulkBatch = Pick<
   BulkBatchRecord,
-  'id' | 'ownerKeyId' | 'endpoint' | 'inputFileId' | 'completionWindow' | 'metadata' | 'createdAt' | 'expiresAt'
+  'id' | 'ownerKeyId' | 'endpoint' | 'inputFileId' | 'completionWindow' | 'metadata' | 'createdAt' | 'expiresAt' | 'outputExpiresAfterS'
 >;
 
 type Row = Record<string, unknown>;
@@ -71,13 +73,14 @@ const toRecord = (r: Row): BulkBatchRecord => ({
   expiredAt: r.expired_at as Date | null,
   cancellingAt: r.cancelling_at as Date | null,
   cancelledAt: r.cancelled_at as Date | null,
+  outputExpiresAfterS: r.output_expires_after_s as number | null,
 });
 
 export async function insertBulkBatch(pool: Pool, b: NewBulkBatch): Promise<BulkBatchRecord> {
   const { rows } = await pool.query(
-    `INSERT INTO bulk_batches (id, owner_key_id, endpoint, input_file_id, completion_window, metadata, created_at, expires_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING *`,
-    [b.id, b.ownerKeyId, b.endpoint, b.inputFileId, b.completionWindow, b.metadata, b.createdAt, b.expiresAt],
+    `INSERT INTO bulk_batches (id, owner_key_id, endpoint, input_file_id, completion_window, metadata, created_at, expires_at, output_expires_after_s)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING *`,
+    [b.id, b.ownerKeyId, b.endpoint, b.inputFileId, b.completionWindow, b.metadata, b.createdAt, b.expiresAt, b.outputExpiresAfterS],
   );
   return toRecord(rows[0]!);
 }

@@ -42,7 +42,7 @@ export function uploadObjectKey(uploadId: string, createdAt: Date): string {
   return `${UPLOAD_OBJECTS_PREFIX}${createdAt.toISOString().slice(0, 10)}/${uploadId}.bin`;
 }
 
-/** Batch API files (POST /v1/files, and the output and error files a batch writes) live under this prefix until deleted. */
+/** Batch API files (POST /v1/files, and the output and error files a batch writes) live under this prefix until deleted or expired (the API's file sweep). */
 export const FILE_OBJECTS_PREFIX = 'files/';
 
 /** A file's object: `files/<fileId>.jsonl`. */

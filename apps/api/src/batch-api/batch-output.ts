@@ -139,6 +139,7 @@ export async function writeBatchFiles(deps: BatchOutputDeps, batch: BulkBatchRec
       await deps.storage.deleteObjects([file.objectKey]);
       continue;
     }
+    const createdAt = new Date();
     await insertFile(deps.pool, {
       id: file.id,
       ownerKeyId: batch.ownerKeyId,
@@ -146,7 +147,8 @@ export async function writeBatchFiles(deps: BatchOutputDeps, batch: BulkBatchRec
       filename: `${batch.id}_${name}.jsonl`,
       bytes: file.bytes,
       objectKey: file.objectKey,
-      createdAt: new Date(),
+      createdAt,
+      expiresAt: batch.outputExpiresAfterS === null ? null : new Date(createdAt.getTime() + batch.outputExpiresAfterS * 1000),
     });
     kept[name] = file.id;
   }

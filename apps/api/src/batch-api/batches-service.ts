@@ -67,6 +67,7 @@ export function createBatchesService(deps: { pool: Pool; onCreated?(): void }): 
         metadata: body.metadata ?? null,
         createdAt,
         expiresAt: new Date(createdAt.getTime() + hours * 3_600_000),
+        outputExpiresAfterS: body.output_expires_after?.seconds ?? null,
       });
       deps.onCreated?.();
       return toBatchObject(batch);

@@ -2,7 +2,7 @@ import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Multipart } from '@fastify/multipart';
 import { v7 as uuidv7 } from 'uuid';
-import type { FileList, FileObject, ListFilesQuery } from '@inferq/contracts';
+import { FILE_EXPIRY_MAX_S, FILE_EXPIRY_MIN_S, type FileList, type FileObject, type ListFilesQuery } from '@inferq/contracts';
 import { AppError, type Logger } from '@inferq/core';
 import { deleteFile, fileInUse, findFile, insertFile, listFiles, type FileRecord, type Pool } from '@inferq/db';
 import { fileObjectKey, type Storage } from '@inferq/storage';
@@ -28,6 +28,8 @@ export interface FilesServiceDeps {
   logger: Logger;
   /** BATCH_FILE_MAX_BYTES */
   maxBytes: number;
+  /** BATCH_FILE_EXPIRES_S: an upload's life when it names none; 0: kept until deleted. */
+  defaultExpiresS: number;
 }
 
 /** A new file id, OpenAI-like (`file-` and 32 hex digits), time-ordered. */
@@ -41,11 +43,23 @@ export const toFileObject = (f: FileRecord): FileObject => ({
   filename: f.filename,
   purpose: f.purpose,
   status: 'processed',
-  expires_at: null,
+  expires_at: f.expiresAt && Math.floor(f.expiresAt.getTime() / 1000),
 });
 
 const invalid = (message: string, param: string) =>
   new AppError('VALIDATION_FAILED', message, { errors: [{ pointer: `/body/${param}`, code: 'VALIDATION_FAILED', detail: message }] });
+
+/** An upload's `expires_after` as OpenAI's clients send it in the form (`expires_after[anchor]`, `expires_after[seconds]`): its seconds; undefined when absent. */
+function expiresAfterSeconds(fields: Map<string, string>): number | undefined {
+  const anchor = fields.get('expires_after[anchor]');
+  const seconds = fields.get('expires_after[seconds]');
+  if (anchor === undefined && seconds === undefined) return undefined;
+  if (anchor !== 'created_at') throw invalid(`expires_after[anchor] must be "created_at" (got ${JSON.stringify(anchor ?? null)})`, 'expires_after/anchor');
+  const n = Number(seconds);
+  if (!/^\d+$/.test(seconds ?? '') || n < FILE_EXPIRY_MIN_S || n > FILE_EXPIRY_MAX_S)
+    throw invalid(`expires_after[seconds] must be a whole number from ${FILE_EXPIRY_MIN_S} to ${FILE_EXPIRY_MAX_S}`, 'expires_after/seconds');
+  return n;
+}
 
 export function createFilesService(deps: FilesServiceDeps): FilesService {
   async function find(principal: Principal, id: string): Promise<FileRecord> {
@@ -76,25 +90,29 @@ export function createFilesService(deps: FilesServiceDeps): FilesService {
     async upload(principal, parts) {
       const id = newFileId();
       const objectKey = fileObjectKey(id);
-      let purpose: string | undefined;
+      const fields = new Map<string, string>();
       let stored: { filename: string; bytes: number } | undefined;
+      let expiresS: number | undefined;
       try {
         for await (const part of parts) {
-          if (part.type === 'field') {
-            if (part.fieldname === 'purpose') purpose = String(part.value);
-          } else if (part.fieldname === 'file' && !stored) {
+          if (part.type === 'field') fields.set(part.fieldname, String(part.value));
+          else if (part.fieldname === 'file' && !stored) {
             // A name Postgres can keep: no NUL (text holds none), at most 255 characters (code points).
             const filename = [...(part.filename ?? '').replaceAll('\0', '')].slice(0, 255).join('') || 'file.jsonl';
             stored = { filename, bytes: await store(part, objectKey) };
           } else part.file.resume();
         }
+        const purpose = fields.get('purpose');
         if (purpose !== 'batch') throw invalid(`purpose must be "batch" (got ${purpose === undefined ? 'none' : JSON.stringify(purpose)})`, 'purpose');
         if (!stored) throw invalid('the form has no "file" part', 'file');
+        expiresS = expiresAfterSeconds(fields) ?? (deps.defaultExpiresS > 0 ? deps.defaultExpiresS : undefined);
       } catch (err) {
         if (stored) await deps.storage.deleteObjects([objectKey]).catch(() => undefined);
         throw err;
       }
-      const record: FileRecord = { id, ownerKeyId: principal.keyId, purpose: 'batch', objectKey, createdAt: new Date(), ...stored };
+      const createdAt = new Date();
+      const expiresAt = expiresS === undefined ? null : new Date(createdAt.getTime() + expiresS * 1000);
+      const record: FileRecord = { id, ownerKeyId: principal.keyId, purpose: 'batch', objectKey, createdAt, expiresAt, ...stored };
       await insertFile(deps.pool, record);
       deps.logger.info({ fileId: id, bytes: stored.bytes }, 'file uploaded');
       return toFileObject(record);

@@ -44,7 +44,9 @@ export const openAiBatchRoutes: FastifyPluginAsyncTypebox<OpenAiBatchRoutesOptio
           '`{"custom_id", "method": "POST", "url": "/v1/jobs", "body": <a POST /v1/jobs body>}` (or `/v1/embeddings` and its body). ' +
           'The file is streamed to object ' +
           'storage as it arrives (never held in memory), up to BATCH_FILE_MAX_BYTES (413 `PAYLOAD_TOO_LARGE`); its lines are ' +
-          'checked when a batch is created over it.',
+          'checked when a batch is created over it. Optional `expires_after[anchor]` (`created_at`) and `expires_after[seconds]` ' +
+          '(3600–2592000) set when it is deleted; without them, BATCH_FILE_EXPIRES_S after the upload (30 days; 0: kept until deleted). ' +
+          'A file a batch still reads stays until that batch ends.',
         consumes: ['multipart/form-data'],
         response: { 200: FileObjectSchema, ...openAiProblems(400, 401, 403, 413, 415, 429, 503) },
       },

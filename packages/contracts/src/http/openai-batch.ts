@@ -55,6 +55,17 @@ const BatchId = Type.String({ pattern: '^batch_[0-9a-f]{32}$', description: 'A b
 const UnixTime = Type.Integer({ description: 'Unix seconds' });
 const NullableTime = Type.Union([UnixTime, Type.Null()]);
 
+/** OpenAI's bounds on a file's `expires_after.seconds`: an hour to 30 days. */
+export const FILE_EXPIRY_MIN_S = 3_600;
+export const FILE_EXPIRY_MAX_S = 2_592_000;
+export const ExpiresAfterSchema = Type.Object(
+  {
+    anchor: Type.Literal('created_at', { description: "The only anchor: the file's creation" }),
+    seconds: Type.Integer({ minimum: FILE_EXPIRY_MIN_S, maximum: FILE_EXPIRY_MAX_S, description: 'Seconds after the anchor the file is deleted' }),
+  },
+  { additionalProperties: false },
+);
+
 export const FileObjectSchema = Type.Object(
   {
     id: FileId,
@@ -64,7 +75,10 @@ export const FileObjectSchema = Type.Object(
     filename: Type.String(),
     purpose: StringEnum(FILE_PURPOSES),
     status: Type.Literal('processed', { description: "Always `processed` (OpenAI's field, deprecated there)" }),
-    expires_at: Type.Null({ description: 'Files are kept until deleted' }),
+    expires_at: Type.Union([UnixTime, Type.Null()], {
+      description:
+        "When the file is deleted: an upload's `expires_after` (else the server's default, 30 days), an output or error file's by its batch's `output_expires_after`; null: kept until deleted",
+    }),
   },
   { $id: 'FileObject', examples: [EXAMPLE_FILE] },
 );
@@ -155,6 +169,11 @@ export const CreateBulkBatchBodySchema = Type.Object(
       pattern: '^([1-9]|[1-9][0-9]|1[0-5][0-9]|16[0-8])h$',
       description: "How long the batch may run: `24h` (OpenAI's only value) or any whole number of hours up to `168h`",
     }),
+    output_expires_after: Type.Optional(
+      Type.Union([ExpiresAfterSchema, Type.Null()], {
+        description: 'When the output and error files are deleted, from their creation; absent: kept until deleted',
+      }),
+    ),
     // As a job's metadata: every key and value checked (no NUL, no lone surrogate: jsonb holds neither).
     metadata: Type.Optional(
       Type.Union([
