@@ -69,6 +69,21 @@ describe('files.upload', () => {
     expect(await readForm(asked[0]!)).toEqual({ purpose: 'batch', filename: 'a "quoted".jsonl', text: '{"custom_id":"a"}\n' });
   });
 
+  it("sends expiresAfterS as OpenAI's expires_after fields, in a form and in a streamed body alike", async () => {
+    const { asked, client } = clientAnswering(() => Response.json(FILE));
+    await client.files.upload(new Blob([LINES]), { expiresAfterS: 7_200 });
+    await client.files.upload(Readable.from([LINES]), { expiresAfterS: 3_600 });
+    const fields = async (a: Asked) => {
+      const form =
+        a.body instanceof FormData
+          ? a.body
+          : await new Response(a.body as ReadableStream, { headers: { 'content-type': a.headers.get('content-type')! } }).formData();
+      return [form.get('expires_after[anchor]'), form.get('expires_after[seconds]')];
+    };
+    expect(await fields(asked[0]!)).toEqual(['created_at', '7200']);
+    expect(await fields(asked[1]!)).toEqual(['created_at', '3600']);
+  });
+
   it("takes a Blob, a File's name, a web ReadableStream, and a Node file stream's name", async () => {
     const path = join(dir, 'streamed.jsonl');
     await writeFile(path, LINES);

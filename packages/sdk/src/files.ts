@@ -20,6 +20,8 @@ export interface FileUploadOptions {
   filename?: string;
   /** @default 'batch' (the only purpose an upload may have) */
   purpose?: 'batch';
+  /** Seconds after the upload the server deletes the file (3600–2592000; OpenAI's `expires_after`). @default the server's BATCH_FILE_EXPIRES_S (30 days) */
+  expiresAfterS?: number;
   /**
    * Over the client's `submitRetry`: an upload the server refused for now (429, 503) is sent again, a path or Blob only (a
    * stream is read once); one left unanswered is not, as the server may have kept it. `false`: sent once.
@@ -145,15 +147,18 @@ export function createFilesApi(http: HttpClient, submitRetry: SubmitRetryOptions
       const purpose = options.purpose ?? 'batch';
       const blob = typeof source === 'string' ? await nodeFs().openAsBlob(source, { type: 'application/jsonl' }) : source;
       const filename = options.filename ?? defaultFilename(source);
+      const fields: Record<string, string> = { purpose };
+      if (options.expiresAfterS !== undefined)
+        Object.assign(fields, { 'expires_after[anchor]': 'created_at', 'expires_after[seconds]': String(options.expiresAfterS) });
       const send = (): Promise<FileObject> => {
         if (blob instanceof Blob) {
           // A Blob in FormData is streamed by fetch (one from openAsBlob from disk), and can be sent again.
           const form = new FormData();
-          form.set('purpose', purpose);
+          for (const [name, value] of Object.entries(fields)) form.set(name, value);
           form.set('file', blob, filename);
           return http.json<FileObject>('/v1/files', { method: 'POST', body: form, signal: options.signal }).then((r) => r.body);
         }
-        const { body, contentType } = multipartStream({ purpose }, filename, chunksOf(blob));
+        const { body, contentType } = multipartStream(fields, filename, chunksOf(blob));
         return http
           .json<FileObject>('/v1/files', { method: 'POST', body, headers: { 'content-type': contentType }, signal: options.signal })
           .then((r) => r.body);
