@@ -4,7 +4,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import cliProgress from 'cli-progress';
-import { BATCH_ENDPOINTS, type BatchEndpoint, type BulkBatch } from '@inferq/contracts';
+import { BATCH_ENDPOINTS, FILE_EXPIRY_MAX_S, FILE_EXPIRY_MIN_S, type BatchEndpoint, type BulkBatch } from '@inferq/contracts';
 import { batchProgress, isBatchEnded } from '../batches.ts';
 import type { InferqClient } from '../client.ts';
 import { emit, integerOption, onePositional, stringOption, type Command, type CommandContext, type OptionValues } from './command.ts';
@@ -154,13 +154,16 @@ const hasFileOptions = (values: OptionValues) => values.output !== undefined || 
 
 export const batchSubmit: Command = {
   usage:
-    `batch submit <requests.jsonl> [--endpoint ${BATCH_ENDPOINTS.join('|')}] [--window 24h] [--metadata KEY=VALUE …] [--wait ${FILE_USAGE}]   ` +
-    '(uploads the file, creates a batch over it and prints its id; --wait shows its progress, writes its output and error files, ' +
+    `batch submit <requests.jsonl> [--endpoint ${BATCH_ENDPOINTS.join('|')}] [--window 24h] [--metadata KEY=VALUE …] [--expires-after SECONDS] ` +
+    `[--wait ${FILE_USAGE}]   ` +
+    '(uploads the file, creates a batch over it and prints its id; --expires-after: when the server deletes the uploaded file and the ' +
+    "batch's output and error files, 3600–2592000 s from each one's creation; --wait shows its progress, writes its output and error files, " +
     'and exits 0 only when it completed)',
   options: {
     endpoint: { type: 'string' },
     window: { type: 'string' },
     metadata: { type: 'string', multiple: true },
+    'expires-after': { type: 'string' },
     wait: { type: 'boolean' },
     ...FILE_OPTIONS,
   },
@@ -170,13 +173,15 @@ export const batchSubmit: Command = {
     const metadata = metadataOption(ctx.values);
     const wait = ctx.values.wait === true;
     if (!wait && hasFileOptions(ctx.values)) throw new UsageError('--output and --errors go with --wait (or `inferq batch get <id> --output …` once it ended)');
-    const file = await ctx.client.files.upload(path);
+    const expiresAfterS = integerOption(ctx.values, 'expires-after', { min: FILE_EXPIRY_MIN_S, max: FILE_EXPIRY_MAX_S });
+    const file = await ctx.client.files.upload(path, { expiresAfterS });
     if (!ctx.config.json) ctx.io.stderr(`uploaded ${file.filename}: ${file.id} (${file.bytes} bytes)\n`);
     const created = await ctx.client.batches.create({
       input_file_id: file.id,
       endpoint,
       completion_window: stringOption(ctx.values, 'window') ?? '24h',
       ...(metadata && { metadata }),
+      ...(expiresAfterS !== undefined && { output_expires_after: { anchor: 'created_at', seconds: expiresAfterS } }),
     });
     if (!wait) {
       emit(ctx, created, () => [created.id]);
