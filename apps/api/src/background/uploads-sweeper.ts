@@ -1,25 +1,10 @@
-import { createPeriodicTask, type Logger } from '@inferq/core';
-import { deleteExpiredUploads, type Pool } from '@inferq/db';
-import { isRedisOutageError, withLease, type RedisClient } from '@inferq/queue';
-import type { Storage } from '@inferq/storage';
+import { deleteExpiredUploads, type ExpiredUpload } from '@inferq/db';
+import { createExpirySweep, type ExpirySweeperDeps } from './expiry-sweep.ts';
 
 /** The name of the upload sweep's lease: one API replica sweeps at a time. */
 export const UPLOADS_PASS = 'uploads-expiry';
-/** Longer than any pass takes; a replica that dies holding the lease lets the next one sweep after it. */
-const LEASE_MS = 10 * 60_000;
-/** Rows deleted per statement (S3's DeleteObjects takes at most 1,000 keys). */
-const BATCH = 1_000;
-/** Statements per pass: a backlog larger than this is finished by the next passes. */
-const MAX_BATCHES = 100;
 
-export interface UploadsSweeperDeps {
-  pool: Pool;
-  redis: RedisClient;
-  /** The queue prefix the lease lives under. */
-  prefix: string;
-  storage: Pick<Storage, 'deleteObjects'>;
-  logger: Logger;
-  intervalMs: number;
+export interface UploadsSweeperDeps extends ExpirySweeperDeps {
   /** Counts uploads deleted unused (expired before any job claimed them). */
   onExpired?(count: number): void;
 }
@@ -38,30 +23,22 @@ export interface UploadsSweepResult {
  * the two, or a delete fail, the bucket's expiry rule on `uploads/` removes the objects.
  */
 export function createUploadsSweeper(deps: UploadsSweeperDeps) {
-  async function pass(): Promise<UploadsSweepResult> {
-    const startedAt = Date.now();
-    let deleted = 0;
-    let unused = 0;
-    for (let i = 0; i < MAX_BATCHES; i++) {
-      const expired = await deleteExpiredUploads(deps.pool, BATCH);
-      if (expired.length === 0) break;
-      deleted += expired.length;
-      const unusedNow = expired.filter((u) => !u.claimed).length;
-      unused += unusedNow;
-      deps.onExpired?.(unusedNow);
-      await deps.storage.deleteObjects(expired.map((u) => u.objectKey));
-      if (expired.length < BATCH) break;
-    }
-    const result = { deleted, unused };
-    if (deleted > 0) deps.logger.info({ ...result, ms: Date.now() - startedAt }, 'expired uploads deleted');
-    return result;
-  }
-
+  const summary = (rows: ExpiredUpload[]): UploadsSweepResult => ({ deleted: rows.length, unused: rows.filter((u) => !u.claimed).length });
+  const sweep = createExpirySweep({
+    ...deps,
+    lease: UPLOADS_PASS,
+    what: 'upload sweep',
+    deleteExpired: (limit) => deleteExpiredUploads(deps.pool, limit),
+    onSwept(rows, ms) {
+      const result = summary(rows);
+      deps.onExpired?.(result.unused);
+      deps.logger.info({ ...result, ms }, 'expired uploads deleted');
+    },
+  });
   /** One pass; undefined when another replica holds the lease. */
-  const sweepOnce = (): Promise<UploadsSweepResult | undefined> => withLease(deps.redis, deps.prefix, UPLOADS_PASS, LEASE_MS, pass);
-
-  return {
-    sweepOnce,
-    ...createPeriodicTask({ what: 'upload sweep', intervalMs: deps.intervalMs, logger: deps.logger, run: sweepOnce, expected: isRedisOutageError }),
+  const sweepOnce = async (): Promise<UploadsSweepResult | undefined> => {
+    const rows = await sweep.sweepOnce();
+    return rows && summary(rows);
   };
+  return { ...sweep, sweepOnce };
 }
