@@ -101,7 +101,10 @@ export interface AppDeps {
     /** Time to receive a request's headers, then the whole request (0: no limit); past it, 408 REQUEST_TIMEOUT. @default 60 s, none */
     headersTimeoutMs?: number;
     requestTimeoutMs?: number;
-    /** The Batch API: BATCH_FILE_MAX_BYTES, BATCH_FILE_EXPIRES_S, BATCH_MAX_LINES, BATCH_JOBS_IN_FLIGHT, BATCH_RUNNERS, BATCH_LEASE_MS. @default 2 GiB, 30 days, 5,000,000, 10,000, 2, 30 s */
+    /**
+     * The Batch API: BATCH_FILE_MAX_BYTES, BATCH_FILE_EXPIRES_S, BATCH_MAX_LINES, BATCH_JOBS_IN_FLIGHT, BATCH_RUNNERS,
+     * BATCH_LEASE_MS. @default 2 GiB, 30 days, 5,000,000, 10,000, 2, 30 s
+     */
     batches?: {
       fileMaxBytes?: number;
       fileExpiresS?: number;

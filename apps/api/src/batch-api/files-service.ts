@@ -49,7 +49,10 @@ export const toFileObject = (f: FileRecord): FileObject => ({
 const invalid = (message: string, param: string) =>
   new AppError('VALIDATION_FAILED', message, { errors: [{ pointer: `/body/${param}`, code: 'VALIDATION_FAILED', detail: message }] });
 
-/** An upload's `expires_after` as OpenAI's clients send it in the form (`expires_after[anchor]`, `expires_after[seconds]`): its seconds; undefined when absent. */
+/**
+ * An upload's `expires_after` as OpenAI's clients send it in the form (`expires_after[anchor]`,
+ * `expires_after[seconds]`): its seconds; undefined when absent.
+ */
 function expiresAfterSeconds(fields: Map<string, string>): number | undefined {
   const anchor = fields.get('expires_after[anchor]');
   const seconds = fields.get('expires_after[seconds]');

@@ -74,7 +74,8 @@ export const apiKeysRoutes: FastifyPluginAsyncTypebox<{ keys: ApiKeysService; re
         description:
           'The key authenticates nothing from then on. Its Batch API batches that have not ended are cancelled, as ' +
           '`POST /v1/batches/{id}/cancel` does: no more of their lines are submitted, their queued jobs are canceled, and they end ' +
-          "`cancelled` with the lines not run in the error file. Jobs it submitted otherwise keep their course. Audited as `key:revoked`, with the batches' ids.",
+          '`cancelled` with the lines not run in the error file. Jobs it submitted otherwise keep their course. ' +
+          "Audited as `key:revoked`, with the batches' ids.",
         params: Type.Object({ id: Type.String({ format: 'uuid' }) }),
         response: { 200: ApiKeySchema, ...problemResponses(400, 401, 403, 404) },
       },

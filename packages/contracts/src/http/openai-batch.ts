@@ -77,7 +77,8 @@ export const FileObjectSchema = Type.Object(
     status: Type.Literal('processed', { description: "Always `processed` (OpenAI's field, deprecated there)" }),
     expires_at: Type.Union([UnixTime, Type.Null()], {
       description:
-        "When the file is deleted: an upload's `expires_after` (else the server's default, 30 days), an output or error file's by its batch's `output_expires_after`; null: kept until deleted",
+        "When the file is deleted: an upload's `expires_after` (else the server's default, 30 days), an output or error " +
+        "file's by its batch's `output_expires_after`; null: kept until deleted",
     }),
   },
   { $id: 'FileObject', examples: [EXAMPLE_FILE] },
