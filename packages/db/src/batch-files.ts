@@ -1,3 +1,4 @@
+import { fileReadSql } from './bulk-batches.ts';
 import type { Pool } from './pool.ts';
 
 // Batch API files (migration 0024): JSONL a client uploaded (purpose batch) and
@@ -82,7 +83,7 @@ export async function deleteExpiredFiles(pool: Pool, limit: number): Promise<Arr
     `DELETE FROM files WHERE id IN (
        SELECT f.id FROM files f
         WHERE f.expires_at <= now()
-          AND NOT EXISTS (SELECT 1 FROM bulk_batches b WHERE b.input_file_id = f.id AND b.status IN ('validating', 'in_progress', 'cancelling'))
+          AND NOT ${fileReadSql('f.id')}
         ORDER BY f.expires_at LIMIT $1 FOR UPDATE SKIP LOCKED)
      RETURNING id, object_key`,
     [limit],

@@ -103,12 +103,14 @@ export async function listBulkBatches(pool: Pool, o: { ownerKeyId: string | null
   return rows.map(toRecord);
 }
 
+/** SQL true while a batch not yet ended reads the file `fileId` (an SQL expression): it may not be deleted then, by a client or by expiry. */
+export const fileReadSql = (fileId: string): string =>
+  `EXISTS (SELECT 1 FROM bulk_batches WHERE input_file_id = ${fileId} AND status IN ('validating', 'in_progress', 'cancelling'))`;
+
 /** Whether a batch not yet ended reads this file (it may not be deleted then). */
 export async function fileInUse(pool: Pool, fileId: string): Promise<boolean> {
-  const { rows } = await pool.query(`SELECT 1 FROM bulk_batches WHERE input_file_id = $1 AND status IN ('validating', 'in_progress', 'cancelling') LIMIT 1`, [
-    fileId,
-  ]);
-  return rows.length > 0;
+  const { rows } = await pool.query<{ read: boolean }>(`SELECT ${fileReadSql('$1')} AS read`, [fileId]);
+  return rows[0]!.read;
 }
 
 /**
