@@ -174,7 +174,7 @@ describe('inline tensor bytes', () => {
     const bytes = bytesOf([7, 8]);
     const { id, batchId, claim } = await claimed([{ ...FEATURES, shape: [2], bytes: 8, b64: encodeTensorBase64(bytes) }]);
     expect((await raw(id)).input_data).toBeNull();
-    expect(await t.tensors.readTensor(claim.get(id)!.inputs[0]!)).toEqual(bytes);
+    expect(await t.tensors.readTensor(claim.get(id)!.inputs![0]!)).toEqual(bytes);
     const logits = { name: 'logits', datatype: 'FP32' as const, shape: [1, 2], bytes: 8 };
     await completeJobs(t.ctx.pool, testBatchRun(batchId), [
       { attempt: 1, id, outputs: [{ ...logits, b64: encodeTensorBase64(bytes) }], inferMs: 1, items: 1, deviceMs: 1 },

@@ -11,6 +11,8 @@ import { batchJson, insertBatchSql, recordBatch, type NewBatch } from './batches
 
 export interface StartBatch {
   ids: string[];
+  /** Jobs whose inputs the batch has already (carried in their queue entries): their inputs are not read. */
+  carried?: ReadonlySet<string>;
   workerId: string;
   batchId: string;
   batchSize: number;
@@ -68,7 +70,8 @@ const batchRowsSql = (ids: readonly string[], param: string): string => `${idRan
 
 /**
  * Claims a batch's jobs: returns those still worth running, each with its
- * inputs and the attempt the batch runs. A claim writes nothing for a queued
+ * inputs (but for the `carried` ones: read out of TOAST, a 12 KiB input is
+ * most of a claim's cost) and the attempt the batch runs. A claim writes nothing for a queued
  * job (the lease is the queue's lock in Redis; a batch still running after a
  * while marks its jobs running, markJobsRunning); the batch's writes are
  * fenced to that attempt. Jobs canceled or already finished (a replay after a
@@ -82,11 +85,16 @@ const batchRowsSql = (ids: readonly string[], param: string): string => `${idRan
 export async function startJobs(pool: Pool, b: StartBatch): Promise<Map<string, ClaimedJobRow>> {
   if (!Number.isInteger(b.batchSize)) throw new TypeError(`batch size ${b.batchSize} is not an integer`);
   // The day range besides the literal ids, so that the planner prunes before it plans, whatever it makes of the array.
-  const claimed = `id = ANY(ARRAY[${b.ids.map(literal).join(',')}]::uuid[]) AND ${idRangeSql(daysOf(b.ids))}`;
+  const idList = (ids: readonly string[]) => `ARRAY[${ids.map(literal).join(',')}]::uuid[]`;
+  const claimed = `id = ANY(${idList(b.ids)}) AND ${idRangeSql(daysOf(b.ids))}`;
+  const uncarried = b.carried ? b.ids.filter((id) => !b.carried!.has(id)) : b.ids;
+  // Columns of the jobs whose inputs are read; a CASE leaves the others' TOASTed values unread.
+  const ofUncarried = (column: string, type: string) =>
+    uncarried.length === b.ids.length ? column : uncarried.length === 0 ? `NULL::${type}` : `CASE WHEN id = ANY(${idList(uncarried)}) THEN ${column} END`;
   const rows = await copyRows(
     pool,
-    `SELECT id::text, attempts::int4, (status = 'running' OR coalesce(deadline_at <= now(), false))::int4 AS rare, inputs::text, input_data,
-            array_to_json(node_faults)::text
+    `SELECT id::text, attempts::int4, (status = 'running' OR coalesce(deadline_at <= now(), false))::int4 AS rare,
+            ${ofUncarried('inputs::text', 'text')}, ${ofUncarried('input_data', 'bytea')}, array_to_json(node_faults)::text
        FROM jobs WHERE ${claimed} AND status IN ('queued', 'running')`,
   );
   const jobs = new Map<string, ClaimedJobRow>();
@@ -96,7 +104,7 @@ export async function startJobs(pool: Pool, b: StartBatch): Promise<Map<string, 
     if (isRare!.readInt32BE(0) === 1) rare.push({ id: id!.toString(), read });
     jobs.set(id!.toString(), {
       attempt: read + 1,
-      inputs: unpackTensors(JSON.parse(inputs!.toString()) as StoredTensor[], data),
+      ...(inputs ? { inputs: unpackTensors(JSON.parse(inputs.toString()) as StoredTensor[], data) } : {}),
       nodeFaults: JSON.parse(faults!.toString()) as string[],
     });
   }
@@ -136,7 +144,8 @@ async function settleRareClaims(pool: Pool, b: StartBatch, rare: Array<{ id: str
 export interface ClaimedJobRow {
   /** The attempt this claim runs: the row's attempts once a write of this batch stands. */
   attempt: number;
-  inputs: StoredTensor[];
+  /** Absent for a job the batch carried its inputs for (StartBatch.carried). */
+  inputs?: StoredTensor[];
   /** Workers that gave the job back for a fault of their own. */
   nodeFaults: string[];
 }

@@ -1,8 +1,8 @@
 /**
  * What each statement of a job's way through Postgres costs, batch by batch,
  * on a schema of its own: the group insert (submit), the claim, the running
- * mark and the completion (with the batch's record), each timed (and the claim without its inputs, as it would be with
- * them carried in the queue entry) and its WAL read
+ * mark and the completion (with the batch's record), each timed (and the claim of jobs whose queue entries carry their
+ * inputs, which reads none) and its WAL read
  * from pg_current_wal_lsn() around it (a quiet server: nothing else writes).
  * `node --import tsx apps/bench/src/costs/job-statements.ts [batches] [batch size] [input bytes] [backlog]`
  * with DATABASE_URL set; prints one row per statement: wall time, its backend's CPU (Postgres on this machine) and WAL, a job.
@@ -15,19 +15,7 @@
  * fillfactor lowered, so the completion can be a HOT update; prints the share of completions that were.
  */
 import { randomUUID } from 'node:crypto';
-import {
-  completeJobs,
-  createPool,
-  daysOf,
-  ensureJobPartitions,
-  idRangeSql,
-  insertJobs,
-  markJobsRunning,
-  runMigrations,
-  startJobs,
-  type BatchRun,
-  type Pool,
-} from '@inferq/db';
+import { completeJobs, createPool, ensureJobPartitions, insertJobs, markJobsRunning, runMigrations, startJobs, type BatchRun, type Pool } from '@inferq/db';
 import { newTestJob } from '@inferq/test-utils';
 import { loadBenchEnv } from '../bench-env.ts';
 import { median } from '../stats.ts';
@@ -115,12 +103,9 @@ try {
     const jobs = backlog ? queued[b]! : await insertGroup();
     const ids = jobs.map((j) => j.id);
     const run: BatchRun = { batchId: randomUUID(), workerId: 'w-stmt', batchSize: size, ranMs: 2 };
-    // The claim as it would be with the inputs carried in the queue entry: the same read, the fencing columns only.
-    await measure('claim without the inputs (the fencing columns only)', size, () =>
-      pool.query(
-        `SELECT id, attempts, status = 'running' OR coalesce(deadline_at <= now(), false) AS rare, node_faults
-           FROM jobs WHERE id = ANY(ARRAY[${ids.map((id) => `'${id}'`).join(',')}]::uuid[]) AND ${idRangeSql(daysOf(ids))} AND status IN ('queued', 'running')`,
-      ),
+    // The claim of jobs whose queue entries carry their inputs (QUEUE_CARRIED_INPUTS_MB): the fencing columns only.
+    await measure('claim, inputs carried in the queue entries', size, () =>
+      startJobs(pool, { ids, carried: new Set(ids), workerId: run.workerId, batchId: run.batchId, batchSize: size }),
     );
     const claim = await measure('claim (startJobs)', size, () => startJobs(pool, { ids, workerId: run.workerId, batchId: run.batchId, batchSize: size }));
     // Every other batch runs long enough to be marked: the mark's cost, and the completion of a marked batch beside an unmarked one.
