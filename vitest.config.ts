@@ -22,6 +22,7 @@ const ON_EVERY_TOPOLOGY = [
   'apps/api/tests/key-weights.test.ts',
   'apps/api/tests/tenants.test.ts',
   'packages/queue/tests/request-counter.test.ts',
+  'packages/queue/tests/carried-inputs.test.ts',
 ];
 
 const onTopology = (topology: 'cluster' | 'sentinel') => ({

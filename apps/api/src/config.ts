@@ -41,6 +41,12 @@ export const apiConfig = {
   SUBMIT_QUEUE_TIMEOUT_MS: Type.Integer({ default: 3_000, minimum: 100, maximum: 60_000 }),
   /** Jobs waiting in one model's queue above which submissions are refused with 429 QUEUE_FULL (backpressure); 0: no limit. */
   QUEUE_MAX_DEPTH: Type.Integer({ default: 1_000_000, minimum: 0 }),
+  /**
+   * Redis memory a model's queue may spend carrying its waiting jobs' inline inputs, in MiB: a job whose inputs are all
+   * inline carries them in its queue entry while the model's backlog, each job carrying as much, stays within it, and the
+   * worker's claim then reads no input from Postgres (which keeps them, the record). 0: never carried.
+   */
+  QUEUE_CARRIED_INPUTS_MB: Type.Integer({ default: 256, minimum: 0, maximum: 1_048_576 }),
   /** The longest `Prefer: wait=N` a submit is held for, in seconds. */
   WAIT_MAX_S: Type.Integer({ default: 60, minimum: 0, maximum: 600 }),
   /**

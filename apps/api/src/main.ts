@@ -88,6 +88,7 @@ const { server, keys, retirement, retention, metrics, tensors, batchRunner } = a
     submitGroupMax: config.SUBMIT_GROUP_MAX,
     submitQueueTimeoutMs: config.SUBMIT_QUEUE_TIMEOUT_MS,
     queueMaxDepth: config.QUEUE_MAX_DEPTH,
+    queueCarriedInputsMb: config.QUEUE_CARRIED_INPUTS_MB,
     rateLimitPerMin: config.RATE_LIMIT_PER_MIN,
     waitMaxS: config.WAIT_MAX_S,
     jobViewCacheMs: config.JOB_VIEW_CACHE_MS,

@@ -1,13 +1,15 @@
 import { readFile } from 'node:fs/promises';
 import type { Scope } from '@inferq/contracts';
 import { createLogger } from '@inferq/core';
-import { createJobProducer, createRedisConnection, waitForReady, type JobProducer } from '@inferq/queue';
+import { createJobProducer, createRedisConnection, waitForReady, type JobProducer, type RedisClient } from '@inferq/queue';
 import { createTestContext, demoModel, type TestContext } from '@inferq/test-utils';
 import { buildApp, type App } from '../src/app.ts';
 
 export interface TestApp extends App {
   ctx: TestContext;
   producer: JobProducer;
+  /** The producer's connection. */
+  redis: RedisClient;
   adminKey: string;
   /** A non-admin key with jobs:read and jobs:write. */
   userKey: string;
@@ -65,6 +67,7 @@ export async function buildTestApp(settings: Partial<Parameters<typeof buildApp>
     ...app,
     ctx,
     producer,
+    redis,
     adminKey: admin.secret,
     userKey: user.secret,
     auth: (key = admin.secret) => ({ authorization: `Bearer ${key}` }),

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createCarriedInputs } from '@inferq/queue';
 import { buildTestApp, mlpInput, type TestApp } from './helpers.ts';
 
 let t: TestApp;
@@ -25,10 +26,27 @@ describe('POST /v1/jobs', () => {
     expect(queued.rows[0].status).toBe('queued');
   });
 
-  it('queues ids and the batch key only: the inputs stay in the row (invariant 5)', async () => {
+  it('queues the batch key and, within QUEUE_CARRIED_INPUTS_MB, the inline inputs; the row keeps them too (invariant 5)', async () => {
     const { id } = (await submit({ model: 'mlp', inputs: [mlpInput(2)] })).json();
     const queueJob = await t.producer.queueFor('mlp').getJob(id);
-    expect(queueJob?.data).toEqual({ modelVersion: 1, batchKey: 'features:64', priority: 'normal' });
+    const { rows } = await t.ctx.pool.query<{ input_data: Buffer }>('SELECT input_data FROM jobs WHERE id = $1', [id]);
+    const carried = [{ name: 'features', datatype: 'FP32', shape: [2, 64], bytes: 512, at: 0 }];
+    expect(queueJob?.data).toEqual({ modelVersion: 1, batchKey: 'features:64', priority: 'normal', inputs: carried });
+    const [bytes] = await createCarriedInputs(t.redis, t.producer.prefix).read('mlp', [id]);
+    expect(bytes).toEqual(rows[0]!.input_data);
+  });
+
+  it('carries no inputs with QUEUE_CARRIED_INPUTS_MB=0', async () => {
+    const off = await buildTestApp({ queueCarriedInputsMb: 0 });
+    try {
+      expect((await off.registerModel('mlp')).statusCode).toBe(201);
+      const res = await off.server.inject({ method: 'POST', url: '/v1/jobs', payload: { model: 'mlp', inputs: [mlpInput(2)] }, headers: off.auth() });
+      const queueJob = await off.producer.queueFor('mlp').getJob(res.json().id);
+      expect(queueJob?.data).toEqual({ modelVersion: 1, batchKey: 'features:64', priority: 'normal' });
+      expect(await createCarriedInputs(off.redis, off.producer.prefix).read('mlp', [res.json().id])).toEqual([null]);
+    } finally {
+      await off.close();
+    }
   });
 
   it('accepts base64 little-endian data and name:version references', async () => {

@@ -1,8 +1,8 @@
 /**
  * One worker-side drain on a fresh stack, for quick before/after runs of the
- * worker's path: `node --import tsx apps/bench/src/drain-probe.ts [jobs] [timed|real] [batches in flight] [feeders]`
- * (default 20,000 CNN jobs on the timed device, H200 figures, WORKER_BATCHES_IN_FLIGHT 2, `auto` to follow
- * latencies; WORKER_FEEDERS 1). Prints the
+ * worker's path: `node --import tsx apps/bench/src/drain-probe.ts [jobs] [timed|real] [batches in flight] [feeders]
+ * [carried MB]` (default 20,000 CNN jobs on the timed device, H200 figures, WORKER_BATCHES_IN_FLIGHT 2, `auto` to follow
+ * latencies; WORKER_FEEDERS 1; the API's QUEUE_CARRIED_INPUTS_MB, 0 for claims that read every input). Prints the
  * drain's items/s, device busy share, CPU a job by tier and WAL, then the
  * statements Postgres was seen running (pg_stat_activity sampled every 10 ms),
  * most often first, the statements' calls and time from pg_stat_statements
@@ -24,10 +24,11 @@ const jobs = Number(process.argv[2] ?? 20_000);
 const timed = process.argv[3] !== 'real';
 const inFlight = process.argv[4] ?? '2';
 const feeders = process.argv[5] ?? '1';
+const carriedMb = process.argv[6];
 const ROOT = resolve(import.meta.dirname, '../../..');
 const services = await provideServices({ env: { ...process.env }, dataDir: resolve(ROOT, '.inferq/bench-services'), log: console.log });
 publishTestEnv(services.env, await writeDemoModels(resolve(ROOT, '.inferq/models')));
-const stack = await startStack({ logLevel: 'warn' });
+const stack = await startStack({ logLevel: 'warn', apiEnv: carriedMb === undefined ? {} : { QUEUE_CARRIED_INPUTS_MB: carriedMb } });
 try {
   await stack.registerModel('cnn', { maxBatchSize: '32', maxBatchDelayMs: '5' });
   const image = new Float32Array(3 * 32 * 32).map((_, i) => Math.sin(i));

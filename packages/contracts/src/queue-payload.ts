@@ -1,13 +1,16 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { PRIORITIES } from './job-status.ts';
 import { StringEnum } from './string-enum.ts';
+import { StoredTensorSchema } from './tensors.ts';
 
 /**
  * What a queue job carries besides what BullMQ already holds (the job id is
  * the queue job's id, the model its queue, the submit time its timestamp):
- * what the batcher groups by, nothing more (DESIGN invariant 5). The inputs
- * stay in the job's row; the worker reads them when it claims the batch, so
- * the queue holds under 1 KiB a job whatever the inputs weigh.
+ * what the batcher groups by and, while the queue's budget allows, the
+ * headers of the small inputs carried beside it (DESIGN invariant 5: Postgres
+ * keeps them either way, the record).
+ * Without them the worker reads the inputs from the job's row when it claims
+ * the batch, and the entry holds under 1 KiB whatever the inputs weigh.
  */
 export const InferJobPayloadSchema = Type.Object({
   modelVersion: Type.Integer(),
@@ -19,5 +22,10 @@ export const InferJobPayloadSchema = Type.Object({
   priority: Type.Optional(StringEnum(PRIORITIES)),
   /** The job's deadline (epoch ms): the worker closes its batch early to meet it, or expires it when it cannot. */
   deadlineAt: Type.Optional(Type.Integer()),
+  /**
+   * The headers of the inputs carried while the job waits (QUEUE_CARRIED_INPUTS_MB), each with its offset (`at`) in
+   * the bytes Redis keeps beside the queue job: the worker's claim then reads only the columns that fence it.
+   */
+  inputs: Type.Optional(Type.Array(StoredTensorSchema)),
 });
 export type InferJobPayload = Static<typeof InferJobPayloadSchema>;

@@ -4,6 +4,7 @@ import { QueueNotReadyError, type RedisClient } from './connection.ts';
 import { jobOptions, type RetryOptions, DEFAULT_RETRY } from './job-options.ts';
 import { assignFairPriorities, BULL_PRIORITY } from './fair-priority.ts';
 import { JOB_NAME, queueNameFor } from './names.ts';
+import { createCarriedInputs } from './carried-inputs.ts';
 
 export interface EnqueueRequest {
   /** The job's id, which becomes the queue job's id. */
@@ -15,6 +16,8 @@ export interface EnqueueRequest {
   /** The key's fair-share weight. @default 1 */
   weight?: number;
   payload: InferJobPayload;
+  /** The bytes of the inputs `payload.inputs` describes, carried beside the queue job (carried-inputs.ts). */
+  carriedBytes?: Uint8Array;
 }
 
 export interface JobProducer {
@@ -28,7 +31,7 @@ export interface JobProducer {
   findQueuedIds(model: string, ids: string[]): Promise<Set<string>>;
   /** Jobs waiting to run in a model queue (every priority, retry backoff included; held ones not). */
   backlog(model: string): Promise<number>;
-  /** Removes a waiting job; a job a worker holds is left alone (returns false). */
+  /** Removes a waiting job and its carried inputs; a job a worker holds is left alone (returns false). */
   removeJob(model: string, id: string): Promise<boolean>;
   /** Stops workers taking jobs from the model's queue (a BullMQ global pause); jobs are still added and kept. Idempotent. */
   pause(model: string): Promise<void>;
@@ -53,6 +56,7 @@ export interface JobProducerOptions {
 export function createJobProducer(options: JobProducerOptions): JobProducer {
   const queues = new Map<string, Queue>();
   const retry = options.retry ?? DEFAULT_RETRY;
+  const carried = createCarriedInputs(options.connection, options.prefix);
   const queueFor = (model: string): Queue => {
     let q = queues.get(model);
     if (!q) {
@@ -92,7 +96,13 @@ export function createJobProducer(options: JobProducerOptions): JobProducer {
                   queue,
                   rs.map((r) => ({ tenant: r.tenant ?? '', priority: r.priority, weight: r.weight })),
                 );
+          // Sent first on the same connection, so a worker that takes a job finds its bytes (or reads its row).
+          const written = carried.write(
+            model,
+            rs.flatMap((r) => (r.carriedBytes ? [{ jobId: r.jobId, bytes: r.carriedBytes }] : [])),
+          );
           await queue.addBulk(rs.map((r, i) => ({ name: JOB_NAME, data: r.payload, opts: jobOptions(r.jobId, priorities[i]!, retry) })));
+          await written;
         }),
       );
     },
@@ -125,6 +135,8 @@ export function createJobProducer(options: JobProducerOptions): JobProducer {
     async removeJob(model, id) {
       try {
         ensureReady();
+        // Its carried inputs go with it (they would expire anyway): the budget counts only waiting jobs.
+        void carried.drop(model, [id]);
         return (await queueFor(model).remove(id)) === 1;
       } catch {
         return false;

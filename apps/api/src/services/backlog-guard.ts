@@ -2,8 +2,11 @@ import { AppError } from '@inferq/core';
 import type { JobProducer } from '@inferq/queue';
 
 export interface BacklogGuard {
-  /** Throws QUEUE_FULL when the model's backlog is at its limit; counts the job otherwise. */
-  admit(model: string): Promise<void>;
+  /**
+   * Throws QUEUE_FULL when the model's backlog is at its limit; counts the job otherwise and answers the backlog it
+   * was admitted at (undefined while Redis cannot tell).
+   */
+  admit(model: string): Promise<number | undefined>;
 }
 
 /**
@@ -37,16 +40,15 @@ export function createBacklogGuard(deps: { producer: JobProducer; maxDepth: numb
 
   return {
     async admit(model) {
-      if (deps.maxDepth === 0) return;
       const cached = known.get(model);
       let entry = cached && Date.now() - cached.readAtMs < deps.refreshMs ? cached : await read(model).catch(() => undefined);
       // Refuse only on a fresh count: the backlog may have drained since the cached one.
-      if (entry && entry === cached && entry.depth >= deps.maxDepth) entry = await read(model).catch(() => undefined);
-      if (!entry) return;
-      if (entry.depth >= deps.maxDepth) {
+      if (entry && entry === cached && deps.maxDepth > 0 && entry.depth >= deps.maxDepth) entry = await read(model).catch(() => undefined);
+      if (!entry) return undefined;
+      if (deps.maxDepth > 0 && entry.depth >= deps.maxDepth) {
         throw new AppError('QUEUE_FULL', `model "${model}" has ${entry.depth} jobs waiting, its limit; retry later`, { headers: { 'retry-after': '1' } });
       }
-      entry.depth++;
+      return entry.depth++;
     },
   };
 }

@@ -1,13 +1,22 @@
 import DataLoader from 'dataloader';
+import type { StoredTensor } from '@inferq/contracts';
 import { AppError } from '@inferq/core';
 import { deleteJobs, insertJobs, type NewJob, type Pool } from '@inferq/db';
 import { enqueueRequestFor, writeOutcomeUnknown, type JobProducer } from '@inferq/queue';
 
+/** What a job's queue entry takes besides the job (enqueueRequestFor). */
+export interface QueueEntryOptions {
+  /** The submitting request's trace context. */
+  traceContext?: Record<string, string>;
+  /** The submitting key's fair-share weight. */
+  weight?: number;
+  /** Inline inputs the entry carries (carriesInputs). */
+  carry?: readonly StoredTensor[];
+}
+
 interface Submission {
   job: NewJob;
-  traceContext: Record<string, string> | undefined;
-  /** The submitting key's fair-share weight. */
-  weight: number | undefined;
+  queue: QueueEntryOptions;
 }
 
 export interface JobIntake {
@@ -19,9 +28,9 @@ export interface JobIntake {
    * the queue: it is accepted, and the reconciler enqueues it if it is not. So is one whose write is not answered
    * within `queueTimeoutMs` (SUBMIT_QUEUE_TIMEOUT_MS). A submit so waits at most two of those for the queue: the
    * commit in flight when it came, then its own group's.
-   * `traceContext` (the submitting request's) travels in the queue job.
+   * `queue`: what travels in the queue job besides the job.
    */
-  accept(job: NewJob, traceContext?: Record<string, string>, weight?: number): Promise<boolean>;
+  accept(job: NewJob, queue?: QueueEntryOptions): Promise<boolean>;
 }
 
 /** The queue write was sent and not answered in time: it may have been applied (writeOutcomeUnknown). */
@@ -67,7 +76,7 @@ export function createJobIntake(deps: { pool: Pool; producer: JobProducer; maxGr
     const inserted = await insertJobs(deps.pool, jobs);
     const fresh = submissions.filter((s) => inserted.has(s.job.id));
     try {
-      await enqueue(fresh.map(({ job, traceContext, weight }) => enqueueRequestFor(job, job.inputs, { traceContext, weight })));
+      await enqueue(fresh.map(({ job, queue }) => enqueueRequestFor(job, job.inputs, queue)));
     } catch (err) {
       // Perhaps queued: refusing it would make the client's retry a second job. Postgres holds it either way (invariant 1).
       if (writeOutcomeUnknown(err)) return jobs.map((j) => inserted.has(j.id));
@@ -96,5 +105,5 @@ export function createJobIntake(deps: { pool: Pool; producer: JobProducer; maxGr
       batchScheduleFn: (dispatch) => void inFlight.then(() => setImmediate(dispatch)),
     },
   );
-  return { accept: (job, traceContext, weight) => loader.load({ job, traceContext, weight }) };
+  return { accept: (job, queue = {}) => loader.load({ job, queue }) };
 }

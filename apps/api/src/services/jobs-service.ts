@@ -12,7 +12,7 @@ import {
   type NewJob,
   type Pool,
 } from '@inferq/db';
-import type { JobProducer } from '@inferq/queue';
+import { carriesInputs, type JobProducer } from '@inferq/queue';
 import type { TensorStore } from '@inferq/storage';
 import { ownerFilter, type Principal } from './api-keys-service.ts';
 import { inputsDroppedError, jobLinks, jobPurgedError } from './job-view.ts';
@@ -97,7 +97,8 @@ export interface JobsServiceDeps {
   tensors: TensorStore;
   models: ModelsService;
   /** submitQueueTimeoutMs: SUBMIT_QUEUE_TIMEOUT_MS (job-intake.ts). @default 3000 */
-  limits: { inputMaxBytes: number; submitGroupMax: number; queueMaxDepth: number; submitQueueTimeoutMs?: number };
+  /** carriedInputsBytes: QUEUE_CARRIED_INPUTS_MB in bytes (carriesInputs). */
+  limits: { inputMaxBytes: number; submitGroupMax: number; queueMaxDepth: number; submitQueueTimeoutMs?: number; carriedInputsBytes?: number };
   /** Accept webhook URLs on loopback, private and link-local addresses (WEBHOOK_ALLOW_PRIVATE). */
   webhookAllowPrivate: boolean;
   /** Told of each response-cache lookup (models with the cache on). */
@@ -161,9 +162,16 @@ export function createJobsService(deps: JobsServiceDeps): JobsService {
     return job;
   }
 
-  /** Records and queues one job; undefined when an equal idempotency key won the insert. */
-  async function accept(job: NewJob, traceContext?: Record<string, string>, weight?: number): Promise<JobAccepted | undefined> {
-    if (!(await intake.accept(job, traceContext, weight))) return undefined;
+  /**
+   * Records and queues one job; undefined when an equal idempotency key won the insert. `waiting`: the model's backlog
+   * it was admitted at, which decides whether its queue entry carries its inputs.
+   */
+  async function accept(
+    job: NewJob,
+    queue: { waiting: number | undefined; traceContext?: Record<string, string>; weight?: number },
+  ): Promise<JobAccepted | undefined> {
+    const carry = carriesInputs(job.inputs, queue.waiting, deps.limits.carriedInputsBytes ?? 0) ? job.inputs : undefined;
+    if (!(await intake.accept(job, { traceContext: queue.traceContext, weight: queue.weight, carry }))) return undefined;
     return { id: job.id, status: 'queued', links: jobLinks(job.id) };
   }
 
@@ -226,9 +234,9 @@ export function createJobsService(deps: JobsServiceDeps): JobsService {
       deps.onCacheLookup?.(model.name, hit);
       if (hit) return { id, status: 'succeeded', links: jobLinks(id) };
     }
-    await backlog.admit(model.name);
+    const waiting = await backlog.admit(model.name);
     inputs ??= await store();
-    const accepted = await accept({ ...job, inputSha256, inputs }, input.traceContext, input.principal.weight);
+    const accepted = await accept({ ...job, inputSha256, inputs }, { waiting, traceContext: input.traceContext, weight: input.principal.weight });
     // Lost a race with a concurrent request carrying the same key: answer with the winner.
     return accepted ?? (await findIdempotent(input, hash))!;
   }
@@ -263,7 +271,7 @@ export function createJobsService(deps: JobsServiceDeps): JobsService {
       if (job.inputsDroppedAt) throw inputsDroppedError(job);
       // A retry is a new job: a retired version takes none (410 MODEL_VERSION_RETIRED).
       await deps.models.resolveModel(`${job.modelName}:${job.modelVersion}`);
-      await backlog.admit(job.modelName);
+      const waiting = await backlog.admit(job.modelName);
       const newId = newJobId();
       // The retry keeps the webhook but not the deadline, which was the first attempt's.
       // Inputs kept in S3 are copied: the new job must not depend on the old one's objects.
@@ -285,8 +293,7 @@ export function createJobsService(deps: JobsServiceDeps): JobsService {
           inputSha256: job.inputSha256,
           keepInputs: job.keepInputs,
         },
-        undefined,
-        principal.weight,
+        { waiting, weight: principal.weight },
       );
       // Lost a race with a concurrent retry under the same key: answer with the winner.
       return accepted ?? (await findIdempotent(keyed!, requestHash))!;

@@ -1,7 +1,7 @@
 import { DEFAULT_LATENCY_TARGET_MS, type AdaptiveBatching } from '@inferq/contracts';
 import { createPeriodicTask, type Logger } from '@inferq/core';
 import { createPool, listLatestModels, type Pool } from '@inferq/db';
-import { createRedisConnection, isRedisOutageError, watchRedisOutages, type RedisClient } from '@inferq/queue';
+import { createCarriedInputs, createRedisConnection, isRedisOutageError, watchRedisOutages, type RedisClient } from '@inferq/queue';
 import { createStorage, createTensorStore, type Storage } from '@inferq/storage';
 import type { WorkerConfig } from '../config.ts';
 import { createBatchRunner, type RunnerHealth, type RunnerMetrics, type RunnerSessions, type RunnerStatus } from '../pipeline/batch-runner.ts';
@@ -84,6 +84,7 @@ export async function startFeeder(o: FeederOptions): Promise<Feeder> {
     signal: stopping.signal,
     writer: createResultWriter({ pool, storage, tensors, workerId: o.workerId }),
     runningMarkMs: config.WORKER_RUNNING_MARK_MS,
+    carried: createCarriedInputs(consumerRedis, config.QUEUE_PREFIX),
   });
 
   const served = config.WORKER_MODELS === '*' ? undefined : new Set(config.WORKER_MODELS.split(',').map((m) => m.trim()));

@@ -7,7 +7,7 @@ import type { ModelSession } from '@inferq/inference';
 import { createJobAck, type AckOutcome } from '@inferq/queue';
 import { createTensorStore } from '@inferq/storage';
 import { createTestContext, newTestJob, testBatchRun, type TestContext } from '@inferq/test-utils';
-import { createBatchRunner } from './batch-runner.ts';
+import { createBatchRunner, type BatchRunnerDeps } from './batch-runner.ts';
 import { createInferenceProfiles } from './inference-profiles.ts';
 import type { ModelSessions } from '../sessions/model-sessions.ts';
 import type { PendingJob } from './pending-job.ts';
@@ -37,6 +37,9 @@ async function queuedJob(): Promise<string> {
   return job.id;
 }
 
+/** Each batch's jobs' first input bytes, as the stand-in session got them. */
+const sessionInputs: number[][][] = [];
+
 /** A session whose every batch "runs" (once `gate` opens) and returns one output per job. */
 function standInSessions(ran: string[][], gate?: Promise<void>): ModelSessions {
   const session = {
@@ -44,8 +47,9 @@ function standInSessions(ran: string[][], gate?: Promise<void>): ModelSessions {
     failedProviders: [],
     inputNames: ['x'],
     outputNames: ['y'],
-    async infer(jobs: Array<{ inputs: unknown[] }>) {
+    async infer(jobs: Array<{ inputs: Array<{ data: Uint8Array }> }>) {
       ran.push(jobs.map((_, i) => String(i)));
+      sessionInputs.push(jobs.map((j) => [...j.inputs[0]!.data]));
       await gate;
       return {
         inferMs: 5,
@@ -85,7 +89,7 @@ function pending(jobId: string, deadlineAt?: number): PendingJob & { outcome: Pr
   };
 }
 
-function runner(deadlines: boolean, ran: string[][], gate?: Promise<void>, runningMarkMs?: number) {
+function runner(deadlines: boolean, ran: string[][], gate?: Promise<void>, runningMarkMs?: number, carried?: BatchRunnerDeps['carried']) {
   const profiles = createInferenceProfiles();
   // The device takes 10 s per item here: nothing with a deadline a few seconds away can make it.
   for (let i = 0; i < 3; i++) profiles.of('slow').record(1, 10_000);
@@ -101,8 +105,34 @@ function runner(deadlines: boolean, ran: string[][], gate?: Promise<void>, runni
     writer: createResultWriter({ pool: ctx.pool, storage: ctx.storage, tensors, workerId: 'w-test' }),
     logger: createLogger({ service: 'test', level: 'silent' }),
     runningMarkMs,
+    carried,
   });
 }
+
+describe('inputs carried in the queue entry (QUEUE_CARRIED_INPUTS_MB)', () => {
+  it("runs a job on the inputs its entry carries, which the claim does not read from Postgres; a job without runs on its row's", async () => {
+    const [carried, plain] = [await queuedJob(), await queuedJob()];
+    const claim = await startJobs(ctx.pool, { ids: [carried, plain], carried: new Set([carried]), workerId: 'w', batchId: randomUUID(), batchSize: 2 });
+    expect(claim.get(carried)).toEqual({ attempt: 1, nodeFaults: [] });
+    expect(claim.get(plain)!.inputs).toMatchObject([{ name: 'x', bytes: 16 }]);
+    // Redis has the first job's bytes (sevens, where its row holds zeros) and not the third's, whose row's are read.
+    const sevens = Buffer.alloc(16, 7);
+    const expired = await queuedJob();
+    const header = [{ name: 'x', datatype: 'FP32' as const, shape: [1, 4], bytes: 16, at: 0 }];
+    const jobs = [{ ...pending(carried), carriedInputs: header }, pending(plain), { ...pending(expired), carriedInputs: header }];
+    const dropped: string[][] = [];
+    const redis = {
+      read: async (_: string, ids: readonly string[]) => ids.map((id) => (id === carried ? sevens : null)),
+      drop: async (_: string, ids: readonly string[]) => void dropped.push([...ids]),
+    };
+    sessionInputs.length = 0;
+    await runner(false, [], undefined, undefined, redis).processBatch(jobs);
+    expect(await Promise.all(jobs.map((j) => j.outcome))).toEqual([true, true, true]);
+    expect(sessionInputs).toEqual([[[...sevens], [...new Uint8Array(16)], [...new Uint8Array(16)]]]);
+    expect((await findJob(ctx.pool, carried, null))!.status).toBe('succeeded');
+    expect(dropped).toEqual([[carried, expired]]);
+  });
+});
 
 describe('batch runner with deadlines', () => {
   it('expires unrun a job its batch would finish after its deadline, and runs the others', async () => {

@@ -4,7 +4,7 @@ import pRetry from 'p-retry';
 import type { RawTensor, StoredTensor } from '@inferq/contracts';
 import { traceIds, type Logger } from '@inferq/core';
 import { expireRunningJobs, isDatabaseUnavailable, markJobsRunning, startJobs, type BatchRun, type JobFailure, type Pool } from '@inferq/db';
-import { UnrecoverableError } from '@inferq/queue';
+import { UnrecoverableError, unpackCarried, type CarriedInputs } from '@inferq/queue';
 import type { ModelSession } from '@inferq/inference';
 import type { TensorStore } from '@inferq/storage';
 import type { BatchStats } from '../telemetry/batch-stats.ts';
@@ -82,14 +82,16 @@ export interface BatchRunnerDeps {
   signal?: AbortSignal;
   /** Told of faults of this worker's own: it stops taking the model until the model loads here again. */
   health?: RunnerHealth;
+  /** Where the inputs carried beside queue entries are read (and dropped once the batch has run); without it, every claim reads its rows' inputs. */
+  carried?: Pick<CarriedInputs, 'read' | 'drop'>;
   /** A batch still running this long after its claim writes it (markJobsRunning), so clients see its jobs running (WORKER_RUNNING_MARK_MS). @default 250 */
   runningMarkMs?: number;
 }
 
 /**
  * Runs one batch end to end: claim the rows (the claim hands back their
- * inputs), one session run, store every job's outcome, then use each queue
- * job's handle (ack, fail or release). Nothing is acknowledged before
+ * inputs, but for those carried beside the queue entries), one session run,
+ * store every job's outcome, then use each queue job's handle (ack, fail or release). Nothing is acknowledged before
  * Postgres holds its outcome (invariant 2); each job fails alone. While Postgres or S3 is down, each
  * step waits for it to come back, holding its jobs (BullMQ renews their locks
  * in Redis meanwhile): a finished result is stored late, not computed twice,
@@ -329,6 +331,22 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
     };
   }
 
+  /** The inputs carried beside the batch's queue entries, one Redis round trip; a job whose bytes are not there is left out (its claim reads its row's). */
+  async function readCarried(batch: PendingJob[]): Promise<Map<string, StoredTensor[]>> {
+    const carrying = batch.filter((j) => j.carriedInputs);
+    const found = new Map<string, StoredTensor[]>();
+    if (!deps.carried || carrying.length === 0) return found;
+    const bytes = await deps.carried.read(
+      batch[0]!.model,
+      carrying.map((j) => j.jobId),
+    );
+    carrying.forEach((job, i) => {
+      const inputs = unpackCarried(job.carriedInputs!, bytes[i] ?? null);
+      if (inputs) found.set(job.jobId, inputs);
+    });
+    return found;
+  }
+
   /** Claims, reads, runs and stores one batch; uses every job's handle, never rejects. Returns what a batch that ran came to. */
   async function runSteps(batchId: string, batch: PendingJob[], span: Span): Promise<BatchStats | undefined> {
     const log = deps.logger.child({ model: batch[0]!.model, modelVersion: batch[0]!.modelVersion, batchId, ...traceIds(span) });
@@ -342,8 +360,9 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
     try {
       // A claim that fails on an outage changed nothing: retried, it spends no attempt.
       const startedAt = new Date();
+      const carried = await readCarried(batch);
       const live = await outlastOutage('claim', { log, span }, () =>
-        startJobs(deps.pool, { ids: batch.map((j) => j.jobId), workerId: deps.workerId, batchId, batchSize: batch.length }),
+        startJobs(deps.pool, { ids: batch.map((j) => j.jobId), carried: new Set(carried.keys()), workerId: deps.workerId, batchId, batchSize: batch.length }),
       );
       // The batch's writes fence to it and time its start from here.
       const scope: StepScope = { log, span, batch: { id: batchId, size: batch.length, claimedAtMs: performance.now() } };
@@ -351,7 +370,8 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
       for (const job of batch) if (!live.has(job.jobId)) job.ack.ack();
       const claimed = batch.flatMap((job) => {
         const row = live.get(job.jobId);
-        return row ? [{ job: { ...job, attempt: row.attempt, nodeFaults: row.nodeFaults }, inputs: row.inputs }] : [];
+        // A row the claim read without inputs is one whose bytes the batch holds.
+        return row ? [{ job: { ...job, attempt: row.attempt, nodeFaults: row.nodeFaults }, inputs: carried.get(job.jobId) ?? row.inputs ?? [] }] : [];
       });
       if (claimed.length === 0) return;
       stopMark = scope.stopMark = markWhenSlow(
@@ -379,6 +399,9 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
     } finally {
       // No mark after the batch's end; one in flight settles by itself (it never rejects).
       void stopMark();
+      // A job that runs again (a retry, a release) reads its row's inputs.
+      const withCarried = batch.filter((j) => j.carriedInputs).map((j) => j.jobId);
+      if (withCarried.length > 0) void deps.carried?.drop(batch[0]!.model, withCarried);
     }
   }
 

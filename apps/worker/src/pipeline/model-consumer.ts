@@ -140,6 +140,7 @@ export function createModelConsumer(o: ModelConsumerOptions) {
         createdAtMs: job.timestamp,
         traceContext: payload.traceContext,
         deadlineAt: payload.deadlineAt,
+        carriedInputs: payload.inputs,
         ack,
       },
     });

@@ -1,7 +1,7 @@
-import type { Priority } from '@inferq/contracts';
+import type { Priority, StoredTensor } from '@inferq/contracts';
 import type { JobAck } from '@inferq/queue';
 
-/** A queue job held by the batcher until its batch has run and its outcome is stored; its inputs are read when the batch is claimed. */
+/** A queue job held by the batcher until its batch has run and its outcome is stored; its inputs are read when the batch is claimed, unless it carries them. */
 export interface PendingJob {
   jobId: string;
   model: string;
@@ -16,6 +16,8 @@ export interface PendingJob {
   traceContext?: Record<string, string>;
   /** The job's deadline, epoch ms. */
   deadlineAt?: number;
+  /** Headers of the inputs carried beside its queue entry (QUEUE_CARRIED_INPUTS_MB, carried-inputs.ts in packages/queue). */
+  carriedInputs?: StoredTensor[];
   /** The queue job's handle (ack, fail or release): used once, only after Postgres has the outcome. */
   ack: JobAck;
 }
