@@ -86,7 +86,7 @@ export interface AppDeps {
     submitQueueTimeoutMs?: number;
     /** Jobs waiting per model queue above which submissions get 429 QUEUE_FULL; 0: no limit. @default 0 */
     queueMaxDepth?: number;
-    /** QUEUE_CARRIED_INPUTS_MB: Redis memory a model's queue may spend carrying inline inputs (carriesInputs); 0: none. @default 256 */
+    /** QUEUE_CARRIED_INPUTS_MB: Redis memory a model's queue may spend carrying inline inputs (carriesInputs); 0: none. @default 64 */
     queueCarriedInputsMb?: number;
     /** The longest `Prefer: wait=N` honoured, in seconds. @default 60 */
     waitMaxS?: number;
@@ -242,7 +242,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       submitGroupMax: settings.submitGroupMax ?? 256,
       submitQueueTimeoutMs: settings.submitQueueTimeoutMs ?? 3_000,
       queueMaxDepth: settings.queueMaxDepth ?? 0,
-      carriedInputsBytes: (settings.queueCarriedInputsMb ?? 256) * 1024 * 1024,
+      carriedInputsBytes: (settings.queueCarriedInputsMb ?? 64) * 1024 * 1024,
     },
   });
   const retention = createJobRetention({

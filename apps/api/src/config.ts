@@ -46,7 +46,7 @@ export const apiConfig = {
    * inline carries them in its queue entry while the model's backlog, each job carrying as much, stays within it, and the
    * worker's claim then reads no input from Postgres (which keeps them, the record). 0: never carried.
    */
-  QUEUE_CARRIED_INPUTS_MB: Type.Integer({ default: 256, minimum: 0, maximum: 1_048_576 }),
+  QUEUE_CARRIED_INPUTS_MB: Type.Integer({ default: 64, minimum: 0, maximum: 1_048_576 }),
   /** The longest `Prefer: wait=N` a submit is held for, in seconds. */
   WAIT_MAX_S: Type.Integer({ default: 60, minimum: 0, maximum: 600 }),
   /**
