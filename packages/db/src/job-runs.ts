@@ -78,38 +78,65 @@ const batchRowsSql = (ids: readonly string[], param: string): string => `${idRan
  * crash) are left out, so a result is never computed twice into a finished
  * job; queued jobs past their deadline end `expired` here instead of running;
  * a job some other batch marked running (that batch's lock expired) is taken
- * over, written as this batch's at once. Read as a binary COPY
- * (copy-rows.ts), so the inputs' bytes come as they are, not as hex; its
- * values are literals, as COPY takes no parameters.
+ * over, written as this batch's at once.
  */
 export async function startJobs(pool: Pool, b: StartBatch): Promise<Map<string, ClaimedJobRow>> {
   if (!Number.isInteger(b.batchSize)) throw new TypeError(`batch size ${b.batchSize} is not an integer`);
-  // The day range besides the literal ids, so that the planner prunes before it plans, whatever it makes of the array.
-  const idList = (ids: readonly string[]) => `ARRAY[${ids.map(literal).join(',')}]::uuid[]`;
-  const claimed = `id = ANY(${idList(b.ids)}) AND ${idRangeSql(daysOf(b.ids))}`;
   const uncarried = b.carried ? b.ids.filter((id) => !b.carried!.has(id)) : b.ids;
-  // Columns of the jobs whose inputs are read; a CASE leaves the others' TOASTed values unread.
-  const ofUncarried = (column: string, type: string) =>
-    uncarried.length === b.ids.length ? column : uncarried.length === 0 ? `NULL::${type}` : `CASE WHEN id = ANY(${idList(uncarried)}) THEN ${column} END`;
-  const rows = await copyRows(
-    pool,
-    `SELECT id::text, attempts::int4, (status = 'running' OR coalesce(deadline_at <= now(), false))::int4 AS rare,
-            ${ofUncarried('inputs::text', 'text')}, ${ofUncarried('input_data', 'bytea')}, array_to_json(node_faults)::text
-       FROM jobs WHERE ${claimed} AND status IN ('queued', 'running')`,
-  );
+  const rows = uncarried.length === 0 ? await readFencing(pool, b.ids) : await readWithInputs(pool, b.ids, uncarried);
   const jobs = new Map<string, ClaimedJobRow>();
-  const rare: Array<{ id: string; read: number }> = [];
-  for (const [id, attempts, isRare, inputs, data, faults] of rows) {
-    const read = attempts!.readInt32BE(0);
-    if (isRare!.readInt32BE(0) === 1) rare.push({ id: id!.toString(), read });
-    jobs.set(id!.toString(), {
-      attempt: read + 1,
-      ...(inputs ? { inputs: unpackTensors(JSON.parse(inputs.toString()) as StoredTensor[], data) } : {}),
-      nodeFaults: JSON.parse(faults!.toString()) as string[],
-    });
-  }
+  const rare = rows.filter((r) => r.rare).map((r) => ({ id: r.id, read: r.read }));
+  for (const r of rows) jobs.set(r.id, { attempt: r.read + 1, ...(r.inputs ? { inputs: r.inputs } : {}), nodeFaults: r.nodeFaults });
   if (rare.length > 0) await settleRareClaims(pool, b, rare, jobs);
   return jobs;
+}
+
+/** A claimed row as read: the attempts it had, whether it is a rare case (running, or past its deadline), its inputs where read. */
+interface ClaimRead {
+  id: string;
+  read: number;
+  rare: boolean;
+  inputs?: StoredTensor[];
+  nodeFaults: string[];
+}
+
+const CLAIMABLE = `status IN ('queued', 'running')`;
+const RARE = `(status = 'running' OR coalesce(deadline_at <= now(), false))`;
+
+/**
+ * A batch whose every input it holds reads only the columns that fence it: a named statement, parsed and planned once a
+ * connection and day, and one entry of pg_stat_statements; the COPY below is parsed and planned on every call, and
+ * its literal ids make each call an entry of its own there. On Postgres 18 with pg_stat_statements loaded the
+ * worker's backends spent 43 µs a job with the COPY, 33 with this (docs/performance.md).
+ */
+async function readFencing(pool: Pool, ids: string[]): Promise<ClaimRead[]> {
+  const { rows } = await pool.query<{ id: string; attempts: number; rare: boolean; node_faults: string[] }>(
+    prepared(`SELECT id::text, attempts, ${RARE} AS rare, node_faults FROM jobs WHERE ${batchRowsSql(ids, '$1')} AND ${CLAIMABLE}`, [ids]),
+  );
+  return rows.map((r) => ({ id: r.id, read: r.attempts, rare: r.rare, nodeFaults: r.node_faults }));
+}
+
+/**
+ * The claim that reads inputs: a binary COPY (copy-rows.ts), so the inputs' bytes come as they are, not as hex; its
+ * values are literals, as COPY takes no parameters. The inputs of the jobs the batch holds already are left unread
+ * (a CASE keeps their TOASTed values closed).
+ */
+async function readWithInputs(pool: Pool, ids: string[], uncarried: string[]): Promise<ClaimRead[]> {
+  // The day range besides the literal ids, so that the planner prunes before it plans, whatever it makes of the array.
+  const idList = (list: readonly string[]) => `ARRAY[${list.map(literal).join(',')}]::uuid[]`;
+  const ofUncarried = (column: string) => (uncarried.length === ids.length ? column : `CASE WHEN id = ANY(${idList(uncarried)}) THEN ${column} END`);
+  const rows = await copyRows(
+    pool,
+    `SELECT id::text, attempts::int4, ${RARE}::int4, ${ofUncarried('inputs::text')}, ${ofUncarried('input_data')}, array_to_json(node_faults)::text
+       FROM jobs WHERE id = ANY(${idList(ids)}) AND ${idRangeSql(daysOf(ids))} AND ${CLAIMABLE}`,
+  );
+  return rows.map(([id, attempts, rare, inputs, data, faults]) => ({
+    id: id!.toString(),
+    read: attempts!.readInt32BE(0),
+    rare: rare!.readInt32BE(0) === 1,
+    ...(inputs ? { inputs: unpackTensors(JSON.parse(inputs.toString()) as StoredTensor[], data) } : {}),
+    nodeFaults: JSON.parse(faults!.toString()) as string[],
+  }));
 }
 
 /**

@@ -132,6 +132,32 @@ describe('inputs carried in the queue entry (QUEUE_CARRIED_INPUTS_MB)', () => {
     expect((await findJob(ctx.pool, carried, null))!.status).toBe('succeeded');
     expect(dropped).toEqual([[carried, expired]]);
   });
+
+  it('claims a batch whose inputs are all carried as one that reads them: past its deadline expires, marked by another batch is taken over', async () => {
+    const claimBoth = async (carried: boolean) => {
+      const [queued, late, marked, canceled] = [await queuedJob(), await queuedJob(), await queuedJob(), await queuedJob()];
+      await ctx.pool.query(`UPDATE jobs SET deadline_at = now() - interval '1 second' WHERE id = $1`, [late]);
+      await ctx.pool.query(`UPDATE jobs SET status = 'running', attempts = 1, batch_id = $2 WHERE id = $1`, [marked, randomUUID()]);
+      await ctx.pool.query(`UPDATE jobs SET status = 'canceled', finished_at = now() WHERE id = $1`, [canceled]);
+      const ids = [queued, late, marked, canceled];
+      const batchId = randomUUID();
+      const claim = await startJobs(ctx.pool, { ids, ...(carried && { carried: new Set(ids) }), workerId: 'w', batchId, batchSize: 4 });
+      const rows = (await ctx.pool.query('SELECT id, status, attempts, batch_id FROM jobs WHERE id = ANY($1::uuid[])', [ids])).rows;
+      const state = (id: string) => rows.find((r) => r.id === id);
+      return {
+        claimed: ids.map((id) => (claim.has(id) ? { attempt: claim.get(id)!.attempt, read: claim.get(id)!.inputs !== undefined } : null)),
+        rows: [state(late).status, state(marked).batch_id === batchId, state(marked).attempts],
+      };
+    };
+    expect(await claimBoth(true)).toEqual({
+      claimed: [{ attempt: 1, read: false }, null, { attempt: 2, read: false }, null],
+      rows: ['expired', true, 2],
+    });
+    expect(await claimBoth(false)).toEqual({
+      claimed: [{ attempt: 1, read: true }, null, { attempt: 2, read: true }, null],
+      rows: ['expired', true, 2],
+    });
+  });
 });
 
 describe('batch runner with deadlines', () => {
