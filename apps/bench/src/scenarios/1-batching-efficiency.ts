@@ -18,6 +18,15 @@ const MAX_BATCH_DELAY_MS = 5;
 const INTRA_OP_THREADS = 1;
 const CONCURRENCY = 64;
 const IMAGE_SHAPE = [1, 3, 32, 32];
+const IMAGE_BYTES = IMAGE_SHAPE.reduce((n, d) => n * d, 1) * Float32Array.BYTES_PER_ELEMENT;
+
+/**
+ * The API's QUEUE_CARRIED_INPUTS_MB here: enough that every job of a drain's backlog carries its input beside its
+ * queue entry (the input + 128 bytes of Redis a waiting job, with room to spare), as an operator sizes Redis for a
+ * fast device (docs/operations.md). The shipped default, 64 MiB a model, carries about 5,000 waiting CNN jobs: a
+ * deeper backlog has the claims of the rest read their inputs out of Postgres.
+ */
+const carriedInputsMb = (backlog: number): number => Math.ceil((backlog * (IMAGE_BYTES + 1024)) / 2 ** 20);
 
 /**
  * The worker-side drain's WORKER_BATCHES_IN_FLIGHT values, the first the
@@ -63,7 +72,7 @@ export const batchingEfficiency: Scenario = {
     });
     const rawItemsPerS = raw.itemsPerS;
     const rawGpu = await rawGpuSampler.stop();
-    const stack = await ctx.startStack();
+    const stack = await ctx.startStack({ QUEUE_CARRIED_INPUTS_MB: String(carriedInputsMb(Math.max(jobs, drainJobs))) });
     try {
       await stack.registerModel('cnn', { maxBatchSize: String(MAX_BATCH_SIZE), maxBatchDelayMs: String(MAX_BATCH_DELAY_MS) });
       const workerEnv = { ...SHIPPED_WORKER_ENV, INTRA_OP_THREADS: String(INTRA_OP_THREADS), WORKER_MODELS: 'cnn', WORKER_DEVICE: ctx.device };
@@ -198,6 +207,9 @@ export const batchingEfficiency: Scenario = {
             `It runs with ${drains[0]!.inFlight} batches in flight (WORKER_BATCHES_IN_FLIGHT)` +
             (sweep.length ? `, then again with ${sweep.map((d) => d.inFlight).join(', ')} (the *_in_flight_N figures; BENCH_BATCHES_IN_FLIGHT).` : '.'),
           "Tier costs: the median round's for each body form; the raw ceiling's is the bench process's CPU per item, as the worker tier.",
+          `Carried inputs: the API's QUEUE_CARRIED_INPUTS_MB is ${carriedInputsMb(Math.max(jobs, drainJobs))}, so every CNN job of a ` +
+            `${drainJobs}-job backlog carries its input in Redis beside its queue entry and no claim reads it from Postgres ` +
+            '(the shipped default, 64 MiB a model, carries about 5,000 waiting CNN jobs).',
           ...timed.notes,
           ...resnet.notes,
         ],
