@@ -10,6 +10,11 @@ export interface BareBullmqOptions {
   concurrency: number;
   /** Each job's data, e.g. a payload the size of inferq's. */
   data: object;
+  /**
+   * Every job added before the Worker starts, and only its drain timed and metered: BullMQ's own part of a job's
+   * worker-side bookkeeping (the fetch, lock and acknowledgement), for the drains of scenario 1. @default false
+   */
+  queuedFirst?: boolean;
 }
 
 const ADD_CHUNK_SIZE = 100;
@@ -20,6 +25,7 @@ const ADD_CHUNK_SIZE = 100;
  * a no-op processor drains them. Returns jobs per second from the first add
  * to the last completion, and what a job cost (the Queue and the Worker both in this
  * process, counted as the worker tier; Redis); the queue's keys (own prefix) are removed afterwards.
+ * `queuedFirst`: the adds first, then the drain alone timed and metered.
  */
 export async function measureBareBullmq(o: BareBullmqOptions): Promise<{ jobsPerS: number; costs: TierCosts }> {
   const prefix = `{bench-${randomBytes(4).toString('hex')}}`;
@@ -34,13 +40,17 @@ export async function measureBareBullmq(o: BareBullmqOptions): Promise<{ jobsPer
       }),
     );
     await worker.waitUntilReady();
-    void worker.run();
+    const add = async () => {
+      for (let i = 0; i < o.jobs; i += ADD_CHUNK_SIZE) {
+        const n = Math.min(ADD_CHUNK_SIZE, o.jobs - i);
+        await queue.addBulk(Array.from({ length: n }, () => ({ name: JOB_NAME, data: o.data, opts: jobOptions(randomUUID(), BULL_PRIORITY.normal) })));
+      }
+    };
+    if (o.queuedFirst) await add();
     const meter = await meterTiers({ redisUrl: o.redisUrl, self: 'worker' });
     const started = performance.now();
-    for (let i = 0; i < o.jobs; i += ADD_CHUNK_SIZE) {
-      const n = Math.min(ADD_CHUNK_SIZE, o.jobs - i);
-      await queue.addBulk(Array.from({ length: n }, () => ({ name: JOB_NAME, data: o.data, opts: jobOptions(randomUUID(), BULL_PRIORITY.normal) })));
-    }
+    void worker.run();
+    if (!o.queuedFirst) await add();
     await drained;
     const jobsPerS = o.jobs / ((performance.now() - started) / 1000);
     return { jobsPerS, costs: await meter.stop(o.jobs) };

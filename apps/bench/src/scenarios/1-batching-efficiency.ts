@@ -1,5 +1,7 @@
+import type { InferJobPayload } from '@inferq/contracts';
 import { parseDevice, providerCandidates } from '@inferq/inference';
-import { demoModel } from '@inferq/test-utils';
+import { demoModel, requiredTestVar } from '@inferq/test-utils';
+import { measureBareBullmq } from '../ceilings/bare-bullmq.ts';
 import { runRawOnnx } from '../ceilings/raw-onnx.ts';
 import { loadBenchEnv } from '../bench-env.ts';
 import { drainQueued } from '../drain-run.ts';
@@ -27,6 +29,14 @@ const IMAGE_BYTES = IMAGE_SHAPE.reduce((n, d) => n * d, 1) * Float32Array.BYTES_
  * deeper backlog has the claims of the rest read their inputs out of Postgres.
  */
 const carriedInputsMb = (backlog: number): number => Math.ceil((backlog * (IMAGE_BYTES + 1024)) / 2 ** 20);
+
+/** A CNN job's queue payload as the API writes it (its input carried): the bare BullMQ floor's job data. */
+const CNN_PAYLOAD: InferJobPayload = {
+  modelVersion: 1,
+  batchKey: 'image:FP32:3x32x32',
+  priority: 'normal',
+  inputs: [{ name: 'image', datatype: 'FP32', shape: IMAGE_SHAPE, bytes: IMAGE_BYTES, at: 0 }],
+};
 
 /**
  * The worker-side drain's WORKER_BATCHES_IN_FLIGHT values, the first the
@@ -106,6 +116,14 @@ export const batchingEfficiency: Scenario = {
         });
         drains.push({ inFlight, run });
       }
+      // BullMQ's own part of the bookkeeping: a bare Worker draining as many queued jobs (held as inferq's worker holds them).
+      const bullmqFloor = await measureBareBullmq({
+        redisUrl: requiredTestVar('REDIS_URL'),
+        jobs: drainJobs,
+        concurrency: 3 * MAX_BATCH_SIZE,
+        data: CNN_PAYLOAD,
+        queuedFirst: true,
+      });
       // The same drain with the session stood in for by the timed device: the bookkeeping alone, against a fast device.
       const timed = await timedDeviceDrains(stack, {
         model: 'cnn',
@@ -117,6 +135,7 @@ export const batchingEfficiency: Scenario = {
         inputBytes: image.byteLength,
         rawCpuUsPerItem: raw.costs.cpuUsPerJob.worker,
         feederSweep: feederSweep(ctx.device),
+        bullmqFloor,
       });
       // The realistic model beside the toy, on the same stack once the CNN's workers are gone.
       const resnet = await measureResnet(ctx, stack);

@@ -20,6 +20,8 @@ export interface TimedDrainOptions {
   rawCpuUsPerItem: number | null;
   /** WORKER_FEEDERS values for one more drain each after the rounds (which run with one feeder, the default). */
   feederSweep?: number[];
+  /** A bare BullMQ worker's drain of as many queued jobs (measureBareBullmq, queuedFirst): BullMQ's own part of the bookkeeping. */
+  bullmqFloor?: { jobsPerS: number; costs: TierCosts };
 }
 
 /** What a job costs beyond the session: the worker's main and other threads, Redis and Postgres (µs); null where a tier was not read. */
@@ -38,6 +40,7 @@ const medianOf = (runs: DrainRun[], figure: (r: DrainRun) => number | null): num
 };
 
 const share = (us: number | null, raw: number | null): number | null => (us === null || raw === null || raw <= 0 ? null : us / raw);
+const sum = (...us: Array<number | null>): number | null => (us.some((u) => u === null) ? null : (us as number[]).reduce((n, u) => n + u, 0));
 
 /**
  * Worker-side drains on the timed device: whether the pipeline keeps a device
@@ -76,6 +79,8 @@ export async function timedDeviceDrains(stack: Stack, o: TimedDrainOptions) {
   const ninetyPct = 0.9 * capacity;
   const hostCores = worker === null || session === null ? null : (ninetyPct * (worker + session)) / 1e6;
   const feeders = main === null ? null : Math.ceil((ninetyPct * main) / 1e6);
+  const floor = o.bullmqFloor;
+  const floorUs = floor ? sum(floor.costs.cpuUsPerJob.worker, floor.costs.cpuUsPerJob.redis) : null;
   const metrics = {
     timed_device_batch_ms: o.device.batchMs,
     timed_device_batch_items: o.device.batchItems,
@@ -130,6 +135,12 @@ export async function timedDeviceDrains(stack: Stack, o: TimedDrainOptions) {
       medianOf(runs, (r) => r.costs.cpuUsPerJob.worker),
       1,
     ),
+    ...(floor && {
+      bullmq_floor_jobs_per_s: round(floor.jobsPerS, 0),
+      bullmq_floor_worker_us_per_job: round(floor.costs.cpuUsPerJob.worker, 1),
+      bullmq_floor_redis_us_per_job: round(floor.costs.cpuUsPerJob.redis, 1),
+      bullmq_floor_to_raw_item_cpu: round(share(floorUs, o.rawCpuUsPerItem), 3),
+    }),
   };
   const goals: Goal[] = [
     goal('timed device fed: worker side ÷ the device’s capacity', metrics.timed_device_fed_ratio, '>=', 0.9),
@@ -150,6 +161,11 @@ export async function timedDeviceDrains(stack: Stack, o: TimedDrainOptions) {
       (sweep.length
         ? ` Then one drain each with WORKER_FEEDERS ${sweep.map((s) => s.feeders).join(', ')} (the *_feeders_N figures; BENCH_FEEDERS): ` +
           'items/s, fed share, busy share and the worker process’s CPU a job, every thread together.'
+        : '') +
+      (floor
+        ? ' BullMQ floor (bullmq_floor_*): a bare BullMQ Worker with a no-op processor, in the bench process, draining as many ' +
+          'queued jobs with inferq’s job options and a payload of the same shape: its process’s CPU and Redis’s a job, the part of ' +
+          'the bookkeeping that a fetch, a lock and an acknowledgement a job cost before inferq does anything, against raw’s CPU an item.'
         : ''),
   ];
   return { metrics, goals, costs, notes };
