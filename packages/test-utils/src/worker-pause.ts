@@ -37,6 +37,30 @@ export async function pauseWorkerForBacklog(worker: TestProcess, count: () => Pr
 }
 
 /**
+ * The running rows once a paused worker's writes have all landed: a statement it sent just before the signal may
+ * still commit, and one still in the socket, not yet read by its backend, shows no activity at all (on a loaded box
+ * its completion landed after a single idle check and the "paused mid-batch" worker held nothing). So the count must
+ * hold still across two looks 100 ms apart with none of the worker's statements active.
+ */
+async function settledCount(pool: Pool, workerId?: string): Promise<number> {
+  const idle = () =>
+    waitFor(
+      async () =>
+        (await pool.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'inferq-worker' AND state = 'active'"))
+          .rows[0]!.n === 0,
+      { intervalMs: 5, what: "the paused worker's statements to finish" },
+    );
+  let last = -1;
+  for (;;) {
+    await idle();
+    const n = await countJobs(pool, 'running', workerId);
+    if (n === last) return n;
+    last = n;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/**
  * Pauses the worker between a batch's claim and its result write: once its
  * statements in flight have finished, some rows are still `running`. Returns
  * how many. Tries again while the batches are too quick to catch. With
@@ -47,14 +71,7 @@ export async function pauseWorkerMidBatch(worker: TestProcess, pool: Pool, worke
     async () => {
       if ((await countJobs(pool, 'running', workerId)) === 0) return 0;
       worker.child.kill('SIGSTOP');
-      // A write sent just before the signal may still commit.
-      await waitFor(
-        async () =>
-          (await pool.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'inferq-worker' AND state = 'active'"))
-            .rows[0]!.n === 0,
-        { intervalMs: 5, what: "the paused worker's statements to finish" },
-      );
-      const held = await countJobs(pool, 'running', workerId);
+      const held = await settledCount(pool, workerId);
       if (held === 0) resumeWorker(worker);
       return held;
     },
