@@ -82,7 +82,8 @@ export const batchingEfficiency: Scenario = {
     });
     const rawItemsPerS = raw.itemsPerS;
     const rawGpu = await rawGpuSampler.stop();
-    const stack = await ctx.startStack({ QUEUE_CARRIED_INPUTS_MB: String(carriedInputsMb(Math.max(jobs, drainJobs))) });
+    const carriedMb = carriedInputsMb(Math.max(jobs, drainJobs));
+    const stack = await ctx.startStack({ QUEUE_CARRIED_INPUTS_MB: String(carriedMb) });
     try {
       await stack.registerModel('cnn', { maxBatchSize: String(MAX_BATCH_SIZE), maxBatchDelayMs: String(MAX_BATCH_DELAY_MS) });
       const workerEnv = { ...SHIPPED_WORKER_ENV, INTRA_OP_THREADS: String(INTRA_OP_THREADS), WORKER_MODELS: 'cnn', WORKER_DEVICE: ctx.device };
@@ -226,7 +227,7 @@ export const batchingEfficiency: Scenario = {
             `It runs with ${drains[0]!.inFlight} batches in flight (WORKER_BATCHES_IN_FLIGHT)` +
             (sweep.length ? `, then again with ${sweep.map((d) => d.inFlight).join(', ')} (the *_in_flight_N figures; BENCH_BATCHES_IN_FLIGHT).` : '.'),
           "Tier costs: the median round's for each body form; the raw ceiling's is the bench process's CPU per item, as the worker tier.",
-          `Carried inputs: the API's QUEUE_CARRIED_INPUTS_MB is ${carriedInputsMb(Math.max(jobs, drainJobs))}, so every CNN job of a ` +
+          `Carried inputs: the API's QUEUE_CARRIED_INPUTS_MB is ${carriedMb}, so every CNN job of a ` +
             `${drainJobs}-job backlog carries its input in Redis beside its queue entry and no claim reads it from Postgres ` +
             '(the shipped default, 64 MiB a model, carries about 5,000 waiting CNN jobs).',
           ...timed.notes,

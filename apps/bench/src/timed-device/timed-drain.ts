@@ -24,14 +24,14 @@ export interface TimedDrainOptions {
   bullmqFloor?: { jobsPerS: number; costs: TierCosts };
 }
 
+/** µs figures added up; null when one of them was not read. */
+const sum = (...us: Array<number | null>): number | null => (us.some((u) => u === null) ? null : (us as number[]).reduce((n, u) => n + u, 0));
+
 /** What a job costs beyond the session: the worker's main and other threads, Redis and Postgres (µs); null where a tier was not read. */
 export function bookkeepingUs(c: TierCosts): { worker: number | null; redis: number | null; postgres: number | null; total: number | null } {
-  const main = c.cpuUsPerJob['worker main'];
-  const other = c.cpuUsPerJob['worker other'];
-  const worker = main === null || other === null ? null : main + other;
+  const worker = sum(c.cpuUsPerJob['worker main'], c.cpuUsPerJob['worker other']);
   const { redis, postgres } = c.cpuUsPerJob;
-  const total = worker === null || redis === null || postgres === null ? null : worker + redis + postgres;
-  return { worker, redis, postgres, total };
+  return { worker, redis, postgres, total: sum(worker, redis, postgres) };
 }
 
 const medianOf = (runs: DrainRun[], figure: (r: DrainRun) => number | null): number | null => {
@@ -40,7 +40,6 @@ const medianOf = (runs: DrainRun[], figure: (r: DrainRun) => number | null): num
 };
 
 const share = (us: number | null, raw: number | null): number | null => (us === null || raw === null || raw <= 0 ? null : us / raw);
-const sum = (...us: Array<number | null>): number | null => (us.some((u) => u === null) ? null : (us as number[]).reduce((n, u) => n + u, 0));
 
 /**
  * Worker-side drains on the timed device: whether the pipeline keeps a device
