@@ -13,9 +13,23 @@
  * `hot` (or `hot=fillfactor`, default 70): the same statements on step 5's `jobs` (architecture.md), measured before it is built: the work-list
  * indexes on the columns a completion sets (status, finished_at, batch_id, outputs) dropped and the partitions'
  * fillfactor lowered, so the completion can be a HOT update; prints the share of completions that were.
+ * `purge`: then, after a CHECKPOINT (one always lies between a job's completion and its purge, JOB_RETENTION_S later), every
+ * job purged to a tombstone by the retention sweep's statement in its groups (500): the WAL a job's end writes (with
+ * `walmap`, the purge's alone is mapped).
  */
 import { randomUUID } from 'node:crypto';
-import { completeJobs, createPool, ensureJobPartitions, insertJobs, markJobsRunning, runMigrations, startJobs, type BatchRun, type Pool } from '@inferq/db';
+import {
+  completeJobs,
+  createPool,
+  ensureJobPartitions,
+  insertJobs,
+  markJobsRunning,
+  purgeJobs,
+  runMigrations,
+  startJobs,
+  type BatchRun,
+  type Pool,
+} from '@inferq/db';
 import { newTestJob } from '@inferq/test-utils';
 import { loadBenchEnv } from '../bench-env.ts';
 import { median } from '../stats.ts';
@@ -25,6 +39,9 @@ import { walByRelation } from './wal-by-relation.ts';
 const [batches = 200, size = 32, inputBytes = 12_288] = process.argv.slice(2, 5).map(Number);
 const backlog = process.argv.slice(5).includes('backlog');
 const walMap = process.argv.slice(5).includes('walmap');
+const purge = process.argv.slice(5).includes('purge');
+/** The retention sweep's group (apps/api/src/background/retention-sweeper.ts). */
+const PURGE_GROUP = 500;
 const hotArg = process.argv.slice(5).find((a) => /^hot(=\d+)?$/.test(a));
 const hot = hotArg !== undefined;
 /** The indexes step 5 moves out of `jobs`: each covers a column the completion sets, so no completion can be HOT beside them. */
@@ -98,6 +115,7 @@ try {
   };
   if (backlog) await pool.query('ANALYZE jobs');
   const queued: Array<Awaited<ReturnType<typeof insertGroup>>> = [];
+  const completed: string[] = [];
   if (backlog) for (let b = 0; b < batches; b++) queued.push(await insertGroup());
   for (let b = 0; b < batches; b++) {
     const jobs = backlog ? queued[b]! : await insertGroup();
@@ -133,6 +151,17 @@ try {
     };
     const completion = marked ? 'completion with the batch record (marked batch)' : 'completion with the batch record (unmarked batch)';
     await measure(completion, size, () => completeJobs(pool, run, results, batch));
+    completed.push(...ids);
+  }
+  if (purge) {
+    // The purge reads the partitions' floors on a second connection inside its transaction: its CPU is not this backend's alone.
+    const purgePool = createPool({ url: env.DATABASE_URL, schema, max: 2 });
+    await admin.query('CHECKPOINT');
+    for (let i = 0; i < completed.length; i += PURGE_GROUP) {
+      const ids = completed.slice(i, i + PURGE_GROUP);
+      await measure('purge (retention, after a checkpoint; CPU undercounted)', ids.length, () => purgeJobs(purgePool, ids, 'retention'));
+    }
+    await purgePool.end();
   }
   console.log(
     `${batches} batches of ${size} jobs, ${inputBytes}-byte inline inputs, 40-byte outputs; medians per job` +
@@ -153,7 +182,8 @@ try {
   );
   console.log(`row updates of jobs: ${updates!.updated}, of which HOT: ${updates!.hot}`);
   if (walMap)
-    for (const [name, s] of samples) {
+    // With `purge`, its checkpoint may have recycled the segments of the statements before it: only the purge is read then.
+    for (const [name, s] of purge ? [...samples].filter(([name]) => name.startsWith('purge')) : samples) {
       const jobs = s.reduce((n, x) => n + x.jobs, 0);
       const total = new Map<string, { records: number; bytes: number; fpiBytes: number }>();
       // A statement that wrote nothing (a claim is a read) has no span to read.
