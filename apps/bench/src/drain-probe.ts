@@ -2,8 +2,9 @@
  * One worker-side drain on a fresh stack, for quick before/after runs of the
  * worker's path: `node --import tsx apps/bench/src/drain-probe.ts [jobs] [timed|real] [batches in flight] [feeders]
  * [carried MB]` (default 20,000 CNN jobs on the timed device, H200 figures, WORKER_BATCHES_IN_FLIGHT 2, `auto` to follow
- * latencies; WORKER_FEEDERS 1; the API's QUEUE_CARRIED_INPUTS_MB, 0 for claims that read every input). Prints the
- * drain's items/s, device busy share, CPU a job by tier and WAL, then the
+ * latencies; WORKER_FEEDERS 1; the API's QUEUE_CARRIED_INPUTS_MB, 0 for claims that read every input; `checkpoint`: a
+ * CHECKPOINT between the submits and the drain, whose full-page images the drain then writes). Prints the
+ * drain's items/s, device busy share, CPU a job by tier and WAL (the submits' Postgres CPU and WAL apart), then the
  * statements Postgres was seen running (pg_stat_activity sampled every 10 ms),
  * most often first, the statements' calls and time from pg_stat_statements
  * where the server loads it (the embedded one does), and the CPU each kind of
@@ -25,6 +26,7 @@ const timed = process.argv[3] !== 'real';
 const inFlight = process.argv[4] ?? '2';
 const feeders = process.argv[5] ?? '1';
 const carriedMb = process.argv[6];
+const checkpointFirst = process.argv[7] === 'checkpoint';
 const ROOT = resolve(import.meta.dirname, '../../..');
 const services = await provideServices({ env: { ...process.env }, dataDir: resolve(ROOT, '.inferq/bench-services'), log: console.log });
 publishTestEnv(services.env, await writeDemoModels(resolve(ROOT, '.inferq/models')));
@@ -73,6 +75,7 @@ try {
       ...(timed ? deviceTimeEnv(H200_CNN_BATCH) : {}),
     },
     sessionCores: 1,
+    checkpointFirst,
     workerEntry: timed ? TIMED_WORKER_ENTRY : undefined,
     onStart: () => {
       sampling = true;
@@ -91,6 +94,7 @@ try {
       cpu: run.costs.cpuUsPerJob,
       wal: run.costs.walBytesPerJob,
       submitPg: run.submitCosts.cpuUsPerJob.postgres,
+      submitWal: run.submitCosts.walBytesPerJob,
     }),
   );
   for (const [q, n] of [...seen].sort((a, b) => b[1] - a[1]).slice(0, 15)) console.log(n, q);

@@ -18,6 +18,12 @@ export interface DrainOptions {
   device?: string;
   /** The worker's entry in place of apps/worker's (the timed device's, timed-device/timed-worker.ts). */
   workerEntry?: string;
+  /**
+   * A CHECKPOINT between the submits and the drain, as in steady state (checkpoints come every few minutes, a job
+   * waits less): the first change of each page after it writes the page's full image, which the drain then pays.
+   * @default false
+   */
+  checkpointFirst?: boolean;
   /** Called once the worker is ready, just before the queue resumes: where a probe starts its own readings. */
   onStart?: () => void;
 }
@@ -53,6 +59,7 @@ export async function drainQueued(stack: Stack, o: DrainOptions): Promise<DrainR
   const worker = await stack.startWorker({ ...o.workerEnv, WORKER_PRELOAD_MODELS: o.model }, { entry: o.workerEntry });
   try {
     await waitForLoadedModel(stack, o.model, { pid: worker.child.pid });
+    if (o.checkpointFirst) await stack.ctx.pool.query('CHECKPOINT');
     const meter = await meterStack(stack, { workers: [worker], sessionCores: o.sessionCores });
     const gpuSampler = sampleGpu(o.device ?? 'cpu');
     const since = new Date();
