@@ -1,4 +1,5 @@
 import type { Stack } from '@inferq/test-utils';
+import { laterWalPerJob, type LaterWal } from './costs/later-wal.ts';
 import type { TierCosts } from './costs/tier-costs.ts';
 import { emptyJobs, meterStack, submitJobs, waitForDrained, waitForLoadedModel } from './driver.ts';
 import { sampleGpu, type GpuUtilisation } from './gpu-sampler.ts';
@@ -24,6 +25,8 @@ export interface DrainOptions {
    * @default false
    */
   checkpointFirst?: boolean;
+  /** After the drain's readings, the WAL its jobs write later (their freeze and purge, laterWalPerJob). @default false */
+  laterWal?: boolean;
   /** Called once the worker is ready, just before the queue resumes: where a probe starts its own readings. */
   onStart?: () => void;
 }
@@ -41,6 +44,8 @@ export interface DrainRun {
   submitCosts: TierCosts;
   /** The batches' inference time over the span: the share of it the device was busy (one session, one batch at a time). */
   deviceBusy: number;
+  /** With `laterWal`: the WAL a job writes after its result; null when it could not be read. */
+  laterWal?: LaterWal | null;
 }
 
 /**
@@ -82,8 +87,19 @@ export async function drainQueued(stack: Stack, o: DrainOptions): Promise<DrainR
     const {
       rows: [busy],
     } = await stack.ctx.pool.query<{ ms: number }>('SELECT coalesce(sum(infer_ms), 0)::float AS ms FROM batches WHERE started_at >= $1', [since]);
+    const laterWal = o.laterWal ? await laterWalPerJob(stack.ctx.pool) : undefined;
     await emptyJobs(stack.ctx.pool);
-    return { itemsPerS: o.jobs / r.s, spanS: r.s, avgBatchSize: r.batch, failed: r.failed, costs, submitCosts, gpu, deviceBusy: busy!.ms / 1000 / r.s };
+    return {
+      itemsPerS: o.jobs / r.s,
+      spanS: r.s,
+      avgBatchSize: r.batch,
+      failed: r.failed,
+      costs,
+      submitCosts,
+      gpu,
+      deviceBusy: busy!.ms / 1000 / r.s,
+      laterWal,
+    };
   } finally {
     await worker.stop();
   }

@@ -47,8 +47,9 @@ const share = (us: number | null, raw: number | null): number | null => (us === 
  * bookkeeping of a job costs when inference costs almost no CPU.
  */
 export async function timedDeviceDrains(stack: Stack, o: TimedDrainOptions) {
-  const drain = (env: Record<string, string> = {}) =>
+  const drain = (env: Record<string, string> = {}, laterWal = false) =>
     drainQueued(stack, {
+      laterWal,
       model: o.model,
       jobs: o.jobs,
       body: o.body,
@@ -57,7 +58,8 @@ export async function timedDeviceDrains(stack: Stack, o: TimedDrainOptions) {
       workerEntry: TIMED_WORKER_ENTRY,
     });
   const runs: DrainRun[] = [];
-  for (let i = 0; i < o.rounds; i++) runs.push(await drain());
+  // The first drain's jobs also give the WAL a job writes after its result (their freeze and purge).
+  for (let i = 0; i < o.rounds; i++) runs.push(await drain({}, i === 0));
   const sweep: Array<{ feeders: number; run: DrainRun }> = [];
   for (const feeders of o.feederSweep ?? []) sweep.push({ feeders, run: await drain({ WORKER_FEEDERS: String(feeders) }) });
   const capacity = deviceCapacityItemsPerS(o.device);
@@ -71,6 +73,8 @@ export async function timedDeviceDrains(stack: Stack, o: TimedDrainOptions) {
   const walEndToEnd = medianOf(runs, ({ costs, submitCosts }) =>
     costs.walBytesPerJob === null || submitCosts.walBytesPerJob === null ? null : costs.walBytesPerJob + submitCosts.walBytesPerJob,
   );
+  const later = runs[0]?.laterWal ?? null;
+  const walLife = sum(walEndToEnd, later?.freeze ?? null, later?.purge ?? null);
   const medianRun = runs.find((r) => r.itemsPerS === itemsPerS)!;
   const main = medianOf(runs, (r) => r.costs.cpuUsPerJob['worker main']);
   const session = medianOf(runs, (r) => r.costs.cpuUsPerJob['worker session']);
@@ -108,6 +112,9 @@ export async function timedDeviceDrains(stack: Stack, o: TimedDrainOptions) {
     timed_device_wal_bytes_per_job: round(wal, 0),
     timed_device_submit_wal_bytes_per_job: round(submitWal, 0),
     wal_bytes_per_job_end_to_end: round(walEndToEnd, 0),
+    timed_device_freeze_wal_bytes_per_job: round(later?.freeze ?? null, 0),
+    timed_device_purge_wal_bytes_per_job: round(later?.purge ?? null, 0),
+    wal_bytes_per_job_life: round(walLife, 0),
     timed_device_submit_postgres_us_per_job: round(
       medianOf(runs, (r) => r.submitCosts.cpuUsPerJob.postgres),
       1,
@@ -154,9 +161,11 @@ export async function timedDeviceDrains(stack: Stack, o: TimedDrainOptions) {
       `a capacity of ${Math.round(capacity)} items/s. ${o.rounds} worker-side drains of ${o.jobs} jobs; each figure the median. ` +
       "Busy: the batches' inference time over the drain's span. Bookkeeping: the worker's main and other threads, Redis and Postgres CPU a job " +
       '(the session thread left out), against raw onnxruntime’s CPU an item in the same run; WAL end to end (the submits, metered apart, ' +
-      'plus the drain) against the input’s bytes + 1 KB. Cores for 90 % busy: the worker process’s CPU a job (every thread) times 90 % of the ' +
-      'capacity, on cores like these; event loops: its main thread’s CPU a job the same way, one core each: the feeder threads ' +
-      '(WORKER_FEEDERS) one worker process needs.' +
+      'plus the drain) against the input’s bytes + 1 KB; over the life, the first drain’s jobs also frozen (VACUUM (FREEZE), the aggressive ' +
+      'vacuum a job kept past about 150 M transactions meets) and purged by the retention sweep’s statement, each after a CHECKPOINT, ' +
+      'as always lies between (the first change of a page after one writes its full image: the TOASTed input again). ' +
+      'Cores for 90 % busy: the worker process’s CPU a job (every thread) times 90 % of the capacity, on cores like these; ' +
+      'event loops: its main thread’s CPU a job the same way, one core each: the feeder threads (WORKER_FEEDERS) one worker process needs.' +
       (sweep.length
         ? ` Then one drain each with WORKER_FEEDERS ${sweep.map((s) => s.feeders).join(', ')} (the *_feeders_N figures; BENCH_FEEDERS): ` +
           'items/s, fed share, busy share and the worker process’s CPU a job, every thread together.'
