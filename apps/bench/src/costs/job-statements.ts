@@ -33,6 +33,7 @@ import {
 import { newTestJob } from '@inferq/test-utils';
 import { loadBenchEnv } from '../bench-env.ts';
 import { median } from '../stats.ts';
+import { PURGE_GROUP } from './later-wal.ts';
 import { processCpuSeconds } from './process-cpu.ts';
 import { walByRelation } from './wal-by-relation.ts';
 
@@ -40,8 +41,6 @@ const [batches = 200, size = 32, inputBytes = 12_288] = process.argv.slice(2, 5)
 const backlog = process.argv.slice(5).includes('backlog');
 const walMap = process.argv.slice(5).includes('walmap');
 const purge = process.argv.slice(5).includes('purge');
-/** The retention sweep's group (apps/api/src/background/retention-sweeper.ts). */
-const PURGE_GROUP = 500;
 const hotArg = process.argv.slice(5).find((a) => /^hot(=\d+)?$/.test(a));
 const hot = hotArg !== undefined;
 /** The indexes step 5 moves out of `jobs`: each covers a column the completion sets, so no completion can be HOT beside them. */

@@ -3,7 +3,7 @@ import { purgeJobs, type Pool } from '@inferq/db';
 import { readPostgres } from './postgres-activity.ts';
 
 /** The retention sweep's group (apps/api/src/background/retention-sweeper.ts). */
-const PURGE_GROUP = 500;
+export const PURGE_GROUP = 500;
 /** Freezes tried before giving up on one: a transaction older than the jobs (another client's) holds their rows back. */
 const FREEZE_TRIES = 3;
 
