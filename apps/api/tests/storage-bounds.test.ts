@@ -6,6 +6,7 @@ import {
   deleteBatchesCreatedBefore,
   ensureJobPartitions,
   JOB_PARTITION_STORAGE,
+  JOB_PARTITION_TOAST_STORAGE,
   jobPartitionName,
   listJobPartitions,
   tuneJobPartitions,
@@ -47,6 +48,14 @@ const count = async (table: string, ids?: string[]) =>
   (await pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} ${ids ? 'WHERE id = ANY($1)' : ''}`, ids ? [ids] : [])).rows[0]!.n;
 const reloptions = async (name: string) =>
   (await pool.query<{ o: string[] | null }>('SELECT reloptions AS o FROM pg_class WHERE oid = to_regclass($1)', [name])).rows[0]!.o ?? [];
+/** The parameters of a table's TOAST table (set as `toast.<name>` on the table). */
+const toastReloptions = async (name: string) =>
+  (
+    await pool.query<{ o: string[] | null }>(
+      'SELECT t.reloptions AS o FROM pg_class c JOIN pg_class t ON t.oid = c.reltoastrelid WHERE c.oid = to_regclass($1)',
+      [name],
+    )
+  ).rows[0]!.o ?? [];
 
 describe('deleting batches and audit entries past their retention', () => {
   it('deletes oldest first, a bounded number of chunks a call, and nothing newer than the bound', async () => {
@@ -116,24 +125,33 @@ describe('deleting batches and audit entries past their retention', () => {
 
 describe('autovacuum parameters of the partitions of jobs', () => {
   const expected = Object.entries(JOB_PARTITION_STORAGE).map(([k, v]) => `${k}=${v}`);
+  const expectedToast = Object.entries(JOB_PARTITION_TOAST_STORAGE).map(([k, v]) => `${k}=${v}`);
+  const allNames = [...Object.keys(JOB_PARTITION_STORAGE), ...Object.keys(JOB_PARTITION_TOAST_STORAGE).map((k) => `toast.${k}`)];
 
   it('new days get them; existing partitions get the ones they lack, once, and a value set by hand stays', async () => {
     const day = new Date(Date.now() + 60 * DAY_MS);
     expect(await ensureJobPartitions(pool, { aheadDays: 0, now: day })).toEqual([jobPartitionName(day)]);
     expect(await reloptions(jobPartitionName(day))).toEqual(expected);
+    expect(await toastReloptions(jobPartitionName(day))).toEqual(expectedToast);
     // Nothing on the partitioned parent: it takes no storage parameters.
     expect(await reloptions('jobs')).toEqual([]);
 
     // jobs_legacy and the days migration 0018 created, as a release before this one left them (the maintainer's pass above
-    // tuned them); one of them has a value of its own.
+    // tuned them); one of them has values of its own, on the table and on its TOAST table.
     const others = (await listJobPartitions(pool)).map((p) => p.name).filter((n) => n !== jobPartitionName(day));
     expect(others).toContain('jobs_legacy');
-    for (const name of others) await pool.query(`ALTER TABLE ${name} RESET (${Object.keys(JOB_PARTITION_STORAGE).join(', ')})`);
-    await pool.query('ALTER TABLE jobs_legacy SET (autovacuum_vacuum_scale_factor = 0.05, autovacuum_enabled = false)');
+    for (const name of others) await pool.query(`ALTER TABLE ${name} RESET (${allNames.join(', ')})`);
+    await pool.query('ALTER TABLE jobs_legacy SET (autovacuum_vacuum_scale_factor = 0.05, autovacuum_enabled = false, toast.autovacuum_freeze_min_age = 1000)');
     expect((await tuneJobPartitions(pool)).sort()).toEqual(others.sort());
-    for (const name of others.filter((n) => n !== 'jobs_legacy')) expect(await reloptions(name)).toEqual(expected);
+    for (const name of others.filter((n) => n !== 'jobs_legacy')) {
+      expect(await reloptions(name)).toEqual(expected);
+      expect(await toastReloptions(name)).toEqual(expectedToast);
+    }
     expect((await reloptions('jobs_legacy')).sort()).toEqual(
       ['autovacuum_vacuum_scale_factor=0.05', 'autovacuum_enabled=false', ...expected.filter((o) => !o.startsWith('autovacuum_vacuum_scale'))].sort(),
+    );
+    expect((await toastReloptions('jobs_legacy')).sort()).toEqual(
+      ['autovacuum_freeze_min_age=1000', ...expectedToast.filter((o) => !o.startsWith('autovacuum_freeze_min_age'))].sort(),
     );
     expect(await tuneJobPartitions(pool)).toEqual([]);
   });

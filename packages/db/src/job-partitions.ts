@@ -110,7 +110,7 @@ export async function ensureJobPartitions(pool: Pool, options: { aheadDays: numb
       if (existing.some((p) => overlaps(p, from, to))) continue;
       const name = jobPartitionName(day);
       await client.query(
-        `CREATE TABLE ${name} (LIKE jobs INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING STORAGE) WITH (${storageClause(JOB_PARTITION_STORAGE)})`,
+        `CREATE TABLE ${name} (LIKE jobs INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING STORAGE) WITH (${storageClause(PARTITION_STORAGE)})`,
       );
       await client.query(`ALTER TABLE jobs ATTACH PARTITION ${name} FOR VALUES FROM ('${from}') TO ('${to}')`);
       created.push(name);
@@ -122,7 +122,7 @@ export async function ensureJobPartitions(pool: Pool, options: { aheadDays: numb
 /**
  * Storage parameters of every partition of jobs (storage parameters belong to
  * the leaf partitions: the partitioned parent takes none). Each job is updated
- * four times (claim, result, input drop, purge) and none of them can be HOT:
+ * up to four times (a slow batch's running mark, result, input drop, purge) and none of them can be HOT:
  * each changes a column an index covers or filters on (status, finished_at,
  * inputs, purged_at, input_sha256), so fillfactor would buy nothing. A day's
  * partition reaches millions of rows, where the default scale factor (0.2)
@@ -136,13 +136,34 @@ export const JOB_PARTITION_STORAGE: Readonly<Record<string, string>> = {
   autovacuum_vacuum_threshold: '10000',
   autovacuum_analyze_scale_factor: '0.02',
 };
+/**
+ * Storage parameters of each partition's TOAST table, where a job's inline inputs over about 2 KB live (set as
+ * `toast.<name>` on the partition). Each TOAST page is written once at submit and, left to the defaults, imaged whole in
+ * the WAL again by the freeze that comes a day or so later at a fleet's transaction rate (the first change of a page
+ * after a checkpoint writes its full image: a 12 KiB input's 12 KB again; docs/performance.md, "A job's WAL over its
+ * life"). These have autovacuum come to the day's new TOAST pages every 10,000 chunks (about 1,400 12 KiB inputs) or
+ * autovacuum_naptime, whichever is later, unthrottled (its work is the pages just written, still in shared buffers) and
+ * freezing what it finds: most pages are frozen before the next checkpoint, when freezing them logs a few bytes a
+ * tuple rather than the page.
+ */
+export const JOB_PARTITION_TOAST_STORAGE: Readonly<Record<string, string>> = {
+  autovacuum_vacuum_insert_threshold: '10000',
+  autovacuum_vacuum_insert_scale_factor: '0',
+  autovacuum_freeze_min_age: '0',
+  autovacuum_vacuum_cost_delay: '0',
+};
+/** Every parameter of a partition by the name ALTER TABLE takes: its own, and its TOAST table's with `toast.`. */
+const PARTITION_STORAGE: Readonly<Record<string, string>> = {
+  ...JOB_PARTITION_STORAGE,
+  ...Object.fromEntries(Object.entries(JOB_PARTITION_TOAST_STORAGE).map(([k, v]) => [`toast.${k}`, v])),
+};
 const storageClause = (params: Record<string, string>): string =>
   Object.entries(params)
     .map(([k, v]) => `${k} = ${v}`)
     .join(', ');
 
 /**
- * Sets JOB_PARTITION_STORAGE on the partitions of jobs that lack any of them
+ * Sets JOB_PARTITION_STORAGE and JOB_PARTITION_TOAST_STORAGE on the partitions of jobs that lack any of them
  * (jobs_legacy, the days migration 0018 created, days created before this
  * release); a parameter a partition already has (set by hand) is left as it
  * is. Returns the partitions changed. Idempotent; ALTER TABLE … SET takes
@@ -154,14 +175,17 @@ export async function tuneJobPartitions(pool: Pool, options: { lockTimeoutMs?: n
   return withTransaction(pool, async (client) => {
     await client.query(`SELECT set_config('lock_timeout', $1, true)`, [`${options.lockTimeoutMs ?? 5_000}ms`]);
     await client.query('SELECT pg_advisory_xact_lock($1)', [LOCK_ID]);
-    const { rows } = await client.query<{ name: string; options: string[] | null }>(
-      `SELECT c.relname AS name, c.reloptions AS options FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+    // A TOAST table's parameters are its own reloptions, named without the `toast.` ALTER TABLE gives them.
+    const { rows } = await client.query<{ name: string; options: string[] | null; toastOptions: string[] | null }>(
+      `SELECT c.relname AS name, c.reloptions AS options, t.reloptions AS "toastOptions"
+         FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid LEFT JOIN pg_class t ON t.oid = c.reltoastrelid
         WHERE i.inhparent = to_regclass('jobs') AND c.relkind = 'r' AND NOT i.inhdetachpending ORDER BY c.relname`,
     );
     const tuned: string[] = [];
+    const names = (options: string[] | null, prefix = '') => (options ?? []).map((o) => prefix + o.slice(0, o.indexOf('=')));
     for (const r of rows) {
-      const has = new Set((r.options ?? []).map((o) => o.slice(0, o.indexOf('='))));
-      const missing = Object.fromEntries(Object.entries(JOB_PARTITION_STORAGE).filter(([k]) => !has.has(k)));
+      const has = new Set([...names(r.options), ...names(r.toastOptions, 'toast.')]);
+      const missing = Object.fromEntries(Object.entries(PARTITION_STORAGE).filter(([k]) => !has.has(k)));
       if (Object.keys(missing).length === 0) continue;
       await client.query(`ALTER TABLE ${r.name} SET (${storageClause(missing)})`);
       tuned.push(r.name);
