@@ -27,6 +27,7 @@ import {
 import { provideServices } from '@inferq/dev-stack';
 import { newTestJob } from '@inferq/test-utils';
 import { loadBenchEnv } from '../bench-env.ts';
+import { walAfterCheckpoint } from './later-wal.ts';
 import { readPostgres } from './postgres-activity.ts';
 
 const [seconds = 240, rate = 200, checkpointEveryS = 60] = process.argv.slice(2, 5).map(Number);
@@ -82,11 +83,8 @@ async function run(variant: 'autovacuum defaults' | 'JOB_PARTITION_TOAST_STORAGE
       await sleep(Math.max(0, TICK_MS - (performance.now() - tick)));
     }
     const inserted = Number((await wal()) - from) / jobs;
-    await admin.query('CHECKPOINT');
-    const beforeFreeze = await wal();
     const partition = (await pool.query<{ name: string }>('SELECT c.relname AS name FROM jobs j JOIN pg_class c ON c.oid = j.tableoid LIMIT 1')).rows[0]!.name;
-    await pool.query(`VACUUM (FREEZE) ${partition}`);
-    const freeze = Number((await wal()) - beforeFreeze) / jobs;
+    const freeze = (await walAfterCheckpoint(admin, () => pool.query(`VACUUM (FREEZE) ${partition}`))).bytes / jobs;
     const {
       rows: [toast],
     } = await admin.query<{ autovacuums: number }>(

@@ -25,6 +25,14 @@ async function jobsFrozen(pool: Pool): Promise<boolean> {
   return rows[0]?.frozen === true;
 }
 
+/** Runs `change` right after a CHECKPOINT: the WAL it wrote (bytes, the whole server's), and what it returned. */
+export async function walAfterCheckpoint<T>(pool: Pool, change: () => Promise<T>): Promise<{ bytes: number; result: T }> {
+  await pool.query('CHECKPOINT');
+  const from = (await readPostgres(pool, false)).walBytes;
+  const result = await change();
+  return { bytes: Number((await readPostgres(pool, false)).walBytes - from), result };
+}
+
 /**
  * The rest of a job's WAL after its result, on a table of finished jobs that nothing else writes: each of these changes
  * comes long after the job's pages were last written, so a checkpoint always lies between, and the first change of a
@@ -35,15 +43,8 @@ export async function laterWalPerJob(pool: Pool): Promise<LaterWal | null> {
   const { rows } = await pool.query<{ id: string }>('SELECT id::text AS id FROM jobs WHERE purged_at IS NULL');
   if (rows.length === 0) return null;
   const ids = rows.map((r) => r.id);
-  const wal = async () => (await readPostgres(pool, false)).walBytes;
-  const afterCheckpoint = async <T>(change: () => Promise<T>): Promise<{ bytesPerJob: number; result: T }> => {
-    await pool.query('CHECKPOINT');
-    const from = await wal();
-    const result = await change();
-    return { bytesPerJob: Number((await wal()) - from) / ids.length, result };
-  };
   try {
-    const freeze = await afterCheckpoint(async () => {
+    const freeze = await walAfterCheckpoint(pool, async () => {
       for (let i = 0; i < FREEZE_TRIES; i++) {
         if (i > 0) await sleep(1_000);
         await pool.query('VACUUM (FREEZE) jobs');
@@ -51,10 +52,10 @@ export async function laterWalPerJob(pool: Pool): Promise<LaterWal | null> {
       }
       return false;
     });
-    const purge = await afterCheckpoint(async () => {
+    const purge = await walAfterCheckpoint(pool, async () => {
       for (let i = 0; i < ids.length; i += PURGE_GROUP) await purgeJobs(pool, ids.slice(i, i + PURGE_GROUP), 'retention');
     });
-    return { freeze: freeze.result ? freeze.bytesPerJob : null, purge: purge.bytesPerJob };
+    return { freeze: freeze.result ? freeze.bytes / ids.length : null, purge: purge.bytes / ids.length };
   } catch (err) {
     if ((err as { code?: string }).code === '42501') return null;
     throw err;

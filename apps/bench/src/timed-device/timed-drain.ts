@@ -24,7 +24,7 @@ export interface TimedDrainOptions {
   bullmqFloor?: { jobsPerS: number; costs: TierCosts };
 }
 
-/** µs figures added up; null when one of them was not read. */
+/** Figures added up (µs, bytes); null when one of them was not read. */
 const sum = (...us: Array<number | null>): number | null => (us.some((u) => u === null) ? null : (us as number[]).reduce((n, u) => n + u, 0));
 
 /** What a job costs beyond the session: the worker's main and other threads, Redis and Postgres (µs); null where a tier was not read. */
@@ -70,9 +70,7 @@ export async function timedDeviceDrains(stack: Stack, o: TimedDrainOptions) {
   const total = medianOf(runs, (r) => bookkeepingUs(r.costs).total);
   const wal = medianOf(runs, (r) => r.costs.walBytesPerJob);
   const submitWal = medianOf(runs, (r) => r.submitCosts.walBytesPerJob);
-  const walEndToEnd = medianOf(runs, ({ costs, submitCosts }) =>
-    costs.walBytesPerJob === null || submitCosts.walBytesPerJob === null ? null : costs.walBytesPerJob + submitCosts.walBytesPerJob,
-  );
+  const walEndToEnd = medianOf(runs, ({ costs, submitCosts }) => sum(costs.walBytesPerJob, submitCosts.walBytesPerJob));
   const later = runs[0]?.laterWal ?? null;
   const walLife = sum(walEndToEnd, later?.freeze ?? null, later?.purge ?? null);
   const medianRun = runs.find((r) => r.itemsPerS === itemsPerS)!;
