@@ -36,6 +36,19 @@ describe('POST /v1/jobs', () => {
     expect(bytes).toEqual(rows[0]!.input_data);
   });
 
+  it('carries inputs kept in S3 too, from the bytes the request holds: the worker then reads no object for them', async () => {
+    const input = mlpInput(80); // 20,480 bytes: above the app's INLINE_TENSOR_MAX_BYTES (16 KiB), so kept in S3
+    const { id } = (await submit({ model: 'mlp', inputs: [input] })).json();
+    const { rows } = await t.ctx.pool.query<{ inputs: Array<{ key?: string }> }>('SELECT inputs FROM jobs WHERE id = $1', [id]);
+    const key = rows[0]!.inputs[0]!.key;
+    expect(key).toBeDefined();
+    const queueJob = await t.producer.queueFor('mlp').getJob(id);
+    expect(queueJob?.data.inputs).toEqual([{ name: 'features', datatype: 'FP32', shape: [80, 64], bytes: 20_480, at: 0 }]);
+    const [bytes] = await createCarriedInputs(t.redis, t.producer.prefix).read('mlp', [id]);
+    expect(bytes).toEqual(Buffer.from(await t.ctx.storage.getObject(key!)));
+    expect(new Float32Array(bytes!.buffer, bytes!.byteOffset, 80 * 64)[5]).toBeCloseTo(input.data[5]!, 6);
+  });
+
   it('carries no inputs with QUEUE_CARRIED_INPUTS_MB=0', async () => {
     const off = await buildTestApp({ queueCarriedInputsMb: 0 });
     try {

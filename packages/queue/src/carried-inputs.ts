@@ -2,10 +2,11 @@ import type { StoredTensor } from '@inferq/contracts';
 import type { RedisClient } from './connection.ts';
 import { queueNameFor } from './names.ts';
 
-// A queued job's small inputs, carried in Redis beside its queue job while it waits (QUEUE_CARRIED_INPUTS_MB), so
-// the worker's claim reads only the columns that fence it and not each input out of TOAST. Postgres keeps the inputs
-// either way (the record): a job whose bytes are not here (expired, evicted, lost with a failover, queued again by
-// the reconciler, or retried after its first batch) has them read from its row, as before.
+// A queued job's inputs, carried in Redis beside its queue job while it waits (QUEUE_CARRIED_INPUTS_MB), so the
+// worker's claim reads only the columns that fence it and not each input out of TOAST, nor an object out of S3 (the
+// API carries the bytes it holds, those it keeps in S3 too). Postgres and S3 keep the inputs either way (the record):
+// a job whose bytes are not here (expired, evicted, lost with a failover, queued again by the reconciler, or retried
+// after its first batch) has them read from its row or its objects, as before.
 //
 // The bytes travel as they are, in a string key of their own, not in the queue job's JSON: as base64 in the entry,
 // a 12 KiB input cost the worker more CPU (JSON parsing, decoding, the garbage collector) than it saved Postgres.
@@ -22,7 +23,7 @@ const KEY_OVERHEAD_BYTES = 128;
 /** A job's carried bytes: beside its queue job, in its queue's slot, so a batch's are one MGET on a Cluster too. */
 const carriedKey = (prefix: string, model: string, jobId: string): string => `${prefix}:${queueNameFor(model)}:${jobId}:inputs`;
 
-/** What carrying a job's inputs adds to Redis; undefined when one of them lives in object storage. */
+/** What carrying a job's inputs adds to Redis; undefined when one's bytes are not at hand (an object not read in). */
 export function carriedInputBytes(inputs: readonly StoredTensor[]): number | undefined {
   let total = KEY_OVERHEAD_BYTES;
   for (const t of inputs) {
@@ -33,7 +34,7 @@ export function carriedInputBytes(inputs: readonly StoredTensor[]): number | und
 }
 
 /**
- * Whether a job carries its inputs: all of them inline, and the model's `waiting` jobs, were each to carry as much,
+ * Whether a job carries its inputs: every one's bytes at hand, and the model's `waiting` jobs, were each to carry as much,
  * within `budgetBytes` of Redis memory (QUEUE_CARRIED_INPUTS_MB; 0: never). The backlog is the one last read, so a
  * burst between two reads may pass the budget by what the API replicas admit meanwhile; an unknown one carries nothing.
  */
@@ -42,7 +43,7 @@ export function carriesInputs(inputs: readonly StoredTensor[], waiting: number |
   return bytes !== undefined && waiting !== undefined && (waiting + 1) * bytes <= budgetBytes;
 }
 
-/** Inline inputs packed for carrying: their headers with each one's offset (`at`), and their bytes end to end. */
+/** Inputs with their bytes packed for carrying: their headers with each one's offset (`at`; an object's key left out), and their bytes end to end. */
 export function packCarried(inputs: readonly StoredTensor[]): { headers: StoredTensor[]; bytes: Buffer } {
   let at = 0;
   const headers = inputs.map((t) => {

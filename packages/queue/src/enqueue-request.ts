@@ -16,7 +16,7 @@ export interface JobForQueue {
  * The queue entry of a job: the one builder, for the API's intake and the
  * worker's reconciler alike. `inputs` give the batch key (jobs with equal
  * shapes may share a batch); `traceContext` is the submitting request's, and
- * `weight` its key's fair share. `carry`: inline inputs to carry beside the
+ * `weight` its key's fair share. `carry`: inputs with their bytes to carry beside the
  * entry (carriesInputs, carried-inputs.ts): their headers in it, their bytes
  * in a key of their own; the worker's claim then does not read them from Postgres.
  */

@@ -17,6 +17,21 @@ export interface InputStorage {
   store(principal: Principal, slot: JobSlot, inputs: readonly DecodedInput[]): Promise<StoredTensor[]>;
 }
 
+/**
+ * The stored inputs with their bytes as this request holds them, for carrying beside the queue entry: those kept in S3
+ * too (the worker then reads no object for them), not only inline ones. Undefined when one's bytes are not in hand
+ * (an upload or a streamed input: reading it back to carry it would cost what carrying saves).
+ */
+export function withBytesInHand(stored: readonly StoredTensor[], inputs: readonly DecodedInput[]): StoredTensor[] | undefined {
+  const carried: StoredTensor[] = [];
+  for (const [i, t] of stored.entries()) {
+    if (t.data !== undefined) carried.push(t);
+    else if (inputs[i] && hasBytes(inputs[i]) && inputs[i].data.byteLength === t.bytes) carried.push({ ...t, data: inputs[i].data });
+    else return undefined;
+  }
+  return carried;
+}
+
 const head = (t: DecodedInput) => ({ name: t.name, datatype: t.datatype, shape: t.shape });
 
 export function createInputStorage(deps: { tensors: TensorStore; uploads: UploadClaims }): InputStorage {

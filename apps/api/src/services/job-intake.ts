@@ -10,7 +10,7 @@ export interface QueueEntryOptions {
   traceContext?: Record<string, string>;
   /** The submitting key's fair-share weight. */
   weight?: number;
-  /** Inline inputs the entry carries (carriesInputs). */
+  /** Inputs, with their bytes, the entry carries (carriesInputs). */
   carry?: readonly StoredTensor[];
 }
 

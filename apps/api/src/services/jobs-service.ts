@@ -23,7 +23,7 @@ import { checkInputHeads, decodeInputs, type DecodedInput } from './tensor-intak
 import { checkWebhookUrl } from '../webhooks/url-policy.ts';
 import { createBacklogGuard } from './backlog-guard.ts';
 import { hashInputs, hashRequest } from './input-hash.ts';
-import { createInputStorage } from './input-storage.ts';
+import { createInputStorage, withBytesInHand } from './input-storage.ts';
 import type { JobSlot, SubmitTensor } from './submit-inputs.ts';
 import type { UploadClaims } from './upload-claims.ts';
 
@@ -164,13 +164,15 @@ export function createJobsService(deps: JobsServiceDeps): JobsService {
 
   /**
    * Records and queues one job; undefined when an equal idempotency key won the insert. `waiting`: the model's backlog
-   * it was admitted at, which decides whether its queue entry carries its inputs.
+   * it was admitted at, which decides whether its queue entry carries its inputs: `inHand`, its inputs with the bytes
+   * the request holds (withBytesInHand), else the inline ones alone.
    */
   async function accept(
     job: NewJob,
-    queue: { waiting: number | undefined; traceContext?: Record<string, string>; weight?: number },
+    queue: { waiting: number | undefined; traceContext?: Record<string, string>; weight?: number; inHand?: StoredTensor[] },
   ): Promise<JobAccepted | undefined> {
-    const carry = carriesInputs(job.inputs, queue.waiting, deps.limits.carriedInputsBytes ?? 0) ? job.inputs : undefined;
+    const candidate = queue.inHand ?? job.inputs;
+    const carry = carriesInputs(candidate, queue.waiting, deps.limits.carriedInputsBytes ?? 0) ? candidate : undefined;
     if (!(await intake.accept(job, { traceContext: queue.traceContext, weight: queue.weight, carry }))) return undefined;
     return { id: job.id, status: 'queued', links: jobLinks(job.id) };
   }
@@ -236,7 +238,10 @@ export function createJobsService(deps: JobsServiceDeps): JobsService {
     }
     const waiting = await backlog.admit(model.name);
     inputs ??= await store();
-    const accepted = await accept({ ...job, inputSha256, inputs }, { waiting, traceContext: input.traceContext, weight: input.principal.weight });
+    const accepted = await accept(
+      { ...job, inputSha256, inputs },
+      { waiting, traceContext: input.traceContext, weight: input.principal.weight, inHand: withBytesInHand(inputs, tensors) },
+    );
     // Lost a race with a concurrent request carrying the same key: answer with the winner.
     return accepted ?? (await findIdempotent(input, hash))!;
   }
