@@ -15,6 +15,11 @@ export interface BareBullmqOptions {
    * worker-side bookkeeping (the fetch, lock and acknowledgement), for the drains of scenario 1. @default false
    */
   queuedFirst?: boolean;
+  /**
+   * Jobs a queue entry carries (its data `{ jobs: [data, …] }`, `jobs` ÷ this many entries, `concurrency` ÷ this many
+   * held): what BullMQ's part would be were a group of submits one queue entry, split at the worker. @default 1
+   */
+  groupSize?: number;
 }
 
 const ADD_CHUNK_SIZE = 100;
@@ -31,19 +36,23 @@ export async function measureBareBullmq(o: BareBullmqOptions): Promise<{ jobsPer
   const prefix = `{bench-${randomBytes(4).toString('hex')}}`;
   const connection = createRedisConnection(o.redisUrl, 'consumer');
   const queue = new Queue('bare', { connection, prefix, skipVersionCheck: true });
-  const worker = new Worker('bare', async () => {}, { connection, prefix, concurrency: o.concurrency, skipVersionCheck: true, autorun: false });
+  const group = o.groupSize ?? 1;
+  const entries = Math.ceil(o.jobs / group);
+  const data = group === 1 ? o.data : { jobs: Array.from({ length: group }, () => o.data) };
+  const concurrency = Math.max(1, Math.round(o.concurrency / group));
+  const worker = new Worker('bare', async () => {}, { connection, prefix, concurrency, skipVersionCheck: true, autorun: false });
   try {
     let completed = 0;
     const drained = new Promise<void>((resolve) =>
       worker.on('completed', () => {
-        if (++completed === o.jobs) resolve();
+        if (++completed === entries) resolve();
       }),
     );
     await worker.waitUntilReady();
     const add = async () => {
-      for (let i = 0; i < o.jobs; i += ADD_CHUNK_SIZE) {
-        const n = Math.min(ADD_CHUNK_SIZE, o.jobs - i);
-        await queue.addBulk(Array.from({ length: n }, () => ({ name: JOB_NAME, data: o.data, opts: jobOptions(randomUUID(), BULL_PRIORITY.normal) })));
+      for (let i = 0; i < entries; i += ADD_CHUNK_SIZE) {
+        const n = Math.min(ADD_CHUNK_SIZE, entries - i);
+        await queue.addBulk(Array.from({ length: n }, () => ({ name: JOB_NAME, data, opts: jobOptions(randomUUID(), BULL_PRIORITY.normal) })));
       }
     };
     if (o.queuedFirst) await add();
@@ -52,8 +61,9 @@ export async function measureBareBullmq(o: BareBullmqOptions): Promise<{ jobsPer
     void worker.run();
     if (!o.queuedFirst) await add();
     await drained;
-    const jobsPerS = o.jobs / ((performance.now() - started) / 1000);
-    return { jobsPerS, costs: await meter.stop(o.jobs) };
+    const jobs = entries * group;
+    const jobsPerS = jobs / ((performance.now() - started) / 1000);
+    return { jobsPerS, costs: await meter.stop(jobs) };
   } finally {
     await worker.close();
     await queue.obliterate({ force: true });

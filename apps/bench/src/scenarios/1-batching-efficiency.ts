@@ -31,12 +31,15 @@ const IMAGE_BYTES = IMAGE_SHAPE.reduce((n, d) => n * d, 1) * Float32Array.BYTES_
 const carriedInputsMb = (backlog: number): number => Math.ceil((backlog * (IMAGE_BYTES + 1024)) / 2 ** 20);
 
 /** A CNN job's queue payload as the API writes it (its input carried): the bare BullMQ floor's job data. */
-const CNN_PAYLOAD: InferJobPayload = {
+export const CNN_QUEUE_PAYLOAD: InferJobPayload = {
   modelVersion: 1,
   batchKey: 'image:FP32:3x32x32',
   priority: 'normal',
   inputs: [{ name: 'image', datatype: 'FP32', shape: IMAGE_SHAPE, bytes: IMAGE_BYTES, at: 0 }],
 };
+
+/** Jobs a queue entry carries in the grouped BullMQ floor: a submit group's size where clients send one job a request. */
+const FLOOR_GROUP_SIZE = 8;
 
 /**
  * The worker-side drain's WORKER_BATCHES_IN_FLIGHT values, the first the
@@ -118,13 +121,16 @@ export const batchingEfficiency: Scenario = {
         drains.push({ inFlight, run });
       }
       // BullMQ's own part of the bookkeeping: a bare Worker draining as many queued jobs (held as inferq's worker holds them).
-      const bullmqFloor = await measureBareBullmq({
+      const bareDrain = {
         redisUrl: requiredTestVar('REDIS_URL'),
         jobs: drainJobs,
         concurrency: 3 * MAX_BATCH_SIZE,
-        data: CNN_PAYLOAD,
+        data: CNN_QUEUE_PAYLOAD,
         queuedFirst: true,
-      });
+      };
+      const bullmqFloor = await measureBareBullmq(bareDrain);
+      // And were a group of submits one queue entry (architecture.md step 7): what that lever would leave of it.
+      const bullmqGroupedFloor = { groupSize: FLOOR_GROUP_SIZE, ...(await measureBareBullmq({ ...bareDrain, groupSize: FLOOR_GROUP_SIZE })) };
       // The same drain with the session stood in for by the timed device: the bookkeeping alone, against a fast device.
       const timed = await timedDeviceDrains(stack, {
         model: 'cnn',
@@ -137,6 +143,7 @@ export const batchingEfficiency: Scenario = {
         rawCpuUsPerItem: raw.costs.cpuUsPerJob.worker,
         feederSweep: feederSweep(ctx.device),
         bullmqFloor,
+        bullmqGroupedFloor,
       });
       // The realistic model beside the toy, on the same stack once the CNN's workers are gone.
       const resnet = await measureResnet(ctx, stack);

@@ -21,8 +21,12 @@ export interface TimedDrainOptions {
   /** WORKER_FEEDERS values for one more drain each after the rounds (which run with one feeder, the default). */
   feederSweep?: number[];
   /** A bare BullMQ worker's drain of as many queued jobs (measureBareBullmq, queuedFirst): BullMQ's own part of the bookkeeping. */
-  bullmqFloor?: { jobsPerS: number; costs: TierCosts };
+  bullmqFloor?: BareDrain;
+  /** The same drain with a group of jobs in each queue entry (measureBareBullmq's groupSize): what the lever would save. */
+  bullmqGroupedFloor?: BareDrain & { groupSize: number };
 }
+
+type BareDrain = { jobsPerS: number; costs: TierCosts };
 
 /** Figures added up (µs, bytes); null when one of them was not read. */
 const sum = (...us: Array<number | null>): number | null => (us.some((u) => u === null) ? null : (us as number[]).reduce((n, u) => n + u, 0));
@@ -82,6 +86,8 @@ export async function timedDeviceDrains(stack: Stack, o: TimedDrainOptions) {
   const feeders = main === null ? null : Math.ceil((ninetyPct * main) / 1e6);
   const floor = o.bullmqFloor;
   const floorUs = floor ? sum(floor.costs.cpuUsPerJob.worker, floor.costs.cpuUsPerJob.redis) : null;
+  const grouped = o.bullmqGroupedFloor;
+  const groupedUs = grouped ? sum(grouped.costs.cpuUsPerJob.worker, grouped.costs.cpuUsPerJob.redis) : null;
   const metrics = {
     timed_device_batch_ms: o.device.batchMs,
     timed_device_batch_items: o.device.batchItems,
@@ -145,6 +151,12 @@ export async function timedDeviceDrains(stack: Stack, o: TimedDrainOptions) {
       bullmq_floor_redis_us_per_job: round(floor.costs.cpuUsPerJob.redis, 1),
       bullmq_floor_to_raw_item_cpu: round(share(floorUs, o.rawCpuUsPerItem), 3),
     }),
+    ...(grouped && {
+      bullmq_floor_group_size: grouped.groupSize,
+      bullmq_floor_grouped_worker_us_per_job: round(grouped.costs.cpuUsPerJob.worker, 1),
+      bullmq_floor_grouped_redis_us_per_job: round(grouped.costs.cpuUsPerJob.redis, 1),
+      bullmq_floor_grouped_to_raw_item_cpu: round(share(groupedUs, o.rawCpuUsPerItem), 3),
+    }),
   };
   const goals: Goal[] = [
     goal('timed device fed: worker side ÷ the device’s capacity', metrics.timed_device_fed_ratio, '>=', 0.9),
@@ -172,6 +184,10 @@ export async function timedDeviceDrains(stack: Stack, o: TimedDrainOptions) {
         ? ' BullMQ floor (bullmq_floor_*): a bare BullMQ Worker with a no-op processor, in the bench process, draining as many ' +
           'queued jobs with inferq’s job options and a payload of the same shape: its process’s CPU and Redis’s a job, the part of ' +
           'the bookkeeping that a fetch, a lock and an acknowledgement a job cost before inferq does anything, against raw’s CPU an item.'
+        : '') +
+      (grouped
+        ? ` Grouped (bullmq_floor_grouped_*): the same drain with ${grouped.groupSize} jobs' payloads in each queue entry (a group of ` +
+          'submits as one entry, split at the worker: not built, architecture.md step 7), a job’s share of an entry’s cost.'
         : ''),
   ];
   return { metrics, goals, costs, notes };
