@@ -42,9 +42,10 @@ export const apiConfig = {
   /** Jobs waiting in one model's queue above which submissions are refused with 429 QUEUE_FULL (backpressure); 0: no limit. */
   QUEUE_MAX_DEPTH: Type.Integer({ default: 1_000_000, minimum: 0 }),
   /**
-   * Redis memory a model's queue may spend carrying its waiting jobs' inline inputs, in MiB: a job whose inputs are all
-   * inline carries them in its queue entry while the model's backlog, each job carrying as much, stays within it, and the
-   * worker's claim then reads no input from Postgres (which keeps them, the record). 0: never carried.
+   * Redis memory a model's queue may spend carrying its waiting jobs' inputs, in MiB: a job whose inputs' bytes the
+   * request brought (inline ones, and those kept in S3) carries them beside its queue entry while the model's backlog,
+   * each job carrying as much, stays within it, and the worker then reads no input from Postgres or S3 (which keep them,
+   * the record). 0: never carried.
    */
   QUEUE_CARRIED_INPUTS_MB: Type.Integer({ default: 64, minimum: 0, maximum: 1_048_576 }),
   /** The longest `Prefer: wait=N` a submit is held for, in seconds. */
