@@ -239,6 +239,9 @@ function createClientConfig(options: StorageOptions): S3ClientConfig {
     forcePathStyle: options.forcePathStyle,
     credentials,
     maxAttempts: MAX_ATTEMPTS,
+    // Each command class's middleware resolved once, not on every request (13 % of a PUT's samples in the client's
+    // profile); nothing here changes a client's middleware after its first request (the presigner resolves its own).
+    cacheMiddleware: true,
     retryMode: 'standard',
     requestHandler: { connectionTimeout: CONNECTION_TIMEOUT_MS, socketTimeout: SOCKET_IDLE_TIMEOUT_MS },
     // S3-compatible servers (s3rver, older MinIO, Ceph) do not understand the
