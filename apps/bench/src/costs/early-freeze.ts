@@ -27,8 +27,7 @@ import {
 import { provideServices } from '@inferq/dev-stack';
 import { newTestJob } from '@inferq/test-utils';
 import { loadBenchEnv } from '../bench-env.ts';
-import { walAfterCheckpoint } from './later-wal.ts';
-import { readPostgres } from './postgres-activity.ts';
+import { walAfterCheckpoint, walDuring } from './later-wal.ts';
 
 const [seconds = 240, rate = 200, checkpointEveryS = 60] = process.argv.slice(2, 5).map(Number);
 const INPUT_BYTES = 12_288;
@@ -41,7 +40,6 @@ const { rows: settings } = await admin.query<{ name: string; setting: string }>(
   "SELECT name, setting FROM pg_settings WHERE name IN ('autovacuum', 'autovacuum_naptime', 'checkpoint_timeout', 'data_checksums', 'server_version')",
 );
 console.log(settings.map((r) => `${r.name} ${r.setting}`).join(', '));
-const wal = async (): Promise<bigint> => (await readPostgres(admin, false)).walBytes;
 
 async function run(variant: 'autovacuum defaults' | 'JOB_PARTITION_TOAST_STORAGE'): Promise<void> {
   const schema = `freeze_${randomUUID().slice(0, 8)}`;
@@ -68,21 +66,22 @@ async function run(variant: 'autovacuum defaults' | 'JOB_PARTITION_TOAST_STORAGE
     let jobs = 0;
     const started = performance.now();
     let nextCheckpoint = started + checkpointEveryS * 1000;
-    const from = await wal();
-    while (performance.now() - started < seconds * 1000) {
-      const tick = performance.now();
-      await insertJobs(
-        pool,
-        Array.from({ length: group }, () => newTestJob(owner, { modelName: 'cnn', inputs: [input()] })),
-      );
-      jobs += group;
-      if (performance.now() >= nextCheckpoint) {
-        await admin.query('CHECKPOINT');
-        nextCheckpoint += checkpointEveryS * 1000;
+    const insertPhase = await walDuring(admin, async () => {
+      while (performance.now() - started < seconds * 1000) {
+        const tick = performance.now();
+        await insertJobs(
+          pool,
+          Array.from({ length: group }, () => newTestJob(owner, { modelName: 'cnn', inputs: [input()] })),
+        );
+        jobs += group;
+        if (performance.now() >= nextCheckpoint) {
+          await admin.query('CHECKPOINT');
+          nextCheckpoint += checkpointEveryS * 1000;
+        }
+        await sleep(Math.max(0, TICK_MS - (performance.now() - tick)));
       }
-      await sleep(Math.max(0, TICK_MS - (performance.now() - tick)));
-    }
-    const inserted = Number((await wal()) - from) / jobs;
+    });
+    const inserted = insertPhase.bytes / jobs;
     const partition = (await pool.query<{ name: string }>('SELECT c.relname AS name FROM jobs j JOIN pg_class c ON c.oid = j.tableoid LIMIT 1')).rows[0]!.name;
     const freeze = (await walAfterCheckpoint(admin, () => pool.query(`VACUUM (FREEZE) ${partition}`))).bytes / jobs;
     const {

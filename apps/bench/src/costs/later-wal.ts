@@ -25,12 +25,17 @@ async function jobsFrozen(pool: Pool): Promise<boolean> {
   return rows[0]?.frozen === true;
 }
 
-/** Runs `change` right after a CHECKPOINT: the WAL it wrote (bytes, the whole server's), and what it returned. */
-export async function walAfterCheckpoint<T>(pool: Pool, change: () => Promise<T>): Promise<{ bytes: number; result: T }> {
-  await pool.query('CHECKPOINT');
+/** Runs `change`: the WAL written meanwhile (bytes, the whole server's), and what it returned. */
+export async function walDuring<T>(pool: Pool, change: () => Promise<T>): Promise<{ bytes: number; result: T }> {
   const from = (await readPostgres(pool, false)).walBytes;
   const result = await change();
   return { bytes: Number((await readPostgres(pool, false)).walBytes - from), result };
+}
+
+/** Runs `change` right after a CHECKPOINT: the WAL it wrote (walDuring). */
+export async function walAfterCheckpoint<T>(pool: Pool, change: () => Promise<T>): Promise<{ bytes: number; result: T }> {
+  await pool.query('CHECKPOINT');
+  return walDuring(pool, change);
 }
 
 /**
