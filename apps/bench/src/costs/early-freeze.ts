@@ -33,8 +33,10 @@ const [seconds = 240, rate = 200, checkpointEveryS = 60] = process.argv.slice(2,
 const INPUT_BYTES = 12_288;
 const TICK_MS = 100;
 const ROOT = resolve(import.meta.dirname, '../../../..');
-const services = await provideServices({ env: { ...loadBenchEnv() }, dataDir: resolve(ROOT, '.inferq/bench-services'), log: console.log });
-const url = services.env.DATABASE_URL!;
+const env = loadBenchEnv();
+const services = await provideServices({ env: { ...env }, dataDir: resolve(ROOT, '.inferq/bench-services'), log: console.log });
+// provideServices names only what it started: a configured server is the environment's.
+const url = env.DATABASE_URL ?? services.env.DATABASE_URL!;
 const admin = createPool({ url, schema: 'public', max: 1 });
 const { rows: settings } = await admin.query<{ name: string; setting: string }>(
   "SELECT name, setting FROM pg_settings WHERE name IN ('autovacuum', 'autovacuum_naptime', 'checkpoint_timeout', 'data_checksums', 'server_version')",
