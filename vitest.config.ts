@@ -12,6 +12,7 @@ const ON_EVERY_TOPOLOGY = [
   'apps/worker/tests/pipeline-end-to-end.test.ts',
   'apps/worker/tests/worker-crash.test.ts',
   'apps/worker/tests/reconciler.test.ts',
+  'apps/worker/tests/group-entries.test.ts',
   'apps/worker/tests/model-pause.test.ts',
   'apps/worker/src/duties/fair-scheduling.test.ts',
   'apps/api/tests/fuzz.test.ts',
@@ -23,6 +24,7 @@ const ON_EVERY_TOPOLOGY = [
   'apps/api/tests/tenants.test.ts',
   'packages/queue/tests/request-counter.test.ts',
   'packages/queue/tests/carried-inputs.test.ts',
+  'packages/queue/tests/queue-groups.test.ts',
 ];
 
 const onTopology = (topology: 'cluster' | 'sentinel') => ({

@@ -48,6 +48,12 @@ export const apiConfig = {
    * the record). 0: never carried.
    */
   QUEUE_CARRIED_INPUTS_MB: Type.Integer({ default: 64, minimum: 0, maximum: 1_048_576 }),
+  /**
+   * Jobs one queue entry may carry: the jobs of one commit group (or a bulk batch's slice) with the same model, priority
+   * class and key share an entry, which a worker splits, so BullMQ's per-entry cost (fetch, lock, acknowledgement,
+   * events) is paid once for them. 1: every job an entry of its own.
+   */
+  QUEUE_GROUP_MAX: Type.Integer({ default: 32, minimum: 1, maximum: 256 }),
   /** The longest `Prefer: wait=N` a submit is held for, in seconds. */
   WAIT_MAX_S: Type.Integer({ default: 60, minimum: 0, maximum: 600 }),
   /**

@@ -34,7 +34,7 @@ const tracing = startTracing({
 const logger = createLogger({ service: 'inferq-api', level: config.LOG_LEVEL });
 const pool = createPool({ url: config.DATABASE_URL, schema: config.DATABASE_SCHEMA, max: config.DATABASE_POOL_MAX, applicationName: 'inferq-api' });
 const redis = createRedisConnection(config.REDIS_URL, 'producer');
-const producer = createJobProducer({ connection: redis, prefix: config.QUEUE_PREFIX, fair: config.FAIR_SCHEDULING });
+const producer = createJobProducer({ connection: redis, prefix: config.QUEUE_PREFIX, fair: config.FAIR_SCHEDULING, groupMax: config.QUEUE_GROUP_MAX });
 const storage = createStorage({
   endpoint: config.S3_ENDPOINT,
   publicEndpoint: config.S3_PUBLIC_ENDPOINT,

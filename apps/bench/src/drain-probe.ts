@@ -1,10 +1,10 @@
 /**
  * One worker-side drain on a fresh stack, for quick before/after runs of the
  * worker's path: `node --import tsx apps/bench/src/drain-probe.ts [jobs] [timed|real] [batches in flight] [feeders]
- * [carried MB] [checkpoint] [inline=N]` (default 20,000 CNN jobs on the timed device, H200 figures, WORKER_BATCHES_IN_FLIGHT 2, `auto` to follow
+ * [carried MB] [checkpoint] [inline=N] [group=N]` (default 20,000 CNN jobs on the timed device, H200 figures, WORKER_BATCHES_IN_FLIGHT 2, `auto` to follow
  * latencies; WORKER_FEEDERS 1; the API's QUEUE_CARRIED_INPUTS_MB, 0 for claims that read every input; `checkpoint`: a
  * CHECKPOINT between the submits and the drain, whose full-page images the drain then writes; `inline=N`: the API's
- * INLINE_TENSOR_MAX_BYTES, below the input's 12 KiB to keep inputs in object storage). Prints the
+ * INLINE_TENSOR_MAX_BYTES, below the input's 12 KiB to keep inputs in object storage; `group=N`: the API's QUEUE_GROUP_MAX). Prints the
  * drain's items/s, device busy share, CPU a job by tier and WAL (the submits' Postgres CPU and WAL apart), then the
  * statements Postgres was seen running (pg_stat_activity sampled every 10 ms),
  * most often first, the statements' calls and time from pg_stat_statements
@@ -30,6 +30,7 @@ const carriedMb = process.argv[6];
 const options = process.argv.slice(7);
 const checkpointFirst = options.includes('checkpoint');
 const inlineMax = options.find((a) => a.startsWith('inline='))?.slice('inline='.length);
+const groupMax = options.find((a) => a.startsWith('group='))?.slice('group='.length);
 const ROOT = resolve(import.meta.dirname, '../../..');
 const services = await provideServices({ env: { ...process.env }, dataDir: resolve(ROOT, '.inferq/bench-services'), log: console.log });
 publishTestEnv(services.env, await writeDemoModels(resolve(ROOT, '.inferq/models')));
@@ -38,6 +39,7 @@ const stack = await startStack({
   apiEnv: {
     ...(carriedMb !== undefined && { QUEUE_CARRIED_INPUTS_MB: carriedMb }),
     ...(inlineMax !== undefined && { INLINE_TENSOR_MAX_BYTES: inlineMax }),
+    ...(groupMax !== undefined && { QUEUE_GROUP_MAX: groupMax }),
   },
 });
 try {

@@ -42,7 +42,7 @@ export const priorityOfBull = (bull: number): Priority =>
  * tests/bullmq-key-layout.test.ts fails if that layout changes.
  */
 const assignScript = luaScript('inferqFairAssign', new URL('./lua/fair-priority-assign-2.lua', import.meta.url));
-const promoteScript = luaScript('inferqFairPromote', new URL('./lua/fair-priority-promote-5.lua', import.meta.url));
+const promoteScript = luaScript('inferqFairPromote', new URL('./lua/fair-priority-promote-8.lua', import.meta.url));
 
 export interface FairJob {
   /** Whose job: the API key id; '' for a job that is a flow of its own (nothing is kept for it). */
@@ -50,16 +50,21 @@ export interface FairJob {
   priority: Priority;
   /** The key's share against others at the same priority. @default 1 */
   weight?: number;
+  /** Jobs in the entry (a group entry, queue-groups.ts): it advances its key by as many jobs' worth. @default 1 */
+  size?: number;
 }
 
-/** BullMQ priorities for jobs about to be added to `queue`, in order, fair between tenants within each class. */
+/** BullMQ priorities for queue entries about to be added to `queue`, in order, fair between tenants within each class. */
 export async function assignFairPriorities(connection: RedisClient, queue: Queue, jobs: readonly FairJob[]): Promise<number[]> {
   if (jobs.length === 0) return [];
-  const args = jobs.flatMap((j) => [j.tenant, String(PRIORITY_CLASSES.indexOf(j.priority)), String(1 / (j.weight ?? 1))]);
+  const args = jobs.flatMap((j) => [j.tenant, String(PRIORITY_CLASSES.indexOf(j.priority)), String((j.size ?? 1) / (j.weight ?? 1))]);
   return (await assignScript(connection, [queue.toKey('prioritized'), queue.toKey('fair')], [CLASS_RANGE, queue.toKey(''), ...args])) as number[];
 }
 
-/** Moves waiting jobs up to their target class (aging), at most one per key, each to its key's fair number there, in one round trip; returns how many moved. */
+/**
+ * Moves waiting jobs up to their target class (aging; a group member moves its entry), at most one per key, each to its
+ * key's fair number there, in one round trip; returns how many moved.
+ */
 export async function promoteJobs(
   connection: RedisClient,
   queue: Queue,
@@ -69,7 +74,16 @@ export async function promoteJobs(
   const args = jobs.flatMap((j) => [j.id, j.tenant, String(PRIORITY_CLASSES.indexOf(j.target))]);
   return (await promoteScript(
     connection,
-    [queue.toKey('prioritized'), queue.toKey('fair'), queue.toKey('pc'), queue.toKey('marker'), queue.toKey('meta')],
+    [
+      queue.toKey('prioritized'),
+      queue.toKey('fair'),
+      queue.toKey('pc'),
+      queue.toKey('marker'),
+      queue.toKey('meta'),
+      queue.toKey('group-members'),
+      queue.toKey('group-sizes'),
+      queue.toKey('group-extras'),
+    ],
     [CLASS_RANGE, queue.toKey(''), ...args],
   )) as number;
 }

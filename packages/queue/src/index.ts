@@ -7,6 +7,7 @@ export * from './job-options.ts';
 export * from './job-producer.ts';
 export * from './enqueue-request.ts';
 export * from './carried-inputs.ts';
+export * from './queue-groups.ts';
 export * from './queue-consumer.ts';
 export * from './job-ack.ts';
 export { UnrecoverableError } from 'bullmq';

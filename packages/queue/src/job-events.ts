@@ -52,10 +52,16 @@ type Notify = (event: QueueJobEvent) => void;
 export function createJobEvents(options: { connection: RedisClient; prefix: string }): JobEvents {
   const listeners = new Map<string, { events: QueueEvents; connection: RedisClient; ready: Promise<unknown> }>();
   const watches = new Map<string, Set<{ events: readonly QueueJobEvent[]; notify: Notify }>>();
+  const wake = (jobId: string, event: QueueJobEvent): void => {
+    for (const w of watches.get(jobId) ?? []) if (w.events.includes(event)) w.notify(event);
+  };
+  // A group entry (queue-groups.ts) completes with its members' ids: each member's watch wakes with it. Its other
+  // events name the entry alone; a member's own later ones (queued again alone) name the member.
   const wakerFor =
     (event: QueueJobEvent) =>
-    ({ jobId }: { jobId: string }) => {
-      for (const w of watches.get(jobId) ?? []) if (w.events.includes(event)) w.notify(event);
+    ({ jobId, returnvalue }: { jobId: string; returnvalue?: unknown }) => {
+      wake(jobId, event);
+      if (event === 'completed' && Array.isArray(returnvalue)) for (const id of returnvalue) if (typeof id === 'string') wake(id, event);
     };
 
   async function listen(model: string): Promise<void> {

@@ -5,6 +5,7 @@ import { jobOptions, type RetryOptions, DEFAULT_RETRY } from './job-options.ts';
 import { assignFairPriorities, BULL_PRIORITY } from './fair-priority.ts';
 import { JOB_NAME, queueNameFor } from './names.ts';
 import { createCarriedInputs } from './carried-inputs.ts';
+import { formEntries, groupEntryId, idsInLiveGroups, recordGroups, waitingGroupExtras, type GroupPayload } from './queue-groups.ts';
 
 export interface EnqueueRequest {
   /** The job's id, which becomes the queue job's id. */
@@ -27,11 +28,14 @@ export interface JobProducer {
    * `writeOutcomeUnknown(err)` (sent, no answer).
    */
   enqueueJobs(requests: EnqueueRequest[]): Promise<void>;
-  /** Ids among `ids` that have a queue job in the model's queue. */
+  /** Ids among `ids` that have a queue job in the model's queue, alone or as a member of a group entry. */
   findQueuedIds(model: string, ids: string[]): Promise<Set<string>>;
-  /** Jobs waiting to run in a model queue (every priority, retry backoff included; held ones not). */
+  /** Jobs waiting to run in a model queue (every priority, retry backoff included, each member of a group entry; held ones not). */
   backlog(model: string): Promise<number>;
-  /** Removes a waiting job and its carried inputs; a job a worker holds is left alone (returns false). */
+  /**
+   * Removes a waiting job and its carried inputs; a job a worker holds, or a member of a group entry, is left alone
+   * (returns false): its claim skips it once its row says it is not queued.
+   */
   removeJob(model: string, id: string): Promise<boolean>;
   /** Stops workers taking jobs from the model's queue (a BullMQ global pause); jobs are still added and kept. Idempotent. */
   pause(model: string): Promise<void>;
@@ -51,6 +55,8 @@ export interface JobProducerOptions {
   retry?: RetryOptions;
   /** Fair ordering between keys within each priority (FAIR_SCHEDULING); false: plain BullMQ priorities, FIFO within each. @default true */
   fair?: boolean;
+  /** Jobs of one enqueue call with the same priority, key and weight share a queue entry, at most this many (QUEUE_GROUP_MAX, queue-groups.ts). @default 1 */
+  groupMax?: number;
 }
 
 export function createJobProducer(options: JobProducerOptions): JobProducer {
@@ -88,20 +94,38 @@ export function createJobProducer(options: JobProducerOptions): JobProducer {
       await Promise.all(
         [...byModel].map(async ([model, rs]) => {
           const queue = queueFor(model);
+          const entries = formEntries(rs, options.groupMax ?? 1);
           const priorities =
             options.fair === false
-              ? rs.map((r) => BULL_PRIORITY[r.priority])
+              ? entries.map((e) => BULL_PRIORITY[e[0]!.priority])
               : await assignFairPriorities(
                   options.connection,
                   queue,
-                  rs.map((r) => ({ tenant: r.tenant ?? '', priority: r.priority, weight: r.weight })),
+                  entries.map((e) => ({ tenant: e[0]!.tenant ?? '', priority: e[0]!.priority, weight: e[0]!.weight, size: e.length })),
                 );
-          // Sent first on the same connection, so a worker that takes a job finds its bytes (or reads its row).
+          // Sent first on the same connection, so a worker that takes a job finds its bytes (or reads its row) and its group's size.
           const written = carried.write(
             model,
             rs.flatMap((r) => (r.carriedBytes ? [{ jobId: r.jobId, bytes: r.carriedBytes }] : [])),
           );
-          await queue.addBulk(rs.map((r, i) => ({ name: JOB_NAME, data: r.payload, opts: jobOptions(r.jobId, priorities[i]!, retry) })));
+          const groups = entries.filter((e) => e.length > 1);
+          const recorded = recordGroups(
+            options.connection,
+            queue,
+            groups.map((e) => ({ id: groupEntryId(e[0]!.jobId), memberIds: e.map((r) => r.jobId), priority: e[0]!.priority })),
+          );
+          await queue.addBulk(
+            entries.map((e, i) =>
+              e.length === 1
+                ? { name: JOB_NAME, data: e[0]!.payload, opts: jobOptions(e[0]!.jobId, priorities[i]!, retry) }
+                : {
+                    name: JOB_NAME,
+                    data: { members: e.map((r) => ({ jobId: r.jobId, payload: r.payload })) } satisfies GroupPayload,
+                    opts: jobOptions(groupEntryId(e[0]!.jobId), priorities[i]!, retry),
+                  },
+            ),
+          );
+          await recorded;
           await written;
         }),
       );
@@ -114,11 +138,19 @@ export function createJobProducer(options: JobProducerOptions): JobProducer {
       const pipeline = options.connection.pipeline();
       for (const id of ids) pipeline.exists(`${keyPrefix}${id}`);
       const replies = (await pipeline.exec()) ?? [];
-      return new Set(ids.filter((_, i) => replies[i]?.[1] === 1));
+      const alone = ids.filter((_, i) => replies[i]?.[1] === 1);
+      const grouped = await idsInLiveGroups(
+        options.connection,
+        q,
+        ids.filter((_, i) => replies[i]?.[1] !== 1),
+      );
+      return new Set([...alone, ...grouped]);
     },
     async backlog(model) {
       ensureReady();
-      return queueFor(model).count();
+      const q = queueFor(model);
+      const [entries, extras] = await Promise.all([q.count(), waitingGroupExtras(options.connection, q)]);
+      return entries + Object.values(extras).reduce((a, b) => a + b, 0);
     },
     async pause(model) {
       ensureReady();

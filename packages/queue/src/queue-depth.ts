@@ -1,17 +1,24 @@
 import type { Queue } from 'bullmq';
 import type { QueueDepth } from '@inferq/contracts';
 import type { RedisClient } from './connection.ts';
-import { countWaitingPerClass } from './fair-priority.ts';
+import { countWaitingPerClass, PRIORITY_CLASSES } from './fair-priority.ts';
+import { waitingGroupExtras } from './queue-groups.ts';
 
 /**
  * A model queue's jobs right now: waiting ones per priority (a paused queue
- * keeps its jobs there), held ones, those in retry backoff, and whether it is paused.
+ * keeps its jobs there; each member of a waiting group entry counted), held
+ * queue entries, those in retry backoff, and whether it is paused.
  */
 export async function readQueueDepth(connection: RedisClient, queue: Queue, model: string): Promise<Omit<QueueDepth, 'workers'>> {
-  const [perClass, counts, paused] = await Promise.all([countWaitingPerClass(connection, queue), queue.getJobCounts('active', 'delayed'), queue.isPaused()]);
+  const [perClass, extras, counts, paused] = await Promise.all([
+    countWaitingPerClass(connection, queue),
+    waitingGroupExtras(connection, queue),
+    queue.getJobCounts('active', 'delayed'),
+    queue.isPaused(),
+  ]);
   return {
     model,
-    ...perClass,
+    ...(Object.fromEntries(PRIORITY_CLASSES.map((p) => [p, perClass[p] + extras[p]])) as typeof perClass),
     active: counts.active ?? 0,
     delayed: counts.delayed ?? 0,
     paused,

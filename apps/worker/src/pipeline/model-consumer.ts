@@ -71,6 +71,9 @@ export function createModelConsumer(o: ModelConsumerOptions) {
   const inFlight = (): number => depth?.target() ?? fixed;
   /** BullMQ holds one batch's worth more than the batches in flight, so the next batch fills while they run. */
   const heldJobs = (): number => Math.min(o.maxBatchSize * (inFlight() + 1), MAX_HELD_JOBS);
+  /** The jobs in the last queue entry taken (a group entry's members, QUEUE_GROUP_MAX): BullMQ's concurrency counts entries. */
+  let entrySize = 1;
+  const heldEntries = (): number => Math.max(1, Math.ceil(heldJobs() / entrySize));
   const batcher = new Batcher<PendingJob>({
     maxBatchSize: o.maxBatchSize,
     maxBatchDelayMs: o.maxBatchDelayMs,
@@ -108,7 +111,7 @@ export function createModelConsumer(o: ModelConsumerOptions) {
           // A batch that ran teaches `auto` its device time and the rest of its way (its wait for the session left out).
           if (!depth || !stats || !(stats.inferMs > 0)) return;
           depth.observe({ deviceMs: stats.inferMs, aroundMs: performance.now() - startedMs - stats.sessionMs });
-          if (worker.concurrency !== heldJobs()) worker.concurrency = heldJobs();
+          if (worker.concurrency !== heldEntries()) worker.concurrency = heldEntries();
         })
         .finally(() => running.delete(run));
       running.add(run);
@@ -118,7 +121,11 @@ export function createModelConsumer(o: ModelConsumerOptions) {
 
   /** A job taken from the queue joins the batcher; one whose payload is unreadable fails at once, its failure stored. */
   async function takeJob(job: QueueJob, ack: JobAck): Promise<void> {
-    const attempt = { jobId: job.id!, attemptsMade: job.attemptsMade, maxAttempts: job.opts.attempts ?? 1 };
+    if (job.entrySize !== entrySize) {
+      entrySize = job.entrySize;
+      worker.concurrency = heldEntries();
+    }
+    const attempt = { jobId: job.id, attemptsMade: job.attemptsMade, maxAttempts: job.maxAttempts };
     let payload;
     try {
       payload = parseJobPayload(job.data);
@@ -151,7 +158,7 @@ export function createModelConsumer(o: ModelConsumerOptions) {
       connection: o.connection,
       prefix: o.prefix,
       model: o.model,
-      concurrency: heldJobs(),
+      concurrency: heldEntries(),
       lockDurationMs: o.lockDurationMs,
       stalledIntervalMs: o.stalledIntervalMs,
       maxStalledCount: 3,

@@ -1,6 +1,6 @@
 --[[
   Shared functions of the fair-priority scripts (included by fair-priority-assign-2.lua and
-  fair-priority-promote-5.lua; packages/queue/src/fair-priority.ts explains the ordering).
+  fair-priority-promote-8.lua; packages/queue/src/fair-priority.ts explains the ordering).
 
   BullMQ layout: BullMQ 6.7.0 (a prioritized job's score in the prioritized zset is
   priority * 2^32 + the priority counter mod 2^32, includes/getPriorityScore.lua).

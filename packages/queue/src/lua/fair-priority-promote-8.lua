@@ -5,7 +5,8 @@
   the job hash's priority field, and the marker that wakes workers, left out while the queue is paused
   (as BullMQ leaves it out; the job stays in the queue either way). One job per key a pass, so a key's
   aged backlog enters the class above at the pace of the passes instead of all at once ahead of other
-  keys' work there. Jobs not in the prioritized zset (active, gone) are skipped.
+  keys' work there. Jobs not in the prioritized zset (active, gone) are skipped. A member of a group entry
+  (../queue-groups.ts) moves its entry, and the entry's other members' count moves class with it.
 
   BullMQ layout: BullMQ 6.7.0 (writes its private keys: prioritized, pc, marker, the job hash; reads meta).
 
@@ -15,6 +16,9 @@
     KEYS[3] BullMQ's priority counter ('<prefix>:<queue>:pc', a string INCRed per prioritized add)
     KEYS[4] BullMQ's marker zset ('<prefix>:<queue>:marker'; member '0' at score 0: a job is waiting)
     KEYS[5] BullMQ's queue meta hash ('<prefix>:<queue>:meta'; field 'paused' while paused)
+    KEYS[6] group members' entries ('<prefix>:<queue>:group-members'; member job id -> entry id)
+    KEYS[7] waiting group entries' extra members ('<prefix>:<queue>:group-sizes'; entry id -> members less one)
+    KEYS[8] waiting extra members per class ('<prefix>:<queue>:group-extras'; class index -> count)
 
     ARGV[1] the class range size (CLASS_RANGE)
     ARGV[2] the job key prefix ('<prefix>:<queue>:'; a job's hash is ARGV[2] .. job id)
@@ -27,11 +31,17 @@
 local moved = 0
 local done = {}
 for i = 3, #ARGV, 3 do
-  local id = ARGV[i]
+  local id = redis.call('HGET', KEYS[6], ARGV[i]) or ARGV[i]
   local target = tonumber(ARGV[i + 2])
   local score = (not done[ARGV[i + 1]]) and redis.call('ZSCORE', KEYS[1], id)
-  if score and math.floor((math.floor(tonumber(score) / shift) - 1) / range) > target then
+  local from = score and math.floor((math.floor(tonumber(score) / shift) - 1) / range)
+  if score and from > target then
     done[ARGV[i + 1]] = true
+    local extra = tonumber(redis.call('HGET', KEYS[7], id) or '0')
+    if extra > 0 then
+      redis.call('HINCRBY', KEYS[8], from, -extra)
+      redis.call('HINCRBY', KEYS[8], target, extra)
+    end
     local priority = fairTag(target, ARGV[i + 1], 1)
     local counter = redis.call('INCR', KEYS[3]) % shift
     redis.call('ZADD', KEYS[1], string.format('%.0f', priority * shift + counter), id)
