@@ -54,6 +54,8 @@ const DEFAULT_BATCHES_IN_FLIGHT = 2;
  * arrives: the ceiling bounds what a fast device's appetite costs them.
  */
 const AUTO_MAX_BATCHES_IN_FLIGHT = 16;
+/** The jobs the running mean of entries per job is taken over (model-consumer's concurrency in entries). */
+const ENTRY_SIZE_MEAN_JOBS = 32;
 /** Jobs one model's consumer may hold at once, whatever the batches in flight. */
 const MAX_HELD_JOBS = 1024;
 
@@ -71,9 +73,16 @@ export function createModelConsumer(o: ModelConsumerOptions) {
   const inFlight = (): number => depth?.target() ?? fixed;
   /** BullMQ holds one batch's worth more than the batches in flight, so the next batch fills while they run. */
   const heldJobs = (): number => Math.min(o.maxBatchSize * (inFlight() + 1), MAX_HELD_JOBS);
-  /** The jobs in the last queue entry taken (a group entry's members, QUEUE_GROUP_MAX): BullMQ's concurrency counts entries. */
-  let entrySize = 1;
-  const heldEntries = (): number => Math.max(1, Math.ceil(heldJobs() / entrySize));
+  /**
+   * Queue entries per job taken, a running mean over the jobs (a group entry carries several, QUEUE_GROUP_MAX): BullMQ's
+   * concurrency counts entries. A mean of 1 ÷ the entry's size over jobs is 1 ÷ the mean size over entries (a job is
+   * drawn from an entry in proportion to its size), so entries held × mean size stays the jobs wanted. It starts as if
+   * each entry were a full batch: a consumer that starts on a queue of full entries holds its batches' worth, not a
+   * batch's worth of entries each, away from other workers; one that meets jobs alone rises to them within a few batches.
+   */
+  let entriesPerJob = 1 / o.maxBatchSize;
+  // One entry more: an entry split over two batches is held until both have run.
+  const heldEntries = (): number => Math.ceil(heldJobs() * entriesPerJob) + 1;
   const batcher = new Batcher<PendingJob>({
     maxBatchSize: o.maxBatchSize,
     maxBatchDelayMs: o.maxBatchDelayMs,
@@ -121,10 +130,8 @@ export function createModelConsumer(o: ModelConsumerOptions) {
 
   /** A job taken from the queue joins the batcher; one whose payload is unreadable fails at once, its failure stored. */
   async function takeJob(job: QueueJob, ack: JobAck): Promise<void> {
-    if (job.entrySize !== entrySize) {
-      entrySize = job.entrySize;
-      worker.concurrency = heldEntries();
-    }
+    entriesPerJob += (1 / job.entrySize - entriesPerJob) / ENTRY_SIZE_MEAN_JOBS;
+    if (worker.concurrency !== heldEntries()) worker.concurrency = heldEntries();
     const attempt = { jobId: job.id, attemptsMade: job.attemptsMade, maxAttempts: job.maxAttempts };
     let payload;
     try {
