@@ -150,7 +150,8 @@ export function createJobProducer(options: JobProducerOptions): JobProducer {
       ensureReady();
       const q = queueFor(model);
       const [entries, extras] = await Promise.all([q.count(), waitingGroupExtras(options.connection, q)]);
-      return entries + Object.values(extras).reduce((a, b) => a + b, 0);
+      // No entry waiting, no member waiting (a count left over by an add that failed after it shows nowhere).
+      return entries === 0 ? 0 : entries + Object.values(extras).reduce((a, b) => a + b, 0);
     },
     async pause(model) {
       ensureReady();

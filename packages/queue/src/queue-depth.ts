@@ -18,7 +18,8 @@ export async function readQueueDepth(connection: RedisClient, queue: Queue, mode
   ]);
   return {
     model,
-    ...(Object.fromEntries(PRIORITY_CLASSES.map((p) => [p, perClass[p] + extras[p]])) as typeof perClass),
+    // A class with no entry waiting has no member waiting: a count left over (an add that failed after it) shows nowhere.
+    ...(Object.fromEntries(PRIORITY_CLASSES.map((p) => [p, perClass[p] + (perClass[p] > 0 ? extras[p] : 0)])) as typeof perClass),
     active: counts.active ?? 0,
     delayed: counts.delayed ?? 0,
     paused,
