@@ -70,7 +70,9 @@ const takenScript = luaScript('inferqGroupTaken', new URL('./lua/queue-group-tak
 
 /**
  * Records group entries about to be added: sent now, ahead of the entries the caller adds next on the same connection,
- * so a worker that takes one finds its size; resolves once answered.
+ * so a worker that takes one finds its size; resolves once answered. Plain commands in one pipeline, not a script: a
+ * script's first call on a connection may be resent (NOSCRIPT, then EVAL) after the entries. An entry recorded twice
+ * (no caller sends an enqueue twice) would count its members twice until its class has nothing waiting.
  */
 export async function recordGroups(
   connection: RedisClient,
