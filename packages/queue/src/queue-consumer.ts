@@ -108,7 +108,7 @@ export function createQueueConsumer(options: QueueConsumerOptions, take: (job: Q
     }
     const ids = members.map((m) => m.jobId);
     // Names left behind are harmless: the reconciler's check also asks whether the entry named still exists.
-    await groupEnded(connection, worker, ids).catch(() => {});
+    await groupEnded(connection, worker, job.id!, ids).catch(() => {});
     return ids;
   }
   async function hold(job: Job, token: string | undefined): Promise<unknown> {

@@ -13,7 +13,8 @@ import { luaScript } from './lua-script.ts';
 // - `group-members`: member job id -> entry id, so the reconciler finds a member's entry (findQueuedIds) and aging
 //   moves a member's entry (fair-priority-promote); dropped when the entry ends;
 // - `group-sizes`: a waiting entry's members less one, and `group-extras`: their sum per class, so depth, admission
-//   and the backlog gauge count jobs, not entries; an entry's size leaves both when a worker first takes it.
+//   and the backlog gauge count jobs, not entries; an entry's size moves to `group-held` when a worker first takes
+//   it, and leaves that when the entry ends, so the held count is in jobs too.
 // Postgres stays the record: a member whose entry is lost is queued again alone by the reconciler, and a job queued
 // twice runs once (the claim and the completion are fenced by its attempt).
 
@@ -64,9 +65,10 @@ const keysOf = (queue: QueueKeys) => ({
   members: queue.toKey('group-members'),
   sizes: queue.toKey('group-sizes'),
   extras: queue.toKey('group-extras'),
+  held: queue.toKey('group-held'),
 });
 
-const takenScript = luaScript('inferqGroupTaken', new URL('./lua/queue-group-taken-2.lua', import.meta.url));
+const takenScript = luaScript('inferqGroupTaken', new URL('./lua/queue-group-taken-3.lua', import.meta.url));
 
 /**
  * Records group entries about to be added: sent now, ahead of the entries the caller adds next on the same connection,
@@ -90,15 +92,24 @@ export async function recordGroups(
   await pipeline.exec();
 }
 
-/** A worker took the entry: its members stop counting as waiting (the first time only). */
+/** A worker took the entry: its members count as held, not waiting (the first time only). */
 export async function groupTaken(connection: RedisClient, queue: QueueKeys, entryId: string, priority: Priority): Promise<void> {
   const keys = keysOf(queue);
-  await takenScript(connection, [keys.sizes, keys.extras], [entryId, PRIORITY_CLASSES.indexOf(priority)]);
+  await takenScript(connection, [keys.sizes, keys.extras, keys.held], [entryId, PRIORITY_CLASSES.indexOf(priority)]);
 }
 
-/** The entry has ended (its members done, or queued again alone): they no longer name it. */
-export async function groupEnded(connection: RedisClient, queue: QueueKeys, memberIds: readonly string[]): Promise<void> {
-  if (memberIds.length > 0) await connection.hdel(keysOf(queue).members, ...memberIds);
+/** The entry has ended (its members done, or queued again alone): they no longer name it, nor count as held. */
+export async function groupEnded(connection: RedisClient, queue: QueueKeys, entryId: string, memberIds: readonly string[]): Promise<void> {
+  const keys = keysOf(queue);
+  const pipeline = connection.pipeline();
+  if (memberIds.length > 0) pipeline.hdel(keys.members, ...memberIds);
+  pipeline.hdel(keys.held, entryId);
+  await pipeline.exec();
+}
+
+/** Members of held group entries beyond each entry's first: what BullMQ's count of held entries leaves out. */
+export async function heldGroupExtras(connection: RedisClient, queue: QueueKeys): Promise<number> {
+  return (await connection.hvals(keysOf(queue).held)).reduce((n, v) => n + Number(v), 0);
 }
 
 /** Members of waiting group entries beyond each entry's first, per class: what BullMQ's counts leave out. */

@@ -89,8 +89,11 @@ describe('group entries on real Redis', () => {
     const watch = events.watch(rs[0]!.jobId);
     const completed: Array<{ id: string; value: unknown }> = [];
     const failed: string[] = [];
-    const consumer = createQueueConsumer({ url: requiredTestVar('REDIS_URL'), prefix, model, concurrency: 4 }, (job, ack) => {
+    let heldWhileRunning: number | undefined;
+    const consumer = createQueueConsumer({ url: requiredTestVar('REDIS_URL'), prefix, model, concurrency: 4 }, async (job, ack) => {
       taken.push({ id: job.id, attemptsMade: job.attemptsMade, maxAttempts: job.maxAttempts, entrySize: job.entrySize });
+      // While the entry is held, its members count as held jobs, not waiting ones.
+      if (job.id.startsWith('done')) heldWhileRunning = (await readQueueDepth(redis, producer.queueFor(model), model)).active;
       plan[job.id.split('-')[0]!]!(ack, job);
     });
     consumer.on('completed', (job, value) => completed.push({ id: job.id!, value }));
@@ -117,7 +120,9 @@ describe('group entries on real Redis', () => {
       // Nothing is left counted or named.
       expect(await producer.backlog(model)).toBe(0);
       expect(await producer.findQueuedIds(model, [done, bad, back, final])).toEqual(new Set());
+      expect(heldWhileRunning).toBe(4);
       expect(await redis.hlen(producer.queueFor(model).toKey('group-members'))).toBe(0);
+      expect(await redis.hlen(producer.queueFor(model).toKey('group-held'))).toBe(0);
     } finally {
       watch.stop();
       await consumer.close();
