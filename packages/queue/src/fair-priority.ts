@@ -2,6 +2,7 @@ import type { Queue } from 'bullmq';
 import type { Priority } from '@inferq/contracts';
 import type { RedisClient } from './connection.ts';
 import { luaScript } from './lua-script.ts';
+import { groupKeys } from './names.ts';
 
 // Fair ordering inside each priority class of a model queue. BullMQ serves
 // the lowest priority number first, FIFO within a number. The number space
@@ -72,6 +73,7 @@ export async function promoteJobs(
 ): Promise<number> {
   if (jobs.length === 0) return 0;
   const args = jobs.flatMap((j) => [j.id, j.tenant, String(PRIORITY_CLASSES.indexOf(j.target))]);
+  const groups = groupKeys(queue);
   return (await promoteScript(
     connection,
     [
@@ -80,9 +82,9 @@ export async function promoteJobs(
       queue.toKey('pc'),
       queue.toKey('marker'),
       queue.toKey('meta'),
-      queue.toKey('group-members'),
-      queue.toKey('group-sizes'),
-      queue.toKey('group-extras'),
+      groups.members,
+      groups.sizes,
+      groups.extras,
     ],
     [CLASS_RANGE, queue.toKey(''), ...args],
   )) as number;

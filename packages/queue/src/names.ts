@@ -8,6 +8,18 @@
 export const queueNameFor = (model: string): string => `{infer.${model}}`;
 export const JOB_NAME = 'infer.run';
 
+/** What names a queue's keys: a BullMQ Queue or Worker (`toKey`). */
+export interface QueueKeys {
+  toKey(type: string): string;
+}
+/** The group entries' bookkeeping beside a model queue, in its slot (queue-groups.ts; aging reads it too). */
+export const groupKeys = (queue: QueueKeys) => ({
+  members: queue.toKey('group-members'),
+  sizes: queue.toKey('group-sizes'),
+  extras: queue.toKey('group-extras'),
+  held: queue.toKey('group-held'),
+});
+
 /** The hash of live workers' heartbeats. */
 export const workerRegistryKey = (prefix: string): string => `${prefix}:workers`;
 /** Present while Redis still holds the model's queue data (queue-epoch.ts): in the queue's slot, so it goes when that shard's data does. */

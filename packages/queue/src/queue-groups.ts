@@ -2,6 +2,7 @@ import type { InferJobPayload, Priority } from '@inferq/contracts';
 import type { RedisClient } from './connection.ts';
 import { PRIORITY_CLASSES } from './fair-priority.ts';
 import { luaScript } from './lua-script.ts';
+import { groupKeys as keysOf, type QueueKeys } from './names.ts';
 
 // Several jobs as one queue entry (QUEUE_GROUP_MAX). BullMQ's fetch, lock, acknowledgement and events are paid once
 // an entry: with an entry a job they are the floor under a worker's bookkeeping, with k jobs an entry about 1/k of it
@@ -55,18 +56,6 @@ export function formEntries<R extends { priority: Priority; tenant?: string; wei
   }
   return entries;
 }
-
-/** What names a queue's keys: a BullMQ Queue or Worker (`toKey`). */
-interface QueueKeys {
-  toKey(type: string): string;
-}
-
-const keysOf = (queue: QueueKeys) => ({
-  members: queue.toKey('group-members'),
-  sizes: queue.toKey('group-sizes'),
-  extras: queue.toKey('group-extras'),
-  held: queue.toKey('group-held'),
-});
 
 const takenScript = luaScript('inferqGroupTaken', new URL('./lua/queue-group-taken-3.lua', import.meta.url));
 
