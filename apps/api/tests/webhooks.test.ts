@@ -113,6 +113,26 @@ const settled = (id: string) =>
     { timeoutMs: 10_000, what: `webhook of job ${id} settled` },
   );
 
+/** `pool` with its first `times` queries whose text contains `match` refused as if Postgres were restarting. */
+function refuseQueries(pool: Pool, match: string, times: number): { pool: Pool; left: () => number } {
+  let left = times;
+  const refusing = new Proxy(pool, {
+    get(target, prop) {
+      const value = Reflect.get(target, prop, target) as unknown;
+      if (prop !== 'query') return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      return (query: unknown, ...rest: unknown[]) => {
+        const text = typeof query === 'string' ? query : ((query as { text?: string } | null)?.text ?? '');
+        if (left > 0 && text.includes(match)) {
+          left--;
+          return Promise.reject(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }));
+        }
+        return (target.query as (...a: unknown[]) => unknown)(query, ...rest);
+      };
+    },
+  });
+  return { pool: refusing, left: () => left };
+}
+
 /** Verifies a Standard Webhooks signature with node:crypto only, as a receiver would. */
 function verifies(secret: string, headers: IncomingHttpHeaders, body: string): boolean {
   const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
@@ -198,28 +218,33 @@ describe('delivery', () => {
   });
 
   it('records a delivered attempt once Postgres answers again, rather than sending it twice', async () => {
-    // A pool whose first three writes of an attempt's record are refused as if Postgres were restarting.
-    let refusals = 3;
-    const pool = new Proxy(t.ctx.pool, {
-      get(target, prop) {
-        const value = Reflect.get(target, prop, target) as unknown;
-        if (prop !== 'query') return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
-        return (text: unknown, ...rest: unknown[]) => {
-          if (refusals > 0 && typeof text === 'string' && text.includes('INSERT INTO webhook_deliveries')) {
-            refusals--;
-            return Promise.reject(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }));
-          }
-          return (target.query as (...a: unknown[]) => unknown)(text, ...rest);
-        };
-      },
-    });
+    // The first three writes of an attempt's record are refused as if Postgres were restarting.
+    const refusing = refuseQueries(t.ctx.pool, 'INSERT INTO webhook_deliveries', 3);
     await dispatcher.close();
-    dispatcher = newDispatcher({}, pool);
+    dispatcher = newDispatcher({}, refusing.pool);
     try {
       const id = await submitWithWebhook(`${base}/ok`);
       await finishJob(id);
       expect(await settled(id)).toMatchObject({ state: 'delivered', attempts: 1 });
-      expect(refusals).toBe(0);
+      expect(refusing.left()).toBe(0);
+      expect(receiver.for(id)).toHaveLength(1);
+    } finally {
+      await dispatcher.close();
+      startDispatcher();
+    }
+  });
+
+  it('delivers a claimed webhook once Postgres answers again, not a lease later, when the job cannot be read', async () => {
+    // The claim went through; the job's read before the POST is refused as if Postgres went away just then. The
+    // claim's lease (the timeout and 30 s) is longer than `settled` waits: the attempt itself must wait the outage out.
+    const refusing = refuseQueries(t.ctx.pool, 'LEFT JOIN LATERAL (SELECT device, provider, model_sha256 FROM batches', 3);
+    await dispatcher.close();
+    dispatcher = newDispatcher({}, refusing.pool);
+    try {
+      const id = await submitWithWebhook(`${base}/ok`);
+      await finishJob(id);
+      expect(await settled(id)).toMatchObject({ state: 'delivered', attempts: 1 });
+      expect(refusing.left()).toBe(0);
       expect(receiver.for(id)).toHaveLength(1);
     } finally {
       await dispatcher.close();

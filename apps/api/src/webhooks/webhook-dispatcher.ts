@@ -12,8 +12,10 @@ import { createWebhookSender } from './webhook-sender.ts';
 
 /** A claimed attempt stays leased this much longer than its timeout, for the reads and writes around the POST. */
 const LEASE_MARGIN_MS = 30_000;
-/** Of that margin, the time an attempt's record may wait for Postgres to come back: the lease must still hold when it lands. */
-const RECORD_OUTAGE_MS = LEASE_MARGIN_MS - 5_000;
+/** Of that margin, the time the job's read before the POST may wait for Postgres to come back. */
+const READ_OUTAGE_MS = 10_000;
+/** Kept in hand at the lease's end: an attempt's record waits for Postgres only while it would land before the lease runs out. */
+const LEASE_SAFETY_MS = 5_000;
 
 export interface WebhookSettings {
   /** The server secret each API key's signing key is derived from (WEBHOOK_SIGNING_SECRET). */
@@ -58,9 +60,21 @@ export function createWebhookDispatcher(deps: {
   const inFlight = new Set<Promise<void>>();
   let loop: Promise<void> | undefined;
 
+  /** Runs a Postgres step again while Postgres is unreachable (a restart, a failover), for at most `forMs`. */
+  function outlastOutage<T>(step: () => Promise<T>, forMs: number): Promise<T> {
+    return pRetry(step, {
+      retries: Number.POSITIVE_INFINITY,
+      minTimeout: 100,
+      maxTimeout: 2_000,
+      maxRetryTime: Math.max(0, forMs),
+      shouldRetry: ({ error }) => isDatabaseUnavailable(error) && !stopping.signal.aborted,
+    });
+  }
+
   async function attempt(claim: ClaimedWebhook): Promise<Omit<WebhookAttempt, 'outcome'>> {
     const base = { id: randomUUID(), jobId: claim.jobId, attempt: claim.attempt, url: claim.url };
-    const job = await findJob(pool, claim.jobId, null);
+    // A claim that Postgres answered just before it went away: its lease would hold the webhook back a timeout and more.
+    const job = await outlastOutage(() => findJob(pool, claim.jobId, null), READ_OUTAGE_MS);
     if (!job) throw new Error(`job ${claim.jobId} no longer exists`);
     // Built per attempt: presigned output URLs are fresh each time.
     const body = JSON.stringify(await toJobDetail(job, tensors, settings.outputUrlTtlS, 'json'));
@@ -80,22 +94,7 @@ export function createWebhookDispatcher(deps: {
     return { ...base, ...response };
   }
 
-  /**
-   * Records an attempt that was made, waiting out a Postgres outage while the
-   * claim's lease still holds: an attempt not recorded is made again once the
-   * lease runs out, and a delivered webhook would come twice.
-   */
-  function record(attempts: WebhookAttempt[]): Promise<void> {
-    return pRetry(() => recordWebhookAttempts(pool, attempts), {
-      retries: Number.POSITIVE_INFINITY,
-      minTimeout: 100,
-      maxTimeout: 2_000,
-      maxRetryTime: RECORD_OUTAGE_MS,
-      shouldRetry: ({ error }) => isDatabaseUnavailable(error) && !stopping.signal.aborted,
-    });
-  }
-
-  async function deliver(claim: ClaimedWebhook): Promise<void> {
+  async function deliver(claim: ClaimedWebhook, leaseEndsMs: number): Promise<void> {
     const log = logger.child({ jobId: claim.jobId, attempt: claim.attempt });
     try {
       const result = await attempt(claim);
@@ -105,7 +104,9 @@ export function createWebhookDispatcher(deps: {
         : claim.attempt >= settings.maxAttempts
           ? { state: 'given_up' }
           : { state: 'pending', retryInMs: webhookRetryDelayMs(claim.attempt, settings.retryBaseMs) };
-      await record([{ ...result, outcome }]);
+      // An attempt made but not recorded is made again once the lease runs out (a delivered webhook twice): the
+      // record waits out a Postgres outage while it would still land inside the lease.
+      await outlastOutage(() => recordWebhookAttempts(pool, [{ ...result, outcome }]), leaseEndsMs - LEASE_SAFETY_MS - Date.now());
       const fields = { statusCode: result.statusCode, error: result.error, durationMs: result.durationMs };
       if (outcome.state === 'given_up') log.warn(fields, 'webhook given up');
       else log.debug({ ...fields, ...outcome }, 'webhook attempt recorded');
@@ -115,9 +116,10 @@ export function createWebhookDispatcher(deps: {
     }
   }
 
+  const leaseMs = settings.timeoutMs + LEASE_MARGIN_MS;
   async function claim(limit: number): Promise<ClaimedWebhook[]> {
     try {
-      return await claimDueWebhooks(pool, { limit, maxAttempts: settings.maxAttempts, leaseMs: settings.timeoutMs + LEASE_MARGIN_MS });
+      return await claimDueWebhooks(pool, { limit, maxAttempts: settings.maxAttempts, leaseMs });
     } catch (err) {
       logger.warn({ err: (err as Error).message }, 'webhook claim failed');
       return [];
@@ -131,9 +133,11 @@ export function createWebhookDispatcher(deps: {
         await Promise.race(inFlight);
         continue;
       }
+      // Taken before the claim is sent: the lease in Postgres ends no earlier than this.
+      const leaseEndsMs = Date.now() + leaseMs;
       const claimed = await claim(free);
       for (const c of claimed) {
-        const delivery = deliver(c).finally(() => inFlight.delete(delivery));
+        const delivery = deliver(c, leaseEndsMs).finally(() => inFlight.delete(delivery));
         inFlight.add(delivery);
       }
       // A full claim means more may be due: claim again at once.
