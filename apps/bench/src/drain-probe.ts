@@ -1,10 +1,13 @@
 /**
  * One worker-side drain on a fresh stack, for quick before/after runs of the
  * worker's path: `node --import tsx apps/bench/src/drain-probe.ts [jobs] [timed|real] [batches in flight] [feeders]
- * [carried MB] [checkpoint] [inline=N] [group=N]` (default 20,000 CNN jobs on the timed device, H200 figures, WORKER_BATCHES_IN_FLIGHT 2, `auto` to follow
- * latencies; WORKER_FEEDERS 1; the API's QUEUE_CARRIED_INPUTS_MB, 0 for claims that read every input; `checkpoint`: a
- * CHECKPOINT between the submits and the drain, whose full-page images the drain then writes; `inline=N`: the API's
- * INLINE_TENSOR_MAX_BYTES, below the input's 12 KiB to keep inputs in object storage; `group=N`: the API's QUEUE_GROUP_MAX). Prints the
+ * [carried MB] [checkpoint] [inline=N] [group=N] [prof=DIR]` (default 20,000 CNN jobs on the timed device, H200
+ * figures, WORKER_BATCHES_IN_FLIGHT 2, `auto` to follow latencies; WORKER_FEEDERS 1; the API's QUEUE_CARRIED_INPUTS_MB,
+ * 0 for claims that read every input; `checkpoint`: a CHECKPOINT between the submits and the drain, whose full-page
+ * images the drain then writes; `inline=N`: the API's INLINE_TENSOR_MAX_BYTES, below the input's 12 KiB to keep inputs
+ * in object storage; `group=N`: the API's QUEUE_GROUP_MAX; `prof=DIR`: the worker under `node --cpu-prof`, each
+ * thread's profile written to DIR as it stops, its figures then dearer). The worker runs bundled, as the images run it,
+ * unless BENCH_WORKER_FROM=sources (worker-entries.ts). Prints the
  * drain's items/s, device busy share, CPU a job by tier and WAL (the submits' Postgres CPU and WAL apart), then the
  * statements Postgres was seen running (pg_stat_activity sampled every 10 ms),
  * most often first, the statements' calls and time from pg_stat_statements
@@ -20,7 +23,8 @@ import { publishTestEnv, startStack } from '@inferq/test-utils';
 import { processCpuSeconds } from './costs/process-cpu.ts';
 import { drainQueued } from './drain-run.ts';
 import { SHIPPED_WORKER_ENV, tensorBody } from './driver.ts';
-import { deviceTimeEnv, H200_CNN_BATCH, TIMED_WORKER_ENTRY } from './timed-device/device-time.ts';
+import { deviceTimeEnv, H200_CNN_BATCH } from './timed-device/device-time.ts';
+import { workerEntries } from './worker-entries.ts';
 
 const jobs = Number(process.argv[2] ?? 20_000);
 const timed = process.argv[3] !== 'real';
@@ -31,11 +35,15 @@ const options = process.argv.slice(7);
 const checkpointFirst = options.includes('checkpoint');
 const inlineMax = options.find((a) => a.startsWith('inline='))?.slice('inline='.length);
 const groupMax = options.find((a) => a.startsWith('group='))?.slice('group='.length);
+const profileDir = options.find((a) => a.startsWith('prof='))?.slice('prof='.length);
 const ROOT = resolve(import.meta.dirname, '../../..');
 const services = await provideServices({ env: { ...process.env }, dataDir: resolve(ROOT, '.inferq/bench-services'), log: console.log });
 publishTestEnv(services.env, await writeDemoModels(resolve(ROOT, '.inferq/models')));
+const entries = workerEntries();
+console.log(`workers from ${entries.from} (BENCH_WORKER_FROM)`);
 const stack = await startStack({
   logLevel: 'warn',
+  entryPoints: { worker: entries.worker },
   apiEnv: {
     ...(carriedMb !== undefined && { QUEUE_CARRIED_INPUTS_MB: carriedMb }),
     ...(inlineMax !== undefined && { INLINE_TENSOR_MAX_BYTES: inlineMax }),
@@ -87,7 +95,8 @@ try {
     },
     sessionCores: 1,
     checkpointFirst,
-    workerEntry: timed ? TIMED_WORKER_ENTRY : undefined,
+    workerEntry: timed ? entries.timedWorker : undefined,
+    workerNodeArgs: profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${resolve(profileDir)}`],
     onStart: () => {
       sampling = true;
       // The drain's meter has created pg_stat_statements where the server loads it; its counts start here.

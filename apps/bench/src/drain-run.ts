@@ -19,6 +19,8 @@ export interface DrainOptions {
   device?: string;
   /** The worker's entry in place of apps/worker's (the timed device's, timed-device/timed-worker.ts). */
   workerEntry?: string;
+  /** Node flags for the worker process (`--cpu-prof`). */
+  workerNodeArgs?: string[];
   /**
    * A CHECKPOINT between the submits and the drain, as in steady state (checkpoints come every few minutes, a job
    * waits less): the first change of each page after it writes the page's full image, which the drain then pays.
@@ -61,7 +63,7 @@ export async function drainQueued(stack: Stack, o: DrainOptions): Promise<DrainR
   await submitJobs(stack.baseUrl, o.jobs, o.concurrency ?? 64, o.body);
   const submitCosts = await submitMeter.stop(o.jobs);
   // Preloaded, and waited for: the model's load and warm-up stay out of the span.
-  const worker = await stack.startWorker({ ...o.workerEnv, WORKER_PRELOAD_MODELS: o.model }, { entry: o.workerEntry });
+  const worker = await stack.startWorker({ ...o.workerEnv, WORKER_PRELOAD_MODELS: o.model }, { entry: o.workerEntry, nodeArgs: o.workerNodeArgs });
   try {
     await waitForLoadedModel(stack, o.model, { pid: worker.child.pid });
     if (o.checkpointFirst) await stack.ctx.pool.query('CHECKPOINT');

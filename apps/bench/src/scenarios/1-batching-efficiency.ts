@@ -12,6 +12,7 @@ import { goal, type Scenario } from '../scenario.ts';
 import { round } from '../stats.ts';
 import { deviceTimeFromEnv } from '../timed-device/device-time.ts';
 import { timedDeviceDrains } from '../timed-device/timed-drain.ts';
+import { workerEntries } from '../worker-entries.ts';
 import { measureResnet } from './1-batching-resnet.ts';
 
 const MAX_BATCH_SIZE = 32;
@@ -234,6 +235,10 @@ export const batchingEfficiency: Scenario = {
             `It runs with ${drains[0]!.inFlight} batches in flight (WORKER_BATCHES_IN_FLIGHT)` +
             (sweep.length ? `, then again with ${sweep.map((d) => d.inFlight).join(', ')} (the *_in_flight_N figures; BENCH_BATCHES_IN_FLIGHT).` : '.'),
           "Tier costs: the median round's for each body form; the raw ceiling's is the bench process's CPU per item, as the worker tier.",
+          `Workers run from ${
+            workerEntries().from === 'bundle' ? 'the bundle the images run (scripts/build-server.mjs bench-worker)' : 'their TypeScript sources (tsx)'
+          }; ` +
+            'the API from its sources, which cost a submit what its bundle does (docs/performance.md). BENCH_WORKER_FROM=sources runs the workers from theirs.',
           `Carried inputs: the API's QUEUE_CARRIED_INPUTS_MB is ${carriedMb}, so every CNN job of a ` +
             `${drainJobs}-job backlog carries its input in Redis beside its queue entry and no claim reads it from Postgres ` +
             '(the shipped default, 64 MiB a model, carries about 5,000 waiting CNN jobs).',

@@ -3,7 +3,8 @@ import type { TierCosts } from '../costs/tier-costs.ts';
 import { drainQueued, type DrainRun } from '../drain-run.ts';
 import { goal, type CostRun, type Goal } from '../scenario.ts';
 import { median, round } from '../stats.ts';
-import { deviceCapacityItemsPerS, deviceTimeEnv, TIMED_WORKER_ENTRY, type DeviceTime } from './device-time.ts';
+import { workerEntries } from '../worker-entries.ts';
+import { deviceCapacityItemsPerS, deviceTimeEnv, type DeviceTime } from './device-time.ts';
 
 export interface TimedDrainOptions {
   model: string;
@@ -59,7 +60,7 @@ export async function timedDeviceDrains(stack: Stack, o: TimedDrainOptions) {
       body: o.body,
       workerEnv: { ...o.workerEnv, ...deviceTimeEnv(o.device), ...env },
       sessionCores: 1,
-      workerEntry: TIMED_WORKER_ENTRY,
+      workerEntry: workerEntries().timedWorker,
     });
   const runs: DrainRun[] = [];
   // The first drain's jobs also give the WAL a job writes after its result (their freeze and purge).

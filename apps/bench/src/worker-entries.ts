@@ -1,0 +1,42 @@
+import { execFileSync } from 'node:child_process';
+import { resolve } from 'node:path';
+import { loadBenchEnv } from './bench-env.ts';
+import { TIMED_WORKER_ENTRY } from './timed-device/device-time.ts';
+
+/**
+ * Where the bench starts its workers from, relative to the repository root: `bundle` (the default) is the worker
+ * bundled as the images bundle it (`node scripts/build-server.mjs bench-worker`: our workspaces compiled into one file
+ * an entry, the timed device's entry beside them), so the bench times the code the images run; `sources` is the
+ * TypeScript through tsx (BENCH_WORKER_FROM=sources), whose CPU profiles name our source files. Under tsx, V8 compiles
+ * the same small functions again and again (each module's closures are new ones): the worker costs 8-10 % more a job
+ * there than bundled (docs/performance.md).
+ */
+export interface WorkerEntries {
+  from: 'bundle' | 'sources';
+  /** apps/worker's main. */
+  worker: string;
+  /** The timed device's worker (timed-device/timed-worker.ts). */
+  timedWorker: string;
+}
+
+const ROOT = resolve(import.meta.dirname, '../../..');
+const BUNDLE_DIR = '.inferq/bench-dist/worker';
+const SOURCES: WorkerEntries = { from: 'sources', worker: 'apps/worker/src/main.ts', timedWorker: TIMED_WORKER_ENTRY };
+
+let chosen: WorkerEntries | undefined;
+
+/** The entries BENCH_WORKER_FROM names, the bundle built on the first call of a process. */
+export function workerEntries(log: (line: string) => void = console.log): WorkerEntries {
+  if (chosen) return chosen;
+  const from = loadBenchEnv().BENCH_WORKER_FROM ?? 'bundle';
+  if (from === 'sources') return (chosen = SOURCES);
+  if (from !== 'bundle') throw new Error(`BENCH_WORKER_FROM is bundle or sources, not "${from}"`);
+  try {
+    execFileSync(process.execPath, ['scripts/build-server.mjs', 'bench-worker'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  } catch (err) {
+    // A kit or checkout that cannot bundle (no esbuild) still runs: from sources, and said so.
+    log(`the worker could not be bundled (${(err as Error).message.split('\n')[0]}); its workers run from sources`);
+    return (chosen = SOURCES);
+  }
+  return (chosen = { from, worker: `${BUNDLE_DIR}/main.js`, timedWorker: `${BUNDLE_DIR}/timed-worker.js` });
+}
