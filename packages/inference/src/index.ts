@@ -11,6 +11,6 @@ export { openModelSession, type ModelSession, type OpenModelSessionOptions } fro
 export { ModelLoadError } from './model-load-error.ts';
 export type { BatchRunResult, JobResult, FailedProvider, GraphOptimizationLevel, PlacementRun } from './thread-protocol.ts';
 // For other threads of the worker (its feeder threads): starting one on a .ts or bundled entry, and moving tensor bytes to it.
-export { listBuffers, ownTensorBuffers, postWithTransfer } from './thread-protocol.ts';
+export { listBuffers, ownBatchBuffers, postWithTransfer } from './thread-protocol.ts';
 export { spawnThread } from './spawn-thread.ts';
 export { PROVIDER_RECORD_FILE, type ProviderPairingPolicy } from './provider-pairing.ts';

@@ -5,7 +5,7 @@ import { spawnThread } from './spawn-thread.ts';
 import { ThreadClient } from './thread-client.ts';
 import {
   listBuffers,
-  ownTensorBuffers,
+  ownBatchBuffers,
   type BatchRunResult,
   type FailedProvider,
   type GraphOptimizationLevel,
@@ -103,7 +103,7 @@ export async function openModelSession(options: OpenModelSessionOptions): Promis
     async infer(jobs) {
       if (closing) throw new Error('model session is closed');
       if (jobs.length === 0) return { inferMs: 0, mode: 'batched', results: [] };
-      const inputs = jobs.map((job) => ownTensorBuffers(job.inputs));
+      const inputs = ownBatchBuffers(jobs.map((job) => job.inputs));
       const reply = await client.request((id) => ({ type: 'run', id, jobs: inputs }), listBuffers(inputs.flat()));
       if (reply.type === 'result') return reply.result;
       throw new Error(reply.type === 'failed' ? `batch run failed in the session thread: ${reply.message}` : `unexpected reply ${reply.type}`);

@@ -71,15 +71,35 @@ export function listBuffers(tensors: Iterable<RawTensor>): ArrayBuffer[] {
   return [...buffers];
 }
 
+/** Where a packed tensor may start: a multiple of the widest element (8 bytes), so a typed array views it in place. */
+const PACK_ALIGN = 8;
+
 /**
- * Makes every tensor's bytes an ArrayBuffer of its own so it can be moved to
- * another thread. A view over part of a larger buffer (Node's Buffer pool, a
- * decoded message) is copied: moving the whole buffer would detach bytes the
- * caller still uses, and cloning it would copy all of it.
+ * Makes every tensor's bytes movable to another thread without detaching bytes the caller still uses: a tensor whose
+ * view covers an ArrayBuffer of its own moves as it is; the views over part of a larger buffer (Node's Buffer pool,
+ * a Redis reply that carried a batch's inputs, a decoded message) are copied, all of a batch's into one new buffer,
+ * each at an aligned offset. One allocation and one buffer to move a batch, not one a tensor: the worker's main
+ * thread paid a buffer, its tracking and its collection for each job's input.
  */
-export function ownTensorBuffers(tensors: RawTensor[]): RawTensor[] {
-  return tensors.map((t) => (coversBuffer(t.data) ? t : { ...t, data: t.data.slice() }));
+export function ownBatchBuffers(jobs: RawTensor[][]): RawTensor[][] {
+  let bytes = 0;
+  for (const inputs of jobs) for (const t of inputs) if (!coversBuffer(t.data)) bytes = alignUp(bytes) + t.data.byteLength;
+  if (bytes === 0) return jobs;
+  const packed = new Uint8Array(bytes);
+  let at = 0;
+  return jobs.map((inputs) =>
+    inputs.map((t) => {
+      if (coversBuffer(t.data)) return t;
+      at = alignUp(at);
+      packed.set(t.data, at);
+      const data = packed.subarray(at, at + t.data.byteLength);
+      at += t.data.byteLength;
+      return { ...t, data };
+    }),
+  );
 }
+
+const alignUp = (n: number): number => Math.ceil(n / PACK_ALIGN) * PACK_ALIGN;
 
 /** postMessage that moves the buffers, or copies them when one cannot be moved (an external or untransferable buffer). */
 export function postWithTransfer(port: { postMessage(value: unknown, transfer?: ArrayBuffer[]): void }, message: unknown, transfer: ArrayBuffer[]): void {

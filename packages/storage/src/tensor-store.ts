@@ -38,7 +38,10 @@ export interface TensorStore {
   putTensors(slot: TensorSlot, tensors: readonly TensorBytes[]): Promise<StoredTensor[]>;
   /** Stores a tensor that arrives as a stream of exactly `byteLength` bytes: streamed to S3 without holding it whole, or read in and kept inline when small. */
   putTensorStream(slot: TensorSlot, index: number, head: TensorHead, body: NodeJS.ReadableStream, byteLength: number): Promise<StoredTensor>;
-  /** The raw bytes, in an ArrayBuffer of their own (transferable to a worker thread without a copy). */
+  /**
+   * The raw bytes: an ArrayBuffer of their own where they were read apart, a view where they are held in a larger buffer
+   * (carried beside a queue entry, a pooled reply). A model session's `infer` copies views, a batch's into one buffer.
+   */
   readTensor(tensor: StoredTensor): Promise<Uint8Array>;
   readTensorStream(tensor: StoredTensor): Promise<NodeJS.ReadableStream>;
   /** An inline tensor's bytes (a view, not to be transferred), or a presigned GET URL valid `urlTtlS` seconds. */
@@ -81,7 +84,6 @@ function decodeInline(b64: string, bytes: number): Uint8Array | undefined {
 }
 
 /** A view that is its whole ArrayBuffer is kept; any other is copied (a pooled or shared buffer cannot be transferred). */
-const ownBuffer = (b: Uint8Array): Uint8Array => (b.byteOffset === 0 && b.buffer.byteLength === b.byteLength ? b : new Uint8Array(b));
 
 async function readAll(body: NodeJS.ReadableStream, byteLength: number, name: string): Promise<Uint8Array> {
   const out = new Uint8Array(byteLength);
@@ -134,8 +136,8 @@ export function createTensorStore({ storage, inlineMaxBytes, inlineForm = 'bytes
     putTensorStream,
 
     async readTensor(t) {
-      if (!t.key) return ownBuffer(inlineBytes(t));
-      const data = ownBuffer(await storage.getObject(t.key).catch(missingAs(t.name)));
+      if (!t.key) return inlineBytes(t);
+      const data = await storage.getObject(t.key).catch(missingAs(t.name));
       if (data.byteLength !== t.bytes) throw new TensorNotFoundError(t.name, 'wrong-size');
       return data;
     },

@@ -1,5 +1,5 @@
 import type { Logger } from '@inferq/core';
-import { listBuffers, ownTensorBuffers, postWithTransfer, type ModelSession } from '@inferq/inference';
+import { listBuffers, ownBatchBuffers, postWithTransfer, type ModelSession } from '@inferq/inference';
 import type { FeederHost } from './feeder.ts';
 import {
   fromWireError,
@@ -98,7 +98,7 @@ export function createHostProxy(port: FeederPort, logger: Logger): HostProxy {
           outputNames: lent.outputNames,
           infer(jobs) {
             // As ModelSession.infer: the inputs' bytes move to main, which moves them on to the session thread.
-            const owned = jobs.map((job) => ({ inputs: ownTensorBuffers(job.inputs) }));
+            const owned = ownBatchBuffers(jobs.map((job) => job.inputs)).map((inputs) => ({ inputs }));
             return call('infer', { token: lent.token, jobs: owned }, listBuffers(owned.flatMap((job) => job.inputs)));
           },
           close: () => call('release', { token: lent.token }),
