@@ -32,7 +32,7 @@ describe('POST /v1/jobs', () => {
     const { rows } = await t.ctx.pool.query<{ input_data: Buffer }>('SELECT input_data FROM jobs WHERE id = $1', [id]);
     const carried = [{ name: 'features', datatype: 'FP32', shape: [2, 64], bytes: 512, at: 0 }];
     expect(queueJob?.data).toEqual({ modelVersion: 1, batchKey: 'features:64', priority: 'normal', inputs: carried });
-    const [bytes] = await createCarriedInputs(t.redis, t.producer.prefix).read('mlp', [id]);
+    const [bytes] = await createCarriedInputs(t.redis, t.producer.prefix).take('mlp', [id]);
     expect(bytes).toEqual(rows[0]!.input_data);
   });
 
@@ -44,7 +44,7 @@ describe('POST /v1/jobs', () => {
     expect(key).toBeDefined();
     const queueJob = await t.producer.queueFor('mlp').getJob(id);
     expect(queueJob?.data.inputs).toEqual([{ name: 'features', datatype: 'FP32', shape: [80, 64], bytes: 20_480, at: 0 }]);
-    const [bytes] = await createCarriedInputs(t.redis, t.producer.prefix).read('mlp', [id]);
+    const [bytes] = await createCarriedInputs(t.redis, t.producer.prefix).take('mlp', [id]);
     expect(bytes).toEqual(Buffer.from(await t.ctx.storage.getObject(key!)));
     expect(new Float32Array(bytes!.buffer, bytes!.byteOffset, 80 * 64)[5]).toBeCloseTo(input.data[5]!, 6);
   });
@@ -56,7 +56,7 @@ describe('POST /v1/jobs', () => {
       const res = await off.server.inject({ method: 'POST', url: '/v1/jobs', payload: { model: 'mlp', inputs: [mlpInput(2)] }, headers: off.auth() });
       const queueJob = await off.producer.queueFor('mlp').getJob(res.json().id);
       expect(queueJob?.data).toEqual({ modelVersion: 1, batchKey: 'features:64', priority: 'normal' });
-      expect(await createCarriedInputs(off.redis, off.producer.prefix).read('mlp', [res.json().id])).toEqual([null]);
+      expect(await createCarriedInputs(off.redis, off.producer.prefix).take('mlp', [res.json().id])).toEqual([null]);
     } finally {
       await off.close();
     }

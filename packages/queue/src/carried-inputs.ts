@@ -65,7 +65,7 @@ export function unpackCarried(headers: readonly StoredTensor[], bytes: Buffer | 
   return inputs;
 }
 
-/** Writes, reads and drops carried bytes; the queue's connection, whatever the topology. */
+/** Writes, takes and drops carried bytes; the queue's connection, whatever the topology. */
 export function createCarriedInputs(connection: RedisClient, prefix: string) {
   const keys = (model: string, ids: readonly string[]) => ids.map((id) => carriedKey(prefix, model, id));
   return {
@@ -82,21 +82,34 @@ export function createCarriedInputs(connection: RedisClient, prefix: string) {
       );
     },
     /**
-     * Each job's bytes, null where Redis has none; all null while Redis is not answering (the worker's connection
-     * waits for it rather than failing, and a batch must not: its rows hold the inputs too).
+     * Each job's bytes, null where Redis has none, and drops them in the same round trip: a job that runs again (a
+     * retry, a release, a batch that failed) reads its row's. All null while Redis is not answering (the worker's
+     * connection waits for it rather than failing, and a batch must not: its rows hold the inputs too); bytes not
+     * dropped then are left to their expiry.
      */
-    async read(model: string, ids: readonly string[]): Promise<Array<Buffer | null>> {
+    async take(model: string, ids: readonly string[]): Promise<Array<Buffer | null>> {
       const none = ids.map(() => null);
       if (ids.length === 0 || connection.status !== 'ready') return none;
+      const named = keys(model, ids);
       let timer: NodeJS.Timeout | undefined;
       const late = new Promise<null[]>((resolve) => (timer = setTimeout(() => resolve(none), READ_TIMEOUT_MS)));
+      const taken = connection
+        .pipeline()
+        .mgetBuffer(...named)
+        .unlink(...named)
+        .exec()
+        .then((replies) => {
+          const [err, bytes] = replies?.[0] ?? [new Error('no reply')];
+          return err ? none : (bytes as Array<Buffer | null>);
+        })
+        .catch(() => none);
       try {
-        return await Promise.race([connection.mgetBuffer(...keys(model, ids)).catch(() => none), late]);
+        return await Promise.race([taken, late]);
       } finally {
         clearTimeout(timer);
       }
     },
-    /** Drops the bytes of jobs whose batch has run; left to their expiry while Redis is not answering. */
+    /** Drops jobs' bytes (a queue entry that was never added); left to their expiry while Redis is not answering. */
     async drop(model: string, ids: readonly string[]): Promise<void> {
       if (ids.length > 0 && connection.status === 'ready') await connection.unlink(...keys(model, ids)).catch(() => 0);
     },

@@ -47,7 +47,7 @@ describe('whether a job carries its inputs', () => {
 });
 
 describe('carried inputs in Redis', () => {
-  it('travel as headers in the entry and bytes beside it, read back in one call, each input a view at its offset', async () => {
+  it('travel as headers in the entry and bytes beside it, taken back in one call, each input a view at its offset', async () => {
     // A view into a larger buffer is packed from its own offset.
     const backing = new Uint8Array(40).fill(9);
     backing.set(new Uint8Array(12).fill(5), 8);
@@ -62,14 +62,17 @@ describe('carried inputs in Redis', () => {
     expect(enqueueRequestFor(job(id), [a, b]).payload.inputs).toBeUndefined();
     const carried = createCarriedInputs(redis, prefix);
     await carried.write('carry', [{ jobId: id, bytes: entry.carriedBytes! }]);
-    const [bytes, missing] = await carried.read('carry', [id, randomUUID()]);
+    const [bytes, missing] = await carried.take('carry', [id, randomUUID()]);
     expect(missing).toBeNull();
     const inputs = unpackCarried(entry.payload.inputs!, bytes!)!;
     expect(inputs.map((t) => [...t.data!])).toEqual([Array(12).fill(5), Array(12).fill(7)]);
+    // Taken once: the bytes are gone (a job that runs again reads its row's).
+    expect(await carried.take('carry', [id])).toEqual([null]);
+    await carried.write('carry', [{ jobId: id, bytes: entry.carriedBytes! }]);
     const ttl = await redis.pttl(`${prefix}:{infer.carry}:${id}:inputs`);
     expect(ttl).toBeGreaterThan(CARRIED_INPUTS_TTL_MS - 60_000);
     await carried.drop('carry', [id]);
-    expect(await carried.read('carry', [id])).toEqual([null]);
+    expect(await carried.take('carry', [id])).toEqual([null]);
   });
 
   it('are not used when their bytes do not match their headers', () => {

@@ -82,8 +82,8 @@ export interface BatchRunnerDeps {
   signal?: AbortSignal;
   /** Told of faults of this worker's own: it stops taking the model until the model loads here again. */
   health?: RunnerHealth;
-  /** Where the inputs carried beside queue entries are read (and dropped once the batch has run); without it, every claim reads its rows' inputs. */
-  carried?: Pick<CarriedInputs, 'read' | 'drop'>;
+  /** Where the inputs carried beside queue entries are taken (read and dropped at once); without it, every claim reads its rows' inputs. */
+  carried?: Pick<CarriedInputs, 'take'>;
   /** A batch still running this long after its claim writes it (markJobsRunning), so clients see its jobs running (WORKER_RUNNING_MARK_MS). @default 250 */
   runningMarkMs?: number;
 }
@@ -331,12 +331,15 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
     };
   }
 
-  /** The inputs carried beside the batch's queue entries, one Redis round trip; a job whose bytes are not there is left out (its claim reads its row's). */
+  /**
+   * The inputs carried beside the batch's queue entries, read and dropped in one Redis round trip; a job whose bytes are
+   * not there is left out (its claim reads its row's), and so is one that runs again.
+   */
   async function readCarried(batch: PendingJob[]): Promise<Map<string, StoredTensor[]>> {
     const carrying = batch.filter((j) => j.carriedInputs);
     const found = new Map<string, StoredTensor[]>();
     if (!deps.carried || carrying.length === 0) return found;
-    const bytes = await deps.carried.read(
+    const bytes = await deps.carried.take(
       batch[0]!.model,
       carrying.map((j) => j.jobId),
     );
@@ -399,9 +402,6 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
     } finally {
       // No mark after the batch's end; one in flight settles by itself (it never rejects).
       void stopMark();
-      // A job that runs again (a retry, a release) reads its row's inputs.
-      const withCarried = batch.filter((j) => j.carriedInputs).map((j) => j.jobId);
-      if (withCarried.length > 0) void deps.carried?.drop(batch[0]!.model, withCarried);
     }
   }
 
