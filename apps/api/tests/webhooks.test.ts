@@ -113,6 +113,22 @@ const settled = (id: string) =>
     { timeoutMs: 10_000, what: `webhook of job ${id} settled` },
   );
 
+/** A job's webhook sent by a dispatcher on `refusing.pool`: delivered at its first attempt and once, every refusal met. */
+async function expectDeliveredOnceThrough(refusing: { pool: Pool; left: () => number }): Promise<void> {
+  await dispatcher.close();
+  dispatcher = newDispatcher({}, refusing.pool);
+  try {
+    const id = await submitWithWebhook(`${base}/ok`);
+    await finishJob(id);
+    expect(await settled(id)).toMatchObject({ state: 'delivered', attempts: 1 });
+    expect(refusing.left()).toBe(0);
+    expect(receiver.for(id)).toHaveLength(1);
+  } finally {
+    await dispatcher.close();
+    startDispatcher();
+  }
+}
+
 /** `pool` with its first `times` queries whose text contains `match` refused as if Postgres were restarting. */
 function refuseQueries(pool: Pool, match: string, times: number): { pool: Pool; left: () => number } {
   let left = times;
@@ -219,37 +235,13 @@ describe('delivery', () => {
 
   it('records a delivered attempt once Postgres answers again, rather than sending it twice', async () => {
     // The first three writes of an attempt's record are refused as if Postgres were restarting.
-    const refusing = refuseQueries(t.ctx.pool, 'INSERT INTO webhook_deliveries', 3);
-    await dispatcher.close();
-    dispatcher = newDispatcher({}, refusing.pool);
-    try {
-      const id = await submitWithWebhook(`${base}/ok`);
-      await finishJob(id);
-      expect(await settled(id)).toMatchObject({ state: 'delivered', attempts: 1 });
-      expect(refusing.left()).toBe(0);
-      expect(receiver.for(id)).toHaveLength(1);
-    } finally {
-      await dispatcher.close();
-      startDispatcher();
-    }
+    await expectDeliveredOnceThrough(refuseQueries(t.ctx.pool, 'INSERT INTO webhook_deliveries', 3));
   });
 
   it('delivers a claimed webhook once Postgres answers again, not a lease later, when the job cannot be read', async () => {
     // The claim went through; the job's read before the POST is refused as if Postgres went away just then. The
     // claim's lease (the timeout and 30 s) is longer than `settled` waits: the attempt itself must wait the outage out.
-    const refusing = refuseQueries(t.ctx.pool, 'LEFT JOIN LATERAL (SELECT device, provider, model_sha256 FROM batches', 3);
-    await dispatcher.close();
-    dispatcher = newDispatcher({}, refusing.pool);
-    try {
-      const id = await submitWithWebhook(`${base}/ok`);
-      await finishJob(id);
-      expect(await settled(id)).toMatchObject({ state: 'delivered', attempts: 1 });
-      expect(refusing.left()).toBe(0);
-      expect(receiver.for(id)).toHaveLength(1);
-    } finally {
-      await dispatcher.close();
-      startDispatcher();
-    }
+    await expectDeliveredOnceThrough(refuseQueries(t.ctx.pool, 'LEFT JOIN LATERAL (SELECT device, provider, model_sha256 FROM batches', 3));
   });
 
   it("hides a job's deliveries from another key", async () => {
