@@ -26,6 +26,14 @@ describe('ownBatchBuffers', () => {
     expect(listBuffers([...a!, ...b!])).toHaveLength(2);
   });
 
+  it("copies an empty view too: moving its larger buffer would detach the caller's bytes", () => {
+    const shared = new Uint8Array(16);
+    const empty = ownBatchBuffers([[tensor(shared.subarray(4, 4))]])[0]![0];
+    expect(empty!.data.byteLength).toBe(0);
+    expect(empty!.data.buffer).not.toBe(shared.buffer);
+    expect(listBuffers([empty!])).toEqual([]);
+  });
+
   it('returns the batch unchanged when every tensor owns its buffer', () => {
     const jobs = [[tensor(new Uint8Array(4))], [tensor(new Uint8Array(8))]];
     expect(ownBatchBuffers(jobs)).toBe(jobs);

@@ -83,8 +83,14 @@ const PACK_ALIGN = 8;
  */
 export function ownBatchBuffers(jobs: RawTensor[][]): RawTensor[][] {
   let bytes = 0;
-  for (const inputs of jobs) for (const t of inputs) if (!coversBuffer(t.data)) bytes = alignUp(bytes) + t.data.byteLength;
-  if (bytes === 0) return jobs;
+  let views = 0;
+  for (const inputs of jobs)
+    for (const t of inputs)
+      if (!coversBuffer(t.data)) {
+        bytes = alignUp(bytes) + t.data.byteLength;
+        views++;
+      }
+  if (views === 0) return jobs;
   const packed = new Uint8Array(bytes);
   let at = 0;
   return jobs.map((inputs) =>
