@@ -26,12 +26,18 @@ describe('ownBatchBuffers', () => {
     expect(listBuffers([...a!, ...b!])).toHaveLength(2);
   });
 
-  it("copies an empty view too: moving its larger buffer would detach the caller's bytes", () => {
-    const shared = new Uint8Array(16);
-    const empty = ownBatchBuffers([[tensor(shared.subarray(4, 4))]])[0]![0];
-    expect(empty!.data.byteLength).toBe(0);
-    expect(empty!.data.buffer).not.toBe(shared.buffer);
-    expect(listBuffers([empty!])).toEqual([]);
+  it("copies an empty view too: moving its larger buffer would detach another batch's bytes", () => {
+    // One Redis reply chunk holding two batches' carried inputs: the first batch's only input is empty.
+    const chunk = Buffer.alloc(16, 3);
+    const first = ownBatchBuffers([[tensor(chunk.subarray(4, 4))]]);
+    const { port1, port2 } = new MessageChannel();
+    postWithTransfer(port1, first, listBuffers(first.flat()));
+    receiveMessageOnPort(port2);
+    port1.close();
+    expect(first[0]![0]!.data.byteLength).toBe(0);
+    expect(listBuffers(first.flat())).toEqual([]);
+    // The second batch's bytes are still there to send.
+    expect([...ownBatchBuffers([[tensor(chunk.subarray(8, 12))]])[0]![0]!.data]).toEqual([3, 3, 3, 3]);
   });
 
   it('returns the batch unchanged when every tensor owns its buffer', () => {
