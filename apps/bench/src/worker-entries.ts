@@ -8,8 +8,8 @@ import { TIMED_WORKER_ENTRY } from './timed-device/device-time.ts';
  * bundled as the images bundle it (`node scripts/build-server.mjs bench-worker`: our workspaces compiled into one file
  * an entry, the timed device's entry beside them), so the bench times the code the images run; `sources` is the
  * TypeScript through tsx (BENCH_WORKER_FROM=sources), whose CPU profiles name our source files. Under tsx, V8 compiles
- * the same small functions again and again (each module's closures are new ones): the worker costs 8-10 % more a job
- * there than bundled (docs/performance.md).
+ * the same small functions again and again (each module's closures are new ones): side by side the bundle cost 0.78-0.84
+ * of the sources' bookkeeping a job (docs/performance.md).
  */
 export interface WorkerEntries {
   from: 'bundle' | 'sources';
