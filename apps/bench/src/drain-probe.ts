@@ -1,12 +1,14 @@
 /**
  * One worker-side drain on a fresh stack, for quick before/after runs of the
  * worker's path: `node --import tsx apps/bench/src/drain-probe.ts [jobs] [timed|real] [batches in flight] [feeders]
- * [carried MB] [checkpoint] [inline=N] [group=N] [prof=DIR]` (default 20,000 CNN jobs on the timed device, H200
+ * [carried MB] [checkpoint] [inline=N] [group=N] [prof=DIR] [node=FLAG…] [warm=N]` (default 20,000 CNN jobs on the timed device, H200
  * figures, WORKER_BATCHES_IN_FLIGHT 2, `auto` to follow latencies; WORKER_FEEDERS 1; the API's QUEUE_CARRIED_INPUTS_MB,
  * 0 for claims that read every input; `checkpoint`: a CHECKPOINT between the submits and the drain, whose full-page
  * images the drain then writes; `inline=N`: the API's INLINE_TENSOR_MAX_BYTES, below the input's 12 KiB to keep inputs
  * in object storage; `group=N`: the API's QUEUE_GROUP_MAX; `prof=DIR`: the worker under `node --cpu-prof`, each
- * thread's profile written to DIR as it stops, its figures then dearer). The worker runs bundled, as the images run it,
+ * thread's profile written to DIR as it stops, its figures then dearer; `node=FLAG`: a Node flag for the worker, e.g.
+ * `node=--max-semi-space-size=32`, repeatable; `warm=N`: N jobs drained first by the same worker, outside the
+ * readings: drainQueued's warmupJobs). The worker runs bundled, as the images run it,
  * unless BENCH_WORKER_FROM=sources (worker-entries.ts). Prints the
  * drain's items/s, device busy share, CPU a job by tier and WAL (the submits' Postgres CPU and WAL apart), then the
  * statements Postgres was seen running (pg_stat_activity sampled every 10 ms),
@@ -36,6 +38,8 @@ const checkpointFirst = options.includes('checkpoint');
 const inlineMax = options.find((a) => a.startsWith('inline='))?.slice('inline='.length);
 const groupMax = options.find((a) => a.startsWith('group='))?.slice('group='.length);
 const profileDir = options.find((a) => a.startsWith('prof='))?.slice('prof='.length);
+const warmupJobs = Number(options.find((a) => a.startsWith('warm='))?.slice('warm='.length) ?? 0);
+const nodeFlags = options.filter((a) => a.startsWith('node=')).map((a) => a.slice('node='.length));
 const ROOT = resolve(import.meta.dirname, '../../..');
 const services = await provideServices({ env: { ...process.env }, dataDir: resolve(ROOT, '.inferq/bench-services'), log: console.log });
 publishTestEnv(services.env, await writeDemoModels(resolve(ROOT, '.inferq/models')));
@@ -96,7 +100,8 @@ try {
     sessionCores: 1,
     checkpointFirst,
     workerEntry: timed ? entries.timedWorker : undefined,
-    workerNodeArgs: profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${resolve(profileDir)}`],
+    workerNodeArgs: [...nodeFlags, ...(profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${resolve(profileDir)}`])],
+    warmupJobs,
     onStart: () => {
       sampling = true;
       // The drain's meter has created pg_stat_statements where the server loads it; its counts start here.

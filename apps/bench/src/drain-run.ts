@@ -29,6 +29,11 @@ export interface DrainOptions {
   checkpointFirst?: boolean;
   /** After the drain's readings, the WAL its jobs write later (their freeze and purge, laterWalPerJob). @default false */
   laterWal?: boolean;
+  /**
+   * Jobs the worker drains before the measured ones, with the same body (then emptied away): its code compiled and its
+   * pools grown, as in a worker that has run a while. Without them the span also holds the worker's first seconds. @default 0
+   */
+  warmupJobs?: number;
   /** Called once the worker is ready, just before the queue resumes: where a probe starts its own readings. */
   onStart?: () => void;
 }
@@ -57,22 +62,37 @@ export interface DrainRun {
  * stopped and the jobs table emptied afterwards.
  */
 export async function drainQueued(stack: Stack, o: DrainOptions): Promise<DrainRun> {
-  const pause = await stack.request('POST', `/v1/models/${o.model}/pause`);
-  if (pause.status !== 200) throw new Error(`pausing ${o.model} answered ${pause.status}`);
-  const submitMeter = await meterStack(stack);
-  await submitJobs(stack.baseUrl, o.jobs, o.concurrency ?? 64, o.body);
-  const submitCosts = await submitMeter.stop(o.jobs);
-  // Preloaded, and waited for: the model's load and warm-up stay out of the span.
-  const worker = await stack.startWorker({ ...o.workerEnv, WORKER_PRELOAD_MODELS: o.model }, { entry: o.workerEntry, nodeArgs: o.workerNodeArgs });
+  await setPaused(stack, o.model, true);
+  const startWorker = async () => {
+    // Preloaded, and waited for: the model's load and warm-up stay out of the span.
+    const started = await stack.startWorker({ ...o.workerEnv, WORKER_PRELOAD_MODELS: o.model }, { entry: o.workerEntry, nodeArgs: o.workerNodeArgs });
+    await waitForLoadedModel(stack, o.model, { pid: started.child.pid }).catch(async (err: unknown) => {
+      await started.stop();
+      throw err;
+    });
+    return started;
+  };
+  const warm = o.warmupJobs ?? 0;
+  let worker = warm > 0 ? await startWorker() : undefined;
   try {
-    await waitForLoadedModel(stack, o.model, { pid: worker.child.pid });
+    if (worker) {
+      // The worker runs its claim-to-acknowledgement path on these first (compiled and sized as it runs for hours), then waits, paused.
+      await submitJobs(stack.baseUrl, warm, o.concurrency ?? 64, o.body);
+      await setPaused(stack, o.model, false);
+      await waitForDrained(stack.ctx.pool, `${warm} warm-up jobs to drain`);
+      await setPaused(stack, o.model, true);
+      await emptyJobs(stack.ctx.pool);
+    }
+    const submitMeter = await meterStack(stack);
+    await submitJobs(stack.baseUrl, o.jobs, o.concurrency ?? 64, o.body);
+    const submitCosts = await submitMeter.stop(o.jobs);
+    worker ??= await startWorker();
     if (o.checkpointFirst) await stack.ctx.pool.query('CHECKPOINT');
     const meter = await meterStack(stack, { workers: [worker], sessionCores: o.sessionCores });
     const gpuSampler = sampleGpu(o.device ?? 'cpu');
     const since = new Date();
     o.onStart?.();
-    const resume = await stack.request('POST', `/v1/models/${o.model}/resume`);
-    if (resume.status !== 200) throw new Error(`resuming ${o.model} answered ${resume.status}`);
+    await setPaused(stack, o.model, false);
     await waitForDrained(stack.ctx.pool, `${o.jobs} jobs to drain`);
     // The drain's own dead row versions (claims, completions) cleaned now, inside the measurement: the jobs' cost, not a later run's.
     await stack.ctx.pool.query('VACUUM jobs');
@@ -103,6 +123,12 @@ export async function drainQueued(stack: Stack, o: DrainOptions): Promise<DrainR
       laterWal,
     };
   } finally {
-    await worker.stop();
+    await worker?.stop();
   }
+}
+
+async function setPaused(stack: Stack, model: string, paused: boolean): Promise<void> {
+  const verb = paused ? 'pause' : 'resume';
+  const res = await stack.request('POST', `/v1/models/${model}/${verb}`);
+  if (res.status !== 200) throw new Error(`${verb} ${model} answered ${res.status}`);
 }

@@ -10,6 +10,8 @@ export interface TimedDrainOptions {
   model: string;
   /** Jobs a drain (one item each). */
   jobs: number;
+  /** Jobs each drain's worker runs first, outside its readings (drainQueued's warmupJobs). */
+  warmupJobs?: number;
   /** Drains; each figure is the median of them. */
   rounds: number;
   body: (i: number) => unknown;
@@ -57,6 +59,7 @@ export async function timedDeviceDrains(stack: Stack, o: TimedDrainOptions) {
       laterWal,
       model: o.model,
       jobs: o.jobs,
+      warmupJobs: o.warmupJobs,
       body: o.body,
       workerEnv: { ...o.workerEnv, ...deviceTimeEnv(o.device), ...env },
       sessionCores: 1,
@@ -94,6 +97,7 @@ export async function timedDeviceDrains(stack: Stack, o: TimedDrainOptions) {
     timed_device_batch_items: o.device.batchItems,
     timed_device_capacity_items_per_s: round(capacity, 0),
     timed_device_jobs: o.jobs,
+    timed_device_warmup_jobs: o.warmupJobs ?? 0,
     timed_device_items_per_s: round(itemsPerS, 0),
     timed_device_items_per_s_rounds: runs.map((r) => Math.round(r.itemsPerS)).join(' / '),
     timed_device_fed_ratio: round(itemsPerS / capacity, 3),
@@ -169,7 +173,8 @@ export async function timedDeviceDrains(stack: Stack, o: TimedDrainOptions) {
   const notes = [
     `Timed device (apps/bench/src/timed-device): the worker's session stood in for by one whose batch of up to ${o.device.batchItems} items ` +
       `takes ${o.device.batchMs} ms of wall time and almost no CPU (BENCH_DEVICE_BATCH_MS, BENCH_DEVICE_BATCH_ITEMS; default the H200's CNN batch), ` +
-      `a capacity of ${Math.round(capacity)} items/s. ${o.rounds} worker-side drains of ${o.jobs} jobs; each figure the median. ` +
+      `a capacity of ${Math.round(capacity)} items/s. ${o.rounds} worker-side drains of ${o.jobs} jobs, each by a worker that drained ` +
+      `${o.warmupJobs ?? 0} first, unmeasured; each figure the median. ` +
       "Busy: the batches' inference time over the drain's span. Bookkeeping: the worker's main and other threads, Redis and Postgres CPU a job " +
       '(the session thread left out), against raw onnxruntime’s CPU an item in the same run; WAL end to end (the submits, metered apart, ' +
       'plus the drain) against the input’s bytes + 1 KB; over the life, the first drain’s jobs also frozen (VACUUM (FREEZE), the aggressive ' +
