@@ -56,10 +56,10 @@ export interface DrainRun {
 }
 
 /**
- * The worker's side alone: `jobs` submitted while the model's queue is paused and no worker of it runs, then one
- * worker started (its model preloaded and warmed, as its heartbeat shows) and the queue resumed, so the span holds only claims,
- * batches, result writes and acknowledgements. Run on a stack with no other worker for the model; the worker is
- * stopped and the jobs table emptied afterwards.
+ * The worker's side alone: `jobs` submitted while the model's queue is paused, then the queue resumed before one
+ * worker (its model preloaded and warmed, as its heartbeat shows; started after the submits, or before them to drain
+ * `warmupJobs` first), so the span holds only claims, batches, result writes and acknowledgements. Run on a stack with
+ * no other worker for the model; the worker is stopped and the jobs table emptied afterwards.
  */
 export async function drainQueued(stack: Stack, o: DrainOptions): Promise<DrainRun> {
   await setPaused(stack, o.model, true);
