@@ -19,7 +19,7 @@ export interface TimedDrainOptions {
   device: DeviceTime;
   /** One job's input bytes, for the WAL goal. */
   inputBytes: number;
-  /** Raw onnxruntime's CPU per item in the same run: the yardstick the bookkeeping goals are shares of. */
+  /** Raw onnxruntime's CPU per item in the same run (the lower of its runs): the yardstick the bookkeeping goals are shares of. */
   rawCpuUsPerItem: number | null;
   /** WORKER_FEEDERS values for one more drain each after the rounds (which run with one feeder, the default). */
   feederSweep?: number[];
@@ -176,7 +176,8 @@ export async function timedDeviceDrains(stack: Stack, o: TimedDrainOptions) {
       `a capacity of ${Math.round(capacity)} items/s. ${o.rounds} worker-side drains of ${o.jobs} jobs, each by a worker that drained ` +
       `${o.warmupJobs ?? 0} first, unmeasured; each figure the median. ` +
       "Busy: the batches' inference time over the drain's span. Bookkeeping: the worker's main and other threads, Redis and Postgres CPU a job " +
-      '(the session thread left out), against raw onnxruntime’s CPU an item in the same run; WAL end to end (the submits, metered apart, ' +
+      '(the session thread left out), against raw onnxruntime’s CPU an item in the same run (the lower of two raw runs, before the ' +
+      'stack starts and just before these drains: raw_onnx_cpu_us_per_item_runs); WAL end to end (the submits, metered apart, ' +
       'plus the drain) against the input’s bytes + 1 KB; over the life, the first drain’s jobs also frozen (VACUUM (FREEZE), the aggressive ' +
       'vacuum a job kept past about 150 M transactions meets) and purged by the retention sweep’s statement, each after a CHECKPOINT, ' +
       'as always lies between (the first change of a page after one writes its full image: the TOASTed input again). ' +
