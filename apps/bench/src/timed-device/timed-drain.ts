@@ -194,7 +194,7 @@ export async function timedDeviceDrains(stack: Stack, o: TimedDrainOptions) {
         : '') +
       (grouped
         ? ` Grouped (bullmq_floor_grouped_*): the same drain with ${grouped.groupSize} jobs' payloads in each queue entry (a group of ` +
-          'submits as one entry, split at the worker: not built, architecture.md step 7), a job’s share of an entry’s cost.'
+          'submits as one entry, split at the worker, as inferq’s group entries are: architecture.md step 7), a job’s share of an entry’s cost.'
         : ''),
   ];
   return { metrics, goals, costs, notes };
