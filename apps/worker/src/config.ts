@@ -1,5 +1,5 @@
 import { Type, type Static, type TObject } from '@sinclair/typebox';
-import { dbConfig, logConfig, redisConfig, s3Config, tracingConfig } from '@inferq/core';
+import { dbConfig, logConfig, processHeapConfig, redisConfig, s3Config, tracingConfig } from '@inferq/core';
 
 export const workerConfig = {
   ...dbConfig,
@@ -7,6 +7,7 @@ export const workerConfig = {
   ...s3Config,
   ...logConfig,
   ...tracingConfig,
+  ...processHeapConfig,
   /** Devices the launcher starts one process for each: `cpu`, `cuda:0`, `webgpu:0`, comma-separated. */
   WORKER_DEVICES: Type.String({ default: 'cpu', pattern: '^(cpu|cuda:\\d+|webgpu:\\d+)(,(cpu|cuda:\\d+|webgpu:\\d+))*$' }),
   /** The device of this process (set by the launcher). */

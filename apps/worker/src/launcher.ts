@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { createLogger, loadConfig } from '@inferq/core';
+import { createLogger, loadConfig, processHeapNodeFlags } from '@inferq/core';
 import { workerConfig } from './config.ts';
 
 // One worker process per device, each pinned through WORKER_DEVICE (and, for
@@ -14,7 +14,7 @@ let stopping = false;
 function start(device: string, index: number, restarts = 0): void {
   // One metrics port per device process: METRICS_PORT, METRICS_PORT + 1, … (0 stays "any free port").
   const metricsPort = String(config.METRICS_PORT === 0 ? 0 : config.METRICS_PORT + index);
-  const child = spawn(process.execPath, [...process.execArgv, mainPath], {
+  const child = spawn(process.execPath, [...processHeapNodeFlags(config, process.execArgv), mainPath], {
     env: { ...process.env, WORKER_DEVICE: device, METRICS_PORT: metricsPort },
     stdio: 'inherit',
   });

@@ -4,3 +4,4 @@ export * from './logger.ts';
 export * from './periodic-task.ts';
 export * from './shutdown.ts';
 export * from './tracing.ts';
+export * from './process-heap.ts';
