@@ -14,7 +14,7 @@
 set -euo pipefail
 self=$(realpath "$0")
 cd "$(dirname "$self")/.."
-NODE_VERSION=${NODE_VERSION:-24.21.0}
+NODE_VERSION=${NODE_VERSION:-$(cat scripts/images-node-version)}   # the Node the images run
 NPM_VERSION=${NPM_VERSION:-$(npm --version)}   # the npm that wrote the lockfile
 SUITE=${SUITE:-bookworm}
 engine=${ENGINE:-$(command -v podman || command -v docker || true)}

@@ -26,7 +26,7 @@ import { processCpuSeconds } from './costs/process-cpu.ts';
 import { drainQueued } from './drain-run.ts';
 import { SHIPPED_WORKER_ENV, tensorBody } from './driver.ts';
 import { deviceTimeEnv, H200_CNN_BATCH } from './timed-device/device-time.ts';
-import { workerEntries } from './worker-entries.ts';
+import { workerEntries, workerRuntime } from './worker-entries.ts';
 
 const jobs = Number(process.argv[2] ?? 20_000);
 const timed = process.argv[3] !== 'real';
@@ -44,10 +44,12 @@ const ROOT = resolve(import.meta.dirname, '../../..');
 const services = await provideServices({ env: { ...process.env }, dataDir: resolve(ROOT, '.inferq/bench-services'), log: console.log });
 publishTestEnv(services.env, await writeDemoModels(resolve(ROOT, '.inferq/models')));
 const entries = workerEntries();
-console.log(`workers from ${entries.from} (BENCH_WORKER_FROM)`);
+const runtime = workerRuntime();
+console.log(`workers from ${entries.from} (BENCH_WORKER_FROM) on Node ${runtime.version} (BENCH_WORKER_NODE) with ${runtime.nodeArgs.join(' ')}`);
 const stack = await startStack({
   logLevel: 'warn',
   entryPoints: { worker: entries.worker },
+  workerRuntime: runtime,
   apiEnv: {
     ...(carriedMb !== undefined && { QUEUE_CARRIED_INPUTS_MB: carriedMb }),
     ...(inlineMax !== undefined && { INLINE_TENSOR_MAX_BYTES: inlineMax }),

@@ -15,7 +15,7 @@ import { runScenarios } from './run-scenarios.ts';
 import type { BenchContext } from './scenario.ts';
 import { SCENARIOS } from './scenarios/index.ts';
 import { loadBenchEnv } from './bench-env.ts';
-import { workerEntries } from './worker-entries.ts';
+import { workerEntries, workerRuntime } from './worker-entries.ts';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
 const { values: args } = parseArgs({
@@ -27,13 +27,16 @@ const env = loadBenchEnv();
 const services = await provideServices({ env, dataDir: resolve(ROOT, '.inferq/bench-services'), log });
 publishTestEnv(services.env, await writeDemoModels(resolve(ROOT, '.inferq/models')));
 
-// Workers start from the bundle the images run (worker-entries.ts); the API from its sources (scenario 3 profiles them).
+// Workers start from the bundle the images run, on their Node (worker-entries.ts); the API from its sources (scenario 3 profiles them).
 const worker = workerEntries(log).worker;
+const runtime = workerRuntime(log);
 const ctx: BenchContext = {
   smoke: args.smoke,
   device: args.device,
   size: (full, smoke) => (args.smoke ? smoke : full),
-  startStack: (apiEnv, services, apiNodeArgs) => startStack({ logLevel: 'warn', apiEnv, services, apiNodeArgs, entryPoints: { worker } }),
+  startStack: (apiEnv, services, apiNodeArgs) =>
+    startStack({ logLevel: 'warn', apiEnv, services, apiNodeArgs, entryPoints: { worker }, workerRuntime: runtime }),
+  workerRuntime: runtime,
   log,
 };
 const only = args.only?.split(',').map((s) => s.trim());

@@ -1,5 +1,6 @@
 import type { Stack } from '@inferq/test-utils';
 import type { TierCosts } from './costs/tier-costs.ts';
+import type { WorkerRuntime } from './worker-entries.ts';
 
 /** A goal from the issue's bar, checked against what the run measured. */
 export interface Goal {
@@ -62,6 +63,8 @@ export interface BenchContext {
    * for the API process (`--cpu-prof`).
    */
   startStack(apiEnv?: Record<string, string>, services?: Record<string, string>, apiNodeArgs?: string[]): Promise<Stack>;
+  /** What the stacks' workers run on (worker-entries.ts); absent, this process's Node with no flags. */
+  workerRuntime?: WorkerRuntime;
   log(line: string): void;
 }
 

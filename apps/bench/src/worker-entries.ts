@@ -1,5 +1,7 @@
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { DEFAULT_PROCESS_HEAP, processHeapNodeFlags } from '@inferq/core';
 import { loadBenchEnv } from './bench-env.ts';
 import { TIMED_WORKER_ENTRY } from './timed-device/device-time.ts';
 
@@ -19,9 +21,22 @@ export interface WorkerEntries {
   timedWorker: string;
 }
 
+/**
+ * What the bench's workers run on, as the images run them: the Node release the images carry
+ * (`scripts/images-node-version`, fetched once by scripts/fetch-node.sh into a cache outside the clone; with
+ * BENCH_WORKER_NODE=current this process's own, or a path), and the flags the launcher starts a device process with
+ * (processHeapNodeFlags at its defaults), since the bench starts its workers without a launcher.
+ */
+export interface WorkerRuntime {
+  node: string;
+  version: string;
+  nodeArgs: string[];
+}
+
 const ROOT = resolve(import.meta.dirname, '../../..');
 const BUNDLE_DIR = '.inferq/bench-dist/worker';
 const SOURCES: WorkerEntries = { from: 'sources', worker: 'apps/worker/src/main.ts', timedWorker: TIMED_WORKER_ENTRY };
+const LAUNCHER_FLAGS = processHeapNodeFlags(DEFAULT_PROCESS_HEAP);
 
 let chosen: WorkerEntries | undefined;
 
@@ -39,4 +54,23 @@ export function workerEntries(log: (line: string) => void = console.log): Worker
     return (chosen = SOURCES);
   }
   return (chosen = { from, worker: `${BUNDLE_DIR}/main.js`, timedWorker: `${BUNDLE_DIR}/timed-worker.js` });
+}
+
+/** The runtime BENCH_WORKER_NODE names: `images` (the default; this process's Node when it cannot be fetched, and said so), `current`, or a path. */
+export function workerRuntime(log: (line: string) => void = console.log): WorkerRuntime {
+  const wanted = loadBenchEnv().BENCH_WORKER_NODE ?? 'images';
+  const current = { node: process.execPath, version: process.versions.node, nodeArgs: LAUNCHER_FLAGS };
+  if (wanted === 'current') return current;
+  let node = wanted;
+  if (wanted === 'images') {
+    const version = readFileSync(resolve(ROOT, 'scripts/images-node-version'), 'utf8').trim();
+    try {
+      const bin = execFileSync('bash', ['scripts/fetch-node.sh', version], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+      node = resolve(bin.trim(), 'node');
+    } catch (err) {
+      log(`Node ${version}, the images', could not be fetched (${(err as Error).message.split('\n')[0]}); the workers run on this one, ${current.version}`);
+      return current;
+    }
+  }
+  return { node, version: execFileSync(node, ['-p', 'process.versions.node'], { encoding: 'utf8' }).trim(), nodeArgs: LAUNCHER_FLAGS };
 }

@@ -16,6 +16,8 @@ export interface ProcessOptions {
   prefix?: string[];
   /** A pipe to the process's stdin (`child.stdin`); closing it tells a long-running helper to stop. */
   stdin?: boolean;
+  /** The Node executable, when not this process's own (the bench runs its workers on the Node the images run). */
+  node?: string;
 }
 
 /** Starts one of the project's entry points (`apps/worker/src/main.ts`, or a built `.js` bundle) as a real process; `nodeArgs` e.g. `--cpu-prof`. */
@@ -27,7 +29,7 @@ export function startProcess(
   options: ProcessOptions = {},
 ): TestProcess {
   const loader = entry.endsWith('.ts') ? ['--import', 'tsx'] : [];
-  const [command, ...prefixArgs] = [...(options.prefix ?? []), process.execPath];
+  const [command, ...prefixArgs] = [...(options.prefix ?? []), options.node ?? process.execPath];
   const child = spawn(command!, [...prefixArgs, ...nodeArgs, ...loader, resolve(ROOT, entry), ...args], {
     cwd: ROOT,
     env: { ...process.env, ...env },

@@ -31,6 +31,8 @@ export interface StackOptions {
   services?: Record<string, string>;
   /** Entry points other than the TypeScript sources, e.g. the bundles the images run (`…/dist/worker/launcher.js`). */
   entryPoints?: { api?: string; worker?: string };
+  /** How workers run when not as this process does: the Node executable and the flags every worker gets (the bench's, as the images run them). */
+  workerRuntime?: { node?: string; nodeArgs?: string[] };
 }
 
 export interface Stack {
@@ -126,7 +128,9 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       const w = startProcess(
         entry ?? options.entryPoints?.worker ?? 'apps/worker/src/main.ts',
         { ...ctx.env, ...FAST_WORKER_ENV, MODEL_CACHE_DIR: `.inferq/test-model-cache/${ctx.id}`, LOG_LEVEL: logLevel, ...env },
-        nodeArgs,
+        [...(options.workerRuntime?.nodeArgs ?? []), ...nodeArgs],
+        [],
+        { node: options.workerRuntime?.node },
       );
       workers.push(w);
       // Started means beating: a new heartbeat is in the registry (from the launcher's child, when the entry is the launcher).

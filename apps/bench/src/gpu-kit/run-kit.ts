@@ -67,6 +67,8 @@ function kitEnv(): NodeJS.ProcessEnv {
   return {
     ...started,
     PATH: joined(join(KIT, 'node/bin'), join(system, 'bin'), started.PATH),
+    // The kit carries one Node: the bench's workers run on it (no fetch on a machine that reaches nothing).
+    BENCH_WORKER_NODE: started.BENCH_WORKER_NODE ?? 'current',
     // CUDA's runtime libraries and the driver's libcuda, where the machine keeps them apart (cuda-setup.ts).
     LD_LIBRARY_PATH: joined(started.LD_LIBRARY_PATH, manifest.cudaProvider ? cudaLibraryPath(log) : undefined, join(system, 'lib/x86_64-linux-gnu')),
     ...(vulkanIcd && !started.VK_DRIVER_FILES ? { VK_DRIVER_FILES: vulkanIcd } : {}),

@@ -8,7 +8,7 @@ import { drainQueued } from '../drain-run.ts';
 import { BODY_FORMS, runBurst, SHIPPED_WORKER_ENV, tensorBody, waitForLoadedModel, type BodyForm, type JobsRun } from '../driver.ts';
 import { BODY_TABLE_COLUMNS, bodyTableRow, cpuFigure, summariseBursts } from '../burst-figures.ts';
 import { sampleGpu, type GpuUtilisation } from '../gpu-sampler.ts';
-import { goal, type Scenario } from '../scenario.ts';
+import { goal, type BenchContext, type Scenario } from '../scenario.ts';
 import { round } from '../stats.ts';
 import { deviceTimeFromEnv } from '../timed-device/device-time.ts';
 import { timedDeviceDrains } from '../timed-device/timed-drain.ts';
@@ -250,7 +250,7 @@ export const batchingEfficiency: Scenario = {
           "Tier costs: the median round's for each body form; the raw ceiling's is the bench process's CPU per item, as the worker tier.",
           `Workers run from ${
             workerEntries().from === 'bundle' ? 'the bundle the images run (scripts/build-server.mjs bench-worker)' : 'their TypeScript sources (tsx)'
-          }; ` +
+          } on ${runtimeText(ctx.workerRuntime)}; ` +
             'the API from its sources, which cost a submit what its bundle does (docs/performance.md). BENCH_WORKER_FROM=sources runs the workers from theirs.',
           `Carried inputs: the API's QUEUE_CARRIED_INPUTS_MB is ${carriedMb}, so every CNN job of a ` +
             `${drainJobs}-job backlog carries its input in Redis beside its queue entry and no claim reads it from Postgres ` +
@@ -273,4 +273,11 @@ function gpuMetrics(prefix: string, gpu: GpuUtilisation | null): Record<string, 
     [`${prefix}_utilization_max_percent`]: gpu.maxPercent,
     [`${prefix}_memory_max_mib`]: gpu.memoryMaxMiB,
   };
+}
+
+/** What the workers ran on, for the report's notes. */
+function runtimeText(runtime: BenchContext['workerRuntime']): string {
+  if (!runtime) return `the bench's Node, ${process.version}, with no flags`;
+  const flags = runtime.nodeArgs.join(' ') || 'no flags';
+  return `Node ${runtime.version} (the images' unless BENCH_WORKER_NODE says otherwise) with ${flags}, as the launcher starts them`;
 }
