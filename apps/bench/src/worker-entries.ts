@@ -63,12 +63,12 @@ export function workerRuntime(log: (line: string) => void = console.log): Worker
   if (wanted === 'current') return current;
   let node = wanted;
   if (wanted === 'images') {
-    const version = readFileSync(resolve(ROOT, 'scripts/images-node-version'), 'utf8').trim();
     try {
+      const version = readFileSync(resolve(ROOT, 'scripts/images-node-version'), 'utf8').trim();
       const bin = execFileSync('bash', ['scripts/fetch-node.sh', version], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
       node = resolve(bin.trim(), 'node');
     } catch (err) {
-      log(`Node ${version}, the images', could not be fetched (${(err as Error).message.split('\n')[0]}); the workers run on this one, ${current.version}`);
+      log(`the images' Node could not be had (${(err as Error).message.split('\n')[0]}); the workers run on this one, ${current.version}`);
       return current;
     }
   }
