@@ -54,8 +54,10 @@ describe('a paused model queue with a live worker', () => {
     expect(resumed.status).toBe(200);
     expect(resumed.json.paused).toBe(false);
     await waitFor(async () => (await statuses(ids)).every((s) => s === 'succeeded'), { timeoutMs: 30_000, what: 'the kept jobs to run after resume' });
-    const after = await stack.request('GET', '/v1/stats');
-    expect(after.json.queues.find((q: { model: string }) => q.model === 'mlp')).toMatchObject({ paused: false, normal: 0, active: 0 });
+    // A job's outcome is stored before its queue entry is acknowledged (invariant 2): the queue's counts follow a moment later.
+    const mlpQueue = async () => (await stack.request('GET', '/v1/stats')).json.queues.find((q: { model: string }) => q.model === 'mlp');
+    await waitFor(async () => (await mlpQueue()).active === 0, { timeoutMs: 10_000, what: 'the acknowledged entries to leave the active count' });
+    expect(await mlpQueue()).toMatchObject({ paused: false, normal: 0, active: 0 });
   });
 
   it('keeps a pause through a Redis that lost its data: the reconciler sets it again from Postgres before any job runs', async () => {
