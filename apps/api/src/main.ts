@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { createLogger, loadConfig, onShutdown, startTracing } from '@inferq/core';
-import { createPool } from '@inferq/db';
+import { createPoolFromConfig } from '@inferq/db';
 import { createJobProducer, createRedisConnection, readMaxmemoryPolicy, waitForReady } from '@inferq/queue';
 import {
   createStorage,
@@ -32,7 +32,7 @@ const tracing = startTracing({
   exportDelayMs: config.OTEL_BSP_SCHEDULE_DELAY,
 });
 const logger = createLogger({ service: 'inferq-api', level: config.LOG_LEVEL });
-const pool = createPool({ url: config.DATABASE_URL, schema: config.DATABASE_SCHEMA, max: config.DATABASE_POOL_MAX, applicationName: 'inferq-api' });
+const pool = createPoolFromConfig(config, 'inferq-api', logger);
 const redis = createRedisConnection(config.REDIS_URL, 'producer');
 const producer = createJobProducer({ connection: redis, prefix: config.QUEUE_PREFIX, fair: config.FAIR_SCHEDULING, groupMax: config.QUEUE_GROUP_MAX });
 const storage = createStorage({

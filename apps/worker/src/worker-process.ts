@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import pRetry from 'p-retry';
 import { createPeriodicTask, type Logger, type PeriodicTask } from '@inferq/core';
-import { createPool, findIdleRetiredVersions } from '@inferq/db';
+import { createPoolFromConfig, findIdleRetiredVersions } from '@inferq/db';
 import {
   createJobProducer,
   createRedisConnection,
@@ -42,7 +42,7 @@ export async function startWorkerProcess(config: WorkerConfig, baseLogger: Logge
   const workerId = `${hostname()}-${config.WORKER_DEVICE.replace(':', '')}-${process.pid}`;
   const logger = baseLogger.child({ workerId, device: config.WORKER_DEVICE });
   const inProcess = config.WORKER_FEEDERS === 1;
-  const pool = createPool({ url: config.DATABASE_URL, schema: config.DATABASE_SCHEMA, max: config.DATABASE_POOL_MAX, applicationName: 'inferq-worker' });
+  const pool = createPoolFromConfig(config, 'inferq-worker', logger);
   // The queue consumers' connection: each feeder thread opens its own.
   const consumerRedis = inProcess ? createRedisConnection(config.REDIS_URL, 'consumer') : undefined;
   const producerRedis = createRedisConnection(config.REDIS_URL, 'producer');

@@ -3,9 +3,16 @@ import { Value } from '@sinclair/typebox/value';
 
 /** Config fragments: env variable names with units in them, defaults and bounds. */
 export const dbConfig = {
-  DATABASE_URL: Type.String({ minLength: 1, description: 'postgres:// URL' }),
+  DATABASE_URL: Type.String({
+    pattern: '^postgres(ql)?://',
+    description:
+      'One host: postgres://user:pw@host:5432/db (or a moving endpoint: HAProxy, a -rw Service, an RDS name); several: ' +
+      'postgres://user:pw@h1:5432,h2:5432/db?target_session_attrs=read-write, and every pool finds the host that takes writes and moves with it',
+  }),
   DATABASE_SCHEMA: Type.String({ default: 'public', pattern: '^[a-z_][a-z0-9_]{0,62}$' }),
   DATABASE_POOL_MAX: Type.Integer({ default: 10, minimum: 1, maximum: 200 }),
+  /** How long a statement waits for its answer before its connection is given up: what a primary that vanished without a reset costs. */
+  DATABASE_QUERY_TIMEOUT_MS: Type.Integer({ default: 15_000, minimum: 0, description: '0: no limit' }),
 };
 
 export const redisConfig = {

@@ -24,3 +24,4 @@ export * from './job-id-range.ts';
 export * from './job-floors.ts';
 export * from './batch-files.ts';
 export * from './bulk-batches.ts';
+export * from './postgres-url.ts';

@@ -1,6 +1,6 @@
 import { DEFAULT_LATENCY_TARGET_MS, type AdaptiveBatching } from '@inferq/contracts';
 import { createPeriodicTask, type Logger } from '@inferq/core';
-import { createPool, listLatestModels, type Pool } from '@inferq/db';
+import { createPoolFromConfig, listLatestModels, type Pool } from '@inferq/db';
 import { createCarriedInputs, createRedisConnection, isRedisOutageError, watchRedisOutages, type RedisClient } from '@inferq/queue';
 import { createStorage, createTensorStore, type Storage } from '@inferq/storage';
 import type { WorkerConfig } from '../config.ts';
@@ -151,7 +151,7 @@ export async function startFeeder(o: FeederOptions): Promise<Feeder> {
 
 /** A feeder thread's own connections: a Postgres pool (DATABASE_POOL_MAX), a Redis consumer connection and an S3 client. */
 export function openFeederConnections(config: WorkerConfig, logger: Logger): FeederConnections & { close(): Promise<void> } {
-  const pool = createPool({ url: config.DATABASE_URL, schema: config.DATABASE_SCHEMA, max: config.DATABASE_POOL_MAX, applicationName: 'inferq-worker' });
+  const pool = createPoolFromConfig(config, 'inferq-worker', logger);
   const consumerRedis = createRedisConnection(config.REDIS_URL, 'consumer');
   // Its outages logged as the main thread's are (the process's metrics follow the main thread's connections).
   watchRedisOutages(consumerRedis, { connection: 'consumer', logger });
