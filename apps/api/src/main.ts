@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { createLogger, loadConfig, onShutdown, startTracing } from '@inferq/core';
-import { createPoolFromConfig } from '@inferq/db';
+import { asyncReplicationWarning, createPoolFromConfig, readReplicationState } from '@inferq/db';
 import { createJobProducer, createRedisConnection, readMaxmemoryPolicy, waitForReady } from '@inferq/queue';
 import {
   createStorage,
@@ -106,6 +106,14 @@ const { server, keys, retirement, retention, metrics, tensors, batchRunner } = a
     },
   },
 });
+// Why nothing is lost: a warning at start only; a primary that cannot be read now is no reason to stop.
+void readReplicationState(pool).then(
+  (state) => {
+    const warning = asyncReplicationWarning(state);
+    if (warning) logger.warn({ replicas: state.replicas, synchronousStandbyNames: state.synchronousStandbyNames }, warning);
+  },
+  () => {},
+);
 const webhooks = createWebhookDispatcher({ pool, tensors, logger, settings: webhookSettings });
 const deadlines = createDeadlineSweeper({ pool, producer, logger, intervalMs: config.DEADLINE_SWEEP_INTERVAL_MS });
 const retiredArtifacts = createRetiredArtifactSweeper({

@@ -25,3 +25,4 @@ export * from './job-floors.ts';
 export * from './batch-files.ts';
 export * from './bulk-batches.ts';
 export * from './postgres-url.ts';
+export * from './replication-state.ts';
