@@ -1,8 +1,11 @@
-import { execFile } from 'node:child_process';
-import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { cp, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import { promisify } from 'node:util';
+import { Ajv2019 } from 'ajv/dist/2019.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { ScaledObject } from '@kubernetes-models/keda/keda.sh/v1alpha1';
@@ -14,16 +17,44 @@ import { Job } from 'kubernetes-models/batch/v1';
 import { Ingress, NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
 import type { INetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
-import { createExecutableFinder } from '@inferq/dev-stack';
+import { dbConfig, loadConfig } from '@inferq/core';
+import { createExecutableFinder, findFreePort, resolveDebianBinary } from '@inferq/dev-stack';
+import { parseRedisUrl } from '@inferq/queue';
 import { createApiMetrics } from '../../apps/api/src/metrics/api-metrics.ts';
+import { REDIS_SERVER } from '../../packages/dev-stack/src/debian-binary.ts';
 
-// Both overlays render with kustomize, every object passes its Kubernetes (or
-// KEDA) schema, and the rules the deployment depends on hold: probes, limits,
-// non-root, GPU placement, shutdown grace, the scaling signal, worker egress,
-// and on EKS no in-cluster stores and no S3 keys.
+// Every overlay renders with kustomize, every object passes its Kubernetes (or
+// KEDA, or CloudNativePG) schema, and the rules the deployment depends on hold:
+// probes, limits, non-root, GPU placement, shutdown grace, the scaling signal,
+// worker egress; on-prem, stores that survive a node loss (or, in the small
+// install, one pod each); and on EKS no in-cluster stores and no S3 keys.
 
 const run = promisify(execFile);
 const k8sDir = resolve(import.meta.dirname, '../../k8s');
+
+/**
+ * CloudNativePG ships no npm models: its Cluster is checked against a subset of
+ * the CRD's own schema (schemas/cnpg-cluster.schema.json says which release,
+ * and how it was derived).
+ */
+const validateCnpgCluster = (() => {
+  const ajv = new Ajv2019({ allErrors: true });
+  // The CRD's integer formats (Go's int32 and int64).
+  ajv.addFormat('int32', { type: 'number', validate: (n: number) => Number.isInteger(n) && n >= -(2 ** 31) && n < 2 ** 31 });
+  ajv.addFormat('int64', { type: 'number', validate: (n: number) => Number.isSafeInteger(n) });
+  const schemaPath = resolve(import.meta.dirname, 'schemas/cnpg-cluster.schema.json');
+  const validate = ajv.compile(JSON.parse(readFileSync(schemaPath, 'utf8')) as object);
+  return (data: unknown) => {
+    if (!validate(data)) throw new Error(ajv.errorsText(validate.errors, { dataVar: 'Cluster' }));
+  };
+})();
+
+class CnpgCluster {
+  constructor(private readonly data: unknown) {}
+  validate(): void {
+    validateCnpgCluster(this.data);
+  }
+}
 
 /** One model class per kind we ship; a kind missing here fails the test, so nothing goes unvalidated. */
 const MODELS: Record<string, new (data: never) => { validate(): void }> = {
@@ -41,6 +72,7 @@ const MODELS: Record<string, new (data: never) => { validate(): void }> = {
   'networking.k8s.io/v1/Ingress': Ingress,
   'networking.k8s.io/v1/NetworkPolicy': NetworkPolicy,
   'keda.sh/v1alpha1/ScaledObject': ScaledObject,
+  'postgresql.cnpg.io/v1/Cluster': CnpgCluster,
 };
 
 interface K8sObject {
@@ -50,6 +82,7 @@ interface K8sObject {
   /** Shapes differ per kind; the schema test has checked them. */
   spec?: any;
   data?: Record<string, string>;
+  type?: string;
 }
 
 /** kubectl with kustomize v5 inside, or why there is none. */
@@ -64,15 +97,17 @@ async function findKubectl(): Promise<{ path: string } | { missing: string }> {
 }
 
 /**
- * Renders an overlay as an operator would: in a copy of k8s/, with secrets.env
- * written from the committed example (and a stand-in RDS CA bundle on EKS).
- * Real secrets an operator left in the tree are not copied.
+ * Renders an overlay as an operator would: in a copy of k8s/, with each file
+ * that has a committed `<name>.example` (secrets.env, postgres-app.env) written
+ * from it (and a stand-in RDS CA bundle on EKS). Real secrets an operator left
+ * in the tree are not copied.
  */
 async function render(kubectl: string, overlay: string, workDir: string): Promise<string> {
   const copy = join(workDir, overlay);
-  await cp(k8sDir, copy, { recursive: true, filter: (src) => !['secrets.env', 'rds-ca.pem'].includes(basename(src)) });
+  await cp(k8sDir, copy, { recursive: true, filter: (src) => basename(src) !== 'rds-ca.pem' && !existsSync(`${src}.example`) });
   const overlayDir = join(copy, 'overlays', overlay);
-  await writeFile(join(overlayDir, 'secrets.env'), await readFile(join(overlayDir, 'secrets.env.example'), 'utf8'));
+  for (const name of (await readdir(overlayDir)).filter((n) => n.endsWith('.example')))
+    await writeFile(join(overlayDir, name.slice(0, -'.example'.length)), await readFile(join(overlayDir, name), 'utf8'));
   if (overlay === 'eks') await writeFile(join(overlayDir, 'rds-ca.pem'), '-----BEGIN CERTIFICATE-----\nstand-in\n-----END CERTIFICATE-----\n');
   const { stdout } = await run(kubectl, ['kustomize', overlayDir], { maxBuffer: 16 * 1024 * 1024 });
   return stdout;
@@ -126,6 +161,42 @@ function envValue(objects: K8sObject[], o: K8sObject, container: IContainer, nam
 /** A decoded Secret value. */
 const secretValue = (secret: K8sObject, key: string) => Buffer.from(secret.data?.[key] ?? '', 'base64').toString('utf8');
 
+/** A config file's settings: its lines without comments and blanks. */
+const confLines = (text: string | undefined) =>
+  (text ?? '')
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l && !l.startsWith('#'));
+
+const isEqual = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+
+/**
+ * The in-cluster stores and what they need: their StatefulSets and CloudNativePG Clusters, the Services and
+ * PodDisruptionBudgets that select their pods, the ConfigMaps and Secrets they read.
+ */
+function storeObjects(objects: K8sObject[]): K8sObject[] {
+  const stores = objects.filter((o) => o.kind === 'StatefulSet' || o.kind === 'Cluster');
+  const podLabels = stores.filter((o) => o.kind === 'StatefulSet').map((o) => podTemplate(o).metadata?.labels ?? {});
+  const selectsAStore = (selector: Record<string, string> | undefined) =>
+    selector !== undefined && podLabels.some((labels) => Object.entries(selector).every(([k, v]) => labels[k] === v));
+  const named = new Set<string>();
+  for (const o of stores) {
+    if (o.kind === 'Cluster') {
+      if (o.spec.bootstrap?.initdb?.secret) named.add(`Secret/${o.spec.bootstrap.initdb.secret.name}`);
+      continue;
+    }
+    for (const v of podTemplate(o).spec.volumes ?? []) if (v.configMap) named.add(`ConfigMap/${v.configMap.name}`);
+    for (const c of containersOf(o)) for (const e of c.env ?? []) if (e.valueFrom?.secretKeyRef) named.add(`Secret/${e.valueFrom.secretKeyRef.name}`);
+  }
+  return objects.filter(
+    (o) =>
+      stores.includes(o) ||
+      named.has(`${o.kind}/${o.metadata.name}`) ||
+      (o.kind === 'Service' && selectsAStore(o.spec.selector)) ||
+      (o.kind === 'PodDisruptionBudget' && selectsAStore(o.spec.selector.matchLabels)),
+  );
+}
+
 /** Ports an egress policy opens (as numbers), failing on a rule that opens every port. */
 function egressPorts(policy: INetworkPolicy): number[] {
   return (policy.spec?.egress ?? []).flatMap((rule) => {
@@ -153,7 +224,7 @@ const apiMetricNames = () =>
 // without a kustomize v5 (any Debian box: no package has one). Where kubectl
 // has one, the overlays are rendered afresh and must equal the committed files
 // (`npx vitest run infrastructure/tests/k8s-manifests.test.ts -u` rewrites them).
-const OVERLAYS = ['onprem', 'eks'];
+const OVERLAYS = ['onprem', 'small', 'eks'];
 const snapshotPath = (overlay: string) => join(k8sDir, 'rendered', `${overlay}.yaml`);
 const kubectl = await findKubectl();
 const renders = new Map<string, string>();
@@ -227,7 +298,9 @@ describe.each(OVERLAYS)('k8s overlay %s', (overlay) => {
   });
 
   it('pins every image to a registry and tag (kustomize images: did its job)', () => {
-    for (const o of workloads()) for (const c of containersOf(o)) expect(c.image, `${id(o)} ${c.name}`).toMatch(/^[a-z0-9.-]+(\/[a-z0-9._-]+)+:[\w.-]+$/);
+    const pinned = /^[a-z0-9.-]+(\/[a-z0-9._-]+)+:[\w.-]+$/;
+    for (const o of workloads()) for (const c of containersOf(o)) expect(c.image, `${id(o)} ${c.name}`).toMatch(pinned);
+    for (const o of objects().filter((x) => x.kind === 'Cluster')) expect(o.spec.imageName, id(o)).toMatch(pinned);
   });
 
   it('gives every container resource requests and limits, and long-running ones probes', () => {
@@ -347,7 +420,7 @@ describe.each(OVERLAYS)('k8s overlay %s', (overlay) => {
     const egress = policies.filter((p) => selectsWorker(p) && p.spec?.policyTypes?.includes('Egress'));
     expect(egress.map((p) => p.metadata?.name)).toEqual(['inferq-worker']);
     const ports = new Set(egress.flatMap(egressPorts));
-    expect([...ports].filter((p) => ![53, 6379, 5432, 443, 9000, 4318].includes(p))).toEqual([]);
+    expect([...ports].filter((p) => ![53, 6379, 26379, 5432, 443, 9000, 4318].includes(p))).toEqual([]);
     for (const p of [53, 6379, 5432]) expect(ports.has(p), `port ${p}`).toBe(true);
     expect(ports.has(443) || ports.has(9000), 'S3').toBe(true);
     const ingressPorts = egress[0]!.spec!.ingress!.flatMap((r) => (r.ports ?? []).map((p) => p.port));
@@ -378,37 +451,38 @@ describe.each(OVERLAYS)('k8s overlay %s', (overlay) => {
       ...(c?.env ?? []).flatMap((e): Array<[string, string | undefined]> => (e.valueFrom?.secretKeyRef ? [['Secret', e.valueFrom.secretKeyRef.name]] : [])),
       ...(c?.envFrom ?? []).map((f): [string, string | undefined] => ['ConfigMap', f.configMapRef?.name]),
       ...(pod.volumes ?? []).flatMap((v): Array<[string, string | undefined]> => (v.configMap ? [['ConfigMap', v.configMap.name]] : [])),
-      // Step 1 brings up the in-cluster Postgres the Job migrates, and every NetworkPolicy (the default deny among them).
+      // Step 1 brings up the in-cluster stores (the Postgres the Job migrates among them), what they read, and every
+      // NetworkPolicy (the default deny among them).
+      ...storeObjects(objects()).map((o): [string, string] => [o.kind, o.metadata.name]),
       ...objects()
-        .filter((o) => ['postgres', 'redis', 'minio'].includes(o.metadata.name) || o.kind === 'NetworkPolicy')
+        .filter((o) => o.kind === 'NetworkPolicy')
         .map((o): [string, string] => [o.kind, o.metadata.name]),
     ];
     for (const [kind, name] of needed) expect(find(objects(), kind, name ?? '').metadata.labels?.['inferq.io/phase'], `${kind} ${name}`).toBe('prepare');
   });
 });
 
-describe('k8s overlay onprem: in-cluster stores', () => {
-  const objects = () => rendered.get('onprem') ?? [];
+/** A container's env entry by name. */
+const envEntry = (c: IContainer | undefined, name: string) => c?.env?.find((e) => e.name === name);
 
-  it('runs Redis with AOF and noeviction, from a mounted redis.conf, on a volume', () => {
-    const [config] = findGenerated(objects(), 'ConfigMap', 'redis-config');
-    const lines = (config?.data?.['redis.conf'] ?? '')
-      .split('\n')
-      .map((l) => l.trim())
-      .filter((l) => l && !l.startsWith('#'));
-    expect(lines).toContain('appendonly yes');
-    expect(lines).toContain('maxmemory-policy noeviction');
-    const redis = find(objects(), 'StatefulSet', 'redis');
-    expect(podTemplate(redis).spec.volumes?.find((v) => v.configMap)?.configMap?.name).toBe(config?.metadata.name);
-    expect(containersOf(redis)[0]?.args?.[0]).toBe('/etc/redis/redis.conf');
-    for (const name of ['redis', 'postgres', 'minio']) expect(find(objects(), 'StatefulSet', name).spec.volumeClaimTemplates?.length, name).toBe(1);
-  });
+describe.each(['onprem', 'small'])('k8s overlay %s: MinIO and NGINX', (overlay) => {
+  const objects = () => rendered.get(overlay) ?? [];
 
-  it('creates the bucket inferq uses and points S3 at MinIO', () => {
+  it('creates the bucket inferq uses and points S3 at a MinIO Service', () => {
     const [config] = findGenerated(objects(), 'ConfigMap', 'inferq-config');
-    expect(config?.data).toMatchObject({ S3_ENDPOINT: 'http://minio:9000', S3_FORCE_PATH_STYLE: 'true' });
+    expect(config?.data?.S3_FORCE_PATH_STYLE).toBe('true');
+    const endpoint = new URL(config?.data?.S3_ENDPOINT ?? '');
+    expect(endpoint.protocol).toBe('http:');
+    const service = find(objects(), 'Service', endpoint.hostname);
+    expect(service.spec.clusterIP, 'a Service that balances, not the headless one').toBeUndefined();
+    expect(service.spec.ports.map((p: { port: number }) => String(p.port))).toContain(endpoint.port);
+    expect(service.spec.selector).toEqual({ 'app.kubernetes.io/name': 'minio' });
+    const minio = objects().find((o) => o.kind === 'StatefulSet' && podTemplate(o).metadata?.labels?.['app.kubernetes.io/name'] === 'minio');
+    expect(minio, 'a MinIO StatefulSet').toBeDefined();
     const job = find(objects(), 'Job', 'minio-create-bucket');
-    expect(containersOf(job)[0]?.args).toEqual(['mb', '--ignore-existing', 'local/$(S3_BUCKET)']);
+    const [mc] = containersOf(job);
+    expect(mc?.args).toEqual(['mb', '--ignore-existing', 'local/$(S3_BUCKET)']);
+    expect(new URL(envEntry(mc, 'MC_HOST_local')?.value ?? '').host).toBe(endpoint.host);
   });
 
   it('admits model uploads through NGINX with TLS, and everything else with a rate limit', () => {
@@ -425,13 +499,296 @@ describe('k8s overlay onprem: in-cluster stores', () => {
   });
 });
 
+describe('k8s overlay small: one pod per store', () => {
+  const objects = () => rendered.get('small') ?? [];
+
+  it('runs Redis, Postgres and MinIO as StatefulSets of one pod, each on a volume', () => {
+    expect(
+      objects()
+        .filter((o) => o.kind === 'StatefulSet')
+        .map((o) => [o.metadata.name, o.spec.replicas, o.spec.volumeClaimTemplates?.length]),
+    ).toEqual([
+      ['minio', 1, 1],
+      ['postgres', 1, 1],
+      ['redis', 1, 1],
+    ]);
+    expect(objects().filter((o) => o.kind === 'Cluster')).toEqual([]);
+  });
+
+  it('runs Redis with AOF and noeviction, from a mounted redis.conf', () => {
+    const [config] = findGenerated(objects(), 'ConfigMap', 'redis-config');
+    const lines = confLines(config?.data?.['redis.conf']);
+    expect(lines).toContain('appendonly yes');
+    expect(lines).toContain('maxmemory-policy noeviction');
+    const redis = find(objects(), 'StatefulSet', 'redis');
+    expect(podTemplate(redis).spec.volumes?.find((v) => v.configMap)?.configMap?.name).toBe(config?.metadata.name);
+    expect(containersOf(redis)[0]?.args?.[0]).toBe('/etc/redis/redis.conf');
+  });
+
+  it('says what it risks: a node loss is an outage of the record, the queue or the objects', async () => {
+    const kustomization = await readFile(join(k8sDir, 'overlays/small/kustomization.yaml'), 'utf8');
+    for (const store of ['Postgres', 'Redis', 'MinIO']) expect(kustomization).toMatch(new RegExp(`#.*${store}`));
+    expect(kustomization).toMatch(/^#.*What it risks/m);
+  });
+});
+
+describe('k8s overlay onprem: stores that survive a node loss', () => {
+  const objects = () => rendered.get('onprem') ?? [];
+  const secrets = () => findGenerated(objects(), 'Secret', 'inferq-secrets')[0]!;
+  const cluster = () => find(objects(), 'Cluster', 'inferq-postgres');
+  /** Pods of a StatefulSet may not share a node. */
+  const spreadOverNodes = (sts: K8sObject) => {
+    const [term, ...more] = podTemplate(sts).spec.affinity?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution ?? [];
+    expect(more, id(sts)).toEqual([]);
+    expect(term?.topologyKey, id(sts)).toBe('kubernetes.io/hostname');
+    expect(term?.labelSelector?.matchLabels, id(sts)).toEqual(sts.spec.selector.matchLabels);
+  };
+  /** A PodDisruptionBudget that lets a drain take one pod of the StatefulSet at a time. */
+  const oneAtATime = (sts: K8sObject) => {
+    const pdbs = objects().filter((o) => o.kind === 'PodDisruptionBudget' && isEqual(o.spec.selector.matchLabels, sts.spec.selector.matchLabels));
+    expect(
+      pdbs.map((p) => p.spec.maxUnavailable),
+      id(sts),
+    ).toEqual([1]);
+  };
+  /** Its headless Service, which publishes each pod's name before the pod is ready (the members find each other). */
+  const headless = (sts: K8sObject) => {
+    const svc = find(objects(), 'Service', sts.spec.serviceName);
+    expect(svc.spec.clusterIP).toBe('None');
+    expect(svc.spec.publishNotReadyAddresses).toBe(true);
+    expect(svc.spec.selector).toEqual(sts.spec.selector.matchLabels);
+    return svc;
+  };
+  const podDns = (sts: K8sObject, i: number) => `${sts.metadata.name}-${i}.${sts.spec.serviceName}.${sts.metadata.namespace}.svc.cluster.local`;
+
+  it('runs Postgres as a CloudNativePG Cluster of three, one a node, with quorum synchronous replication', () => {
+    const spec = cluster().spec;
+    expect(spec.instances).toBe(3);
+    expect(spec.postgresql.synchronous).toEqual({ method: 'any', number: 1, dataDurability: 'required' });
+    // What CloudNativePG's admission webhook refuses beyond the CRD's schema.
+    expect(spec.postgresql.synchronous.number).toBeLessThan(spec.instances);
+    expect((spec.minSyncReplicas ?? 0) + (spec.maxSyncReplicas ?? 0), 'the legacy settings beside `synchronous`').toBe(0);
+    expect(cluster().metadata.name.length).toBeLessThanOrEqual(50);
+    expect(spec.affinity).toEqual({ enablePodAntiAffinity: true, podAntiAffinityType: 'required', topologyKey: 'kubernetes.io/hostname' });
+    expect(spec.enablePDB ?? true, 'CloudNativePG makes the PodDisruptionBudgets').toBe(true);
+    expect(spec.primaryUpdateMethod).toBe('switchover');
+    expect(spec.postgresql.parameters.wal_compression).toBe('lz4');
+    expect(spec.storage.size).toMatch(/^\d+Gi$/);
+    for (const r of ['cpu', 'memory']) expect([spec.resources.requests[r], spec.resources.limits[r]], r).not.toContain(undefined);
+  });
+
+  it("points DATABASE_URL at the Cluster's read-write Service, as the owner it bootstraps with the same password", () => {
+    const { initdb } = cluster().spec.bootstrap;
+    const url = new URL(secretValue(secrets(), 'DATABASE_URL'));
+    expect(url.protocol).toBe('postgres:');
+    expect(url.host).toBe(`${cluster().metadata.name}-rw:5432`);
+    expect(url.pathname).toBe(`/${initdb.database}`);
+    expect(url.username).toBe(initdb.owner);
+    const credentials = find(objects(), 'Secret', initdb.secret.name);
+    expect(credentials.type).toBe('kubernetes.io/basic-auth');
+    expect(secretValue(credentials, 'username')).toBe(initdb.owner);
+    expect(secretValue(credentials, 'password')).toBe(decodeURIComponent(url.password));
+    expect(credentials.metadata.namespace).toBe(cluster().metadata.namespace);
+    expect(() => loadConfig(dbConfig, { DATABASE_URL: url.href })).not.toThrow();
+    for (const [kind, name] of [
+      ['Deployment', 'inferq-api'],
+      ['Deployment', 'inferq-worker'],
+      ['Job', 'inferq-migrate'],
+    ] as const) {
+      const ref = envEntry(podTemplate(find(objects(), kind, name)).spec.containers[0], 'DATABASE_URL')?.valueFrom?.secretKeyRef;
+      expect(ref, name).toEqual({ name: secrets().metadata.name, key: 'DATABASE_URL' });
+    }
+  });
+
+  it('runs Redis as a Sentinel group of three nodes, one a node, whose Sentinels REDIS_URL names', () => {
+    const sts = find(objects(), 'StatefulSet', 'inferq-redis');
+    expect(sts.spec.replicas).toBe(3);
+    expect(sts.spec.podManagementPolicy).toBe('Parallel');
+    expect(sts.spec.volumeClaimTemplates).toHaveLength(1);
+    spreadOverNodes(sts);
+    oneAtATime(sts);
+    const svc = headless(sts);
+    const pod = podTemplate(sts).spec;
+    const sentinel = pod.initContainers?.find((c) => c.name === 'sentinel');
+    const redis = pod.containers.find((c) => c.name === 'redis');
+    // A native sidecar: up before Redis asks it for the primary, down after Redis's preStop hands the role over.
+    expect(sentinel?.restartPolicy).toBe('Always');
+    expect(sentinel?.startupProbe).toBeDefined();
+    expect(redis?.lifecycle?.preStop?.exec?.command).toEqual(['sh', '/etc/redis/redis-prestop.sh']);
+    const env = (name: string) => envValue(objects(), sts, redis!, name);
+    for (const name of ['REDIS_NODES', 'REDIS_GROUP', 'SENTINEL_PORT', 'SENTINEL_QUORUM', 'REDIS_PORT'])
+      expect(envValue(objects(), sts, sentinel!, name), name).toBe(env(name));
+    const nodes = Array.from({ length: sts.spec.replicas }, (_, i) => podDns(sts, i));
+    expect(env('REDIS_NODES')?.split(/\s+/)).toEqual(nodes);
+    expect(env('SELF')).toBe(`$(POD_NAME).${sts.spec.serviceName}.${sts.metadata.namespace}.svc.cluster.local`);
+    expect(Number(env('SENTINEL_QUORUM')), 'a majority of the Sentinels').toBe(Math.floor(sts.spec.replicas / 2) + 1);
+    const ports = Object.fromEntries(svc.spec.ports.map((p: { name: string; port: number }) => [p.name, p.port]));
+    expect(ports).toEqual({ redis: Number(env('REDIS_PORT')), sentinel: Number(env('SENTINEL_PORT')) });
+
+    const topology = parseRedisUrl(secretValue(secrets(), 'REDIS_URL'));
+    if (topology.kind !== 'sentinel') throw new Error(`REDIS_URL names a ${topology.kind} topology`);
+    expect(topology.sentinels).toEqual(nodes.map((host) => ({ host, port: Number(env('SENTINEL_PORT')) })));
+    expect(topology.group).toBe(env('REDIS_GROUP'));
+    const password = secretValue(secrets(), 'REDIS_PASSWORD');
+    expect(topology.auth.password).toBe(password);
+    expect(topology.sentinelPassword).toBe(password);
+  });
+
+  it('gives every Redis node AOF and noeviction, and the scripts its containers run', async () => {
+    const sts = find(objects(), 'StatefulSet', 'inferq-redis');
+    const [config] = findGenerated(objects(), 'ConfigMap', 'redis-config');
+    expect(podTemplate(sts).spec.volumes?.find((v) => v.name === 'config')?.configMap?.name).toBe(config?.metadata.name);
+    const lines = confLines(config?.data?.['redis.conf']);
+    for (const line of ['appendonly yes', 'appendfsync everysec', 'maxmemory-policy noeviction', 'min-replicas-to-write 1']) expect(lines).toContain(line);
+    const scripts = containersOf(sts)
+      .flatMap((c) => [c.command ?? [], c.lifecycle?.preStop?.exec?.command ?? []])
+      .filter((cmd) => cmd[0] === 'sh')
+      .map((cmd) => cmd[1]!.replace('/etc/redis/', ''));
+    expect(scripts.sort()).toEqual(['redis-prestop.sh', 'redis-start.sh', 'sentinel-start.sh']);
+    const dir = await mkdtemp(join(workDir, 'redis-scripts-'));
+    for (const name of [...scripts, 'find-primary.sh']) {
+      expect(config?.data?.[name], name).toBeDefined();
+      await writeFile(join(dir, name), config!.data![name]!);
+      await run('sh', ['-n', join(dir, name)]);
+    }
+  });
+
+  it('runs MinIO distributed over four servers, one a node', () => {
+    const sts = find(objects(), 'StatefulSet', 'inferq-minio');
+    expect(sts.spec.replicas).toBe(4);
+    expect(sts.spec.podManagementPolicy, 'the servers wait for each other to become ready').toBe('Parallel');
+    spreadOverNodes(sts);
+    oneAtATime(sts);
+    headless(sts);
+    const [minio] = containersOf(sts);
+    const [command, servers] = minio?.args ?? [];
+    expect(command).toBe('server');
+    // MinIO expands {0...3} itself: every server lists all of them, by their stable DNS names.
+    expect(servers).toBe(`http://${podDns(sts, 0).replace(/-0\./, `-{0...${sts.spec.replicas - 1}}.`)}/data`);
+    expect(minio?.volumeMounts?.find((m) => m.mountPath === '/data')?.name).toBe(sts.spec.volumeClaimTemplates[0].metadata.name);
+  });
+
+  it('lets each store take its peers and the CloudNativePG operator through the default deny', () => {
+    const policy = (name: string) => find(objects(), 'NetworkPolicy', name).spec;
+    const pg = policy('postgres-from-inferq');
+    expect(pg.podSelector.matchLabels).toEqual({ 'cnpg.io/cluster': cluster().metadata.name });
+    const fromOperator = pg.ingress.find((r: any) =>
+      r.from.some((f: any) => f.namespaceSelector?.matchLabels?.['kubernetes.io/metadata.name'] === 'cnpg-system'),
+    );
+    expect(fromOperator.ports.map((p: { port: number }) => p.port).sort()).toEqual([5432, 8000]);
+    expect(fromOperator.from.some((f: any) => f.podSelector?.matchLabels?.['cnpg.io/cluster'] === cluster().metadata.name)).toBe(true);
+    for (const [name, label, ports] of [
+      ['redis-from-inferq', 'redis', [6379, 26379]],
+      ['minio-from-inferq', 'minio', [9000]],
+    ] as const) {
+      const rule = policy(name).ingress[0];
+      expect(
+        rule.from.some((f: any) => f.podSelector?.matchLabels?.['app.kubernetes.io/name'] === label),
+        name,
+      ).toBe(true);
+      expect(rule.ports.map((p: { port: number }) => p.port)).toEqual(ports);
+    }
+  });
+});
+
+describe('k8s overlay onprem: the Sentinel group its scripts make, run here', () => {
+  // The scripts and redis.conf of the render's redis-config ConfigMap, run with Debian's redis-server as three
+  // nodes on 127.0.0.2-4 (one address a pod; the ports are this run's), as the StatefulSet's env gives them.
+  const children: ChildProcess[] = [];
+  let dir = '';
+  afterAll(async () => {
+    for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('forms a group on pod 0, fails over when the primary dies, and takes the restarted primary back as a replica', async () => {
+    const objects = rendered.get('onprem') ?? [];
+    const [config] = findGenerated(objects, 'ConfigMap', 'redis-config');
+    const findExecutable = createExecutableFinder(process.env.PATH);
+    const server = await resolveDebianBinary(REDIS_SERVER, { findExecutable, log: (line) => console.log(line) });
+    const cli = findExecutable('redis-cli');
+    if (!cli) throw new Error('redis-cli not found (Debian package redis-tools)');
+    dir = await mkdtemp(join(tmpdir(), 'inferq-sentinel-'));
+    const [etc, bin] = [join(dir, 'etc'), join(dir, 'bin')];
+    await mkdir(etc);
+    await mkdir(bin);
+    for (const [name, text] of Object.entries(config?.data ?? {})) await writeFile(join(etc, name), text);
+    await symlink(server, join(bin, 'redis-server'));
+    await symlink(cli, join(bin, 'redis-cli'));
+    const [redisPort, sentinelPort] = [String(await findFreePort()), String(await findFreePort())];
+    const hosts = ['127.0.0.2', '127.0.0.3', '127.0.0.4'];
+    const password = 'sentinel-group-check';
+    const common = {
+      PATH: `${bin}:${process.env.PATH}`,
+      REDIS_NODES: hosts.join(' '),
+      REDIS_GROUP: 'inferq',
+      REDIS_PORT: redisPort,
+      SENTINEL_PORT: sentinelPort,
+      SENTINEL_QUORUM: '2',
+      SENTINEL_DOWN_AFTER_MS: '1000',
+      REDIS_CONF: join(etc, 'redis.conf'),
+      REDIS_PASSWORD: password,
+      REDISCLI_AUTH: password,
+    };
+    const nodeEnv = async (host: string) => {
+      const home = join(dir, host);
+      await mkdir(join(home, 'run'), { recursive: true });
+      return { ...common, SELF: host, BIND: host, RUN_DIR: join(home, 'run'), DATA_DIR: home, SENTINEL_CONF: join(home, 'sentinel.conf') };
+    };
+    const ask = (host: string, port: string, ...args: string[]) =>
+      run(cli, ['--no-auth-warning', '-h', host, '-p', port, ...args], { env: { ...process.env, REDISCLI_AUTH: password }, timeout: 3_000 }).then(
+        (r) => r.stdout.trim(),
+        () => '',
+      );
+    const until = async (what: string, check: () => Promise<boolean>, timeoutMs = 20_000) => {
+      for (const deadline = Date.now() + timeoutMs; !(await check()); await delay(100))
+        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    };
+    const startScript = async (host: string, script: string) => {
+      const child = spawn('sh', [join(etc, script)], { env: await nodeEnv(host), stdio: 'ignore' });
+      children.push(child);
+      return child;
+    };
+    const primary = async () => (await ask(hosts[1]!, sentinelPort, 'sentinel', 'get-master-addr-by-name', 'inferq')).split('\n')[0];
+    const role = async (host: string) => (await ask(host, redisPort, 'role')).split('\n')[0];
+
+    // Pods start in parallel, each its Sentinel (the native sidecar) first.
+    const redis = new Map<string, ChildProcess>();
+    for (const host of hosts) {
+      await startScript(host, 'sentinel-start.sh');
+      await until(`the Sentinel on ${host}`, async () => (await ask(host, sentinelPort, 'ping')) === 'PONG');
+      redis.set(host, await startScript(host, 'redis-start.sh'));
+    }
+    await until('a primary and two replicas, seen by three Sentinels', async () => {
+      const info = (await ask(hosts[1]!, sentinelPort, 'sentinel', 'master', 'inferq')).split('\n');
+      const field = (name: string) => info[info.indexOf(name) + 1];
+      return field('ip') === hosts[0] && field('num-slaves') === '2' && field('num-other-sentinels') === '2';
+    });
+    expect(await Promise.all(hosts.map(role))).toEqual(['master', 'slave', 'slave']);
+    expect(await ask(hosts[0]!, redisPort, 'set', 'accepted', 'kept')).toBe('OK');
+    expect(await ask(hosts[0]!, redisPort, 'wait', '2', '5000')).toBe('2');
+
+    redis.get(hosts[0]!)!.kill('SIGKILL');
+    await until('a replica promoted', async () => hosts.slice(1).includes((await primary()) ?? ''));
+    const promoted = (await primary())!;
+    expect(await ask(promoted, redisPort, 'get', 'accepted')).toBe('kept');
+
+    await startScript(hosts[0]!, 'redis-start.sh');
+    await until('the old primary back as a replica of the new one', async () => {
+      const info = await ask(hosts[0]!, redisPort, 'info', 'replication');
+      return (await role(hosts[0]!)) === 'slave' && info.includes(`master_host:${promoted}`) && info.includes('master_link_status:up');
+    });
+    expect(await primary()).toBe(promoted);
+  }, 90_000);
+});
+
 describe('k8s overlay eks: managed stores, IRSA', () => {
   const objects = () => rendered.get('eks') ?? [];
 
   it('runs no Redis, Postgres or MinIO of its own', () => {
     expect(
       objects()
-        .filter((o) => o.kind === 'StatefulSet')
+        .filter((o) => o.kind === 'StatefulSet' || o.kind === 'Cluster')
         .map(id),
     ).toEqual([]);
   });
