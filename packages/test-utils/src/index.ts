@@ -16,3 +16,4 @@ export * from './webhook-receiver.ts';
 export * from './fake-worker.ts';
 export * from './year-of-jobs.ts';
 export * from './test-batch-run.ts';
+export * from './postgres-ha/index.ts';

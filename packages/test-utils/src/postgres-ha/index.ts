@@ -1,0 +1,1 @@
+export { postgresHaAvailable, startPostgresHa, type PostgresHa, type PostgresHaNode, type PostgresHaOptions } from './postgres-ha.ts';
