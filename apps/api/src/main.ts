@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { createLogger, loadConfig, onShutdown, startTracing } from '@inferq/core';
-import { asyncReplicationWarning, createPoolFromConfig, readReplicationState } from '@inferq/db';
+import { asyncReplicationWarning, createPoolFromConfig, readReplicationState, watchPostgresOutages } from '@inferq/db';
 import { createJobProducer, createRedisConnection, readMaxmemoryPolicy, waitForReady } from '@inferq/queue';
 import {
   createStorage,
@@ -177,6 +177,9 @@ if (config.ADMIN_API_KEY) await keys.createKey('bootstrap-admin', ['admin'], { k
 const policy = await readMaxmemoryPolicy(redis).catch(() => undefined);
 if (policy !== undefined && policy !== 'noeviction') logger.warn({ policy }, 'redis maxmemory-policy is not noeviction; queue data may be evicted');
 
+// One warning when the Postgres primary is lost, one info line when writes are accepted again (inferq_postgres_up and the rest).
+const postgresWatch = watchPostgresOutages(pool, { logger, ...metrics.postgres });
+postgresWatch.start();
 deadlines.start();
 retiredArtifacts.start();
 retentionSweeper.start();
@@ -190,6 +193,7 @@ batchRunner.start();
 onShutdown(logger, [
   () => tracing.shutdown(),
   () => pool.end(),
+  () => postgresWatch.stop(),
   () => redis.quit(),
   () => producer.close(),
   () => deadlines.stop(),

@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import pRetry from 'p-retry';
 import { createPeriodicTask, type Logger, type PeriodicTask } from '@inferq/core';
-import { createPoolFromConfig, findIdleRetiredVersions } from '@inferq/db';
+import { createPoolFromConfig, findIdleRetiredVersions, watchPostgresOutages } from '@inferq/db';
 import {
   createJobProducer,
   createRedisConnection,
@@ -103,6 +103,9 @@ export async function startWorkerProcess(config: WorkerConfig, baseLogger: Logge
       );
     },
   });
+  // The same for the pool's Postgres primary (inferq_postgres_up, its outages and failovers).
+  const postgresWatch = watchPostgresOutages(pool, { logger, ...metrics.postgres });
+  postgresWatch.start();
   // A pass every quarter step, by one worker of all (the lease): a job moves up at most a quarter step late.
   const agingPassMs = config.PRIORITY_AGING_S * 250;
   const ager = createPriorityAger({ pool, producer, connection: producerRedis, agingMs: config.PRIORITY_AGING_S * 1000, passLeaseMs: agingPassMs, logger });
@@ -171,6 +174,7 @@ export async function startWorkerProcess(config: WorkerConfig, baseLogger: Logge
       await removeWorkerStatus(producerRedis, config.QUEUE_PREFIX, workerId).catch(() => {});
       await producer.close();
       await Promise.all([consumerRedis?.quit(), producerRedis.quit()]).catch(() => {});
+      await postgresWatch.stop();
       await pool.end();
       logger.info('worker stopped');
     },

@@ -5,3 +5,4 @@ export * from './periodic-task.ts';
 export * from './shutdown.ts';
 export * from './tracing.ts';
 export * from './process-heap.ts';
+export * from './scrape-reads.ts';

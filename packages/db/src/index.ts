@@ -25,4 +25,6 @@ export * from './job-floors.ts';
 export * from './batch-files.ts';
 export * from './bulk-batches.ts';
 export * from './postgres-url.ts';
+export * from './postgres-outage.ts';
+export * from './postgres-outage-metrics.ts';
 export * from './replication-state.ts';

@@ -1,6 +1,15 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { PRIORITIES, type QueueDepth } from '@inferq/contracts';
-import { boundTime, listJobPartitionBounds, readActiveBulkBatches, readOldestQueuedAges, type BulkBatchRecord, type Pool } from '@inferq/db';
+import { createScrapeReads } from '@inferq/core';
+import {
+  boundTime,
+  createPostgresOutageMetrics,
+  listJobPartitionBounds,
+  readActiveBulkBatches,
+  readOldestQueuedAges,
+  type BulkBatchRecord,
+  type Pool,
+} from '@inferq/db';
 import { createRedisOutageMetrics, type JobProducer, type RedisClient } from '@inferq/queue';
 import { readQueueOverview } from '../services/stats-service.ts';
 
@@ -11,11 +20,14 @@ const SCRAPE_REUSE_MS = 1_000;
  * The API's Prometheus metrics: HTTP latency by route and status, jobs
  * submitted, response-cache hits and misses, and, read at scrape time, every model queue's depth, its
  * backlog (what KEDA scales workers on), its live workers, whether it is
- * paused and the age of its oldest queued job.
+ * paused and the age of its oldest queued job. What is read at scrape time goes through the scrape's time limit
+ * (createScrapeReads): during a Redis or Postgres outage /metrics still answers at once, without the gauges it could not
+ * read, and says which source failed (inferq_metrics_source_up).
  */
 export function createApiMetrics(deps: { pool: Pool; producer: JobProducer; redis: RedisClient }) {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'inferq_api_' });
+  const scrape = createScrapeReads(registry, { sources: ['postgres', 'redis'] });
 
   const httpDuration = new Histogram({
     name: 'inferq_http_request_duration_seconds',
@@ -72,7 +84,9 @@ export function createApiMetrics(deps: { pool: Pool; producer: JobProducer; redi
   });
   const rowsDeleted = new Counter({
     name: 'inferq_retention_rows_deleted_total',
-    help: 'Rows deleted past their retention by the partition maintainer: batches of dropped days, audit_log past AUDIT_RETENTION_S',
+    help:
+      'Rows deleted past their retention by the partition maintainer: batches of dropped days, audit_log past AUDIT_RETENTION_S, ' +
+      'lost_jobs past JOB_TOMBSTONE_RETENTION_S',
     labelNames: ['table'] as const,
     registers: [registry],
   });
@@ -87,102 +101,96 @@ export function createApiMetrics(deps: { pool: Pool; producer: JobProducer; redi
   let depths: { at: number; read: Promise<QueueDepth[]> } | undefined;
   const readDepths = (): Promise<QueueDepth[]> => {
     if (!depths || Date.now() - depths.at > SCRAPE_REUSE_MS) {
-      depths = { at: Date.now(), read: readQueueOverview(deps).then((o) => o.queues) };
+      depths = { at: Date.now(), read: readQueueOverview(deps, scrape.read).then((o) => o.queues) };
     }
     return depths.read;
   };
 
-  new Gauge({
+  scrape.gauge({
     name: 'inferq_queue_jobs',
     help: 'Jobs in each model queue: waiting per priority, active (held by a worker), delayed (retry backoff)',
     labelNames: ['model', 'state'],
-    registers: [registry],
-    async collect() {
-      this.reset();
-      for (const d of await readDepths()) for (const state of [...PRIORITIES, 'active', 'delayed'] as const) this.set({ model: d.model, state }, d[state]);
+    source: 'redis',
+    async read(values) {
+      for (const d of await readDepths()) for (const state of [...PRIORITIES, 'active', 'delayed'] as const) values.set({ model: d.model, state }, d[state]);
     },
   });
-  new Gauge({
+  scrape.gauge({
     name: 'inferq_queue_backlog',
     help: 'Jobs waiting to run per model (every priority, batch included, plus retry backoff): the worker autoscaling signal',
     labelNames: ['model'],
-    registers: [registry],
-    async collect() {
-      this.reset();
-      for (const d of await readDepths()) this.set({ model: d.model }, d.high + d.normal + d.low + d.batch + d.delayed);
+    source: 'redis',
+    async read(values) {
+      for (const d of await readDepths()) values.set({ model: d.model }, d.high + d.normal + d.low + d.batch + d.delayed);
     },
   });
-  new Gauge({
+  scrape.gauge({
     name: 'inferq_model_workers',
     help: 'Live worker processes consuming each model queue (from their heartbeats)',
     labelNames: ['model'],
-    registers: [registry],
-    async collect() {
-      this.reset();
-      for (const d of await readDepths()) this.set({ model: d.model }, d.workers);
+    source: 'redis',
+    async read(values) {
+      for (const d of await readDepths()) values.set({ model: d.model }, d.workers);
     },
   });
-  new Gauge({
+  scrape.gauge({
     name: 'inferq_job_partitions_ahead_seconds',
     help: 'How far ahead of now the newest partition of jobs reaches: a job past it cannot be inserted (the API creates days ahead)',
-    registers: [registry],
-    async collect() {
+    source: 'postgres',
+    async read(values) {
       const ends = (await listJobPartitionBounds(deps.pool)).flatMap((p) => (p.to === null ? [] : [boundTime(p.to).getTime()]));
-      if (ends.length > 0) this.set((Math.max(...ends) - Date.now()) / 1000);
+      if (ends.length > 0) values.set((Math.max(...ends) - Date.now()) / 1000);
     },
   });
-  new Gauge({
+  scrape.gauge({
     name: 'inferq_queue_paused',
     help: 'Whether each model queue is paused by an operator (1) or serving (0)',
     labelNames: ['model'],
-    registers: [registry],
-    async collect() {
-      this.reset();
-      for (const d of await readDepths()) this.set({ model: d.model }, d.paused ? 1 : 0);
+    source: 'redis',
+    async read(values) {
+      for (const d of await readDepths()) values.set({ model: d.model }, d.paused ? 1 : 0);
     },
   });
-  new Gauge({
+  scrape.gauge({
     name: 'inferq_queue_oldest_job_age_seconds',
     help: 'Age of the oldest queued job per model and priority',
     labelNames: ['model', 'priority'],
-    registers: [registry],
-    async collect() {
-      this.reset();
-      for (const a of await readOldestQueuedAges(deps.pool)) this.set({ model: a.model, priority: a.priority }, a.ageS);
+    source: 'postgres',
+    async read(values) {
+      for (const a of await readOldestQueuedAges(deps.pool)) values.set({ model: a.model, priority: a.priority }, a.ageS);
     },
   });
 
   // Batch API batches not yet ended, read once a scrape for the three gauges below.
   let active: { at: number; read: Promise<BulkBatchRecord[]> } | undefined;
   const readActive = (): Promise<BulkBatchRecord[]> => {
-    if (!active || Date.now() - active.at > 1_000) active = { at: Date.now(), read: readActiveBulkBatches(deps.pool) };
+    if (!active || Date.now() - active.at > SCRAPE_REUSE_MS) active = { at: Date.now(), read: scrape.read('postgres', () => readActiveBulkBatches(deps.pool)) };
     return active.read;
   };
-  new Gauge({
+  scrape.gauge({
     name: 'inferq_batches',
     help: 'Batch API batches not yet ended, by status (validating, in_progress, finalizing, cancelling)',
     labelNames: ['status'],
-    registers: [registry],
-    async collect() {
-      this.reset();
-      for (const b of await readActive()) this.inc({ status: b.status });
+    source: 'postgres',
+    async read(values) {
+      for (const b of await readActive()) values.inc({ status: b.status });
     },
   });
-  new Gauge({
+  scrape.gauge({
     name: 'inferq_batch_requests_remaining',
     help: 'Requests of the Batch API batches not yet ended that have not been answered yet',
-    registers: [registry],
-    async collect() {
-      this.set((await readActive()).reduce((n, b) => n + Math.max(0, b.total - b.completed - b.failed), 0));
+    source: 'postgres',
+    async read(values) {
+      values.set((await readActive()).reduce((n, b) => n + Math.max(0, b.total - b.completed - b.failed), 0));
     },
   });
-  new Gauge({
+  scrape.gauge({
     name: 'inferq_batches_missing_window',
     help: 'Batches in progress that, at the rate their requests have ended so far, end after their completion_window',
-    registers: [registry],
-    async collect() {
+    source: 'postgres',
+    async read(values) {
       const now = Date.now();
-      this.set((await readActive()).filter((b) => missesWindow(b, now)).length);
+      values.set((await readActive()).filter((b) => missesWindow(b, now)).length);
     },
   });
   const batchLines = new Counter({
@@ -192,10 +200,13 @@ export function createApiMetrics(deps: { pool: Pool; producer: JobProducer; redi
   });
 
   const redisConnection = createRedisOutageMetrics(registry);
+  const postgres = createPostgresOutageMetrics(registry);
   return {
     registry,
     /** The outage callbacks of one Redis connection (watchRedisOutages). */
     redisConnection,
+    /** The outage and failover callbacks of the pool's watch (watchPostgresOutages). */
+    postgres,
     observeRequest(method: string, route: string, statusCode: number, seconds: number): void {
       httpDuration.observe({ method, route, status_code: String(statusCode) }, seconds);
     },
@@ -223,7 +234,7 @@ export function createApiMetrics(deps: { pool: Pool; producer: JobProducer; redi
     jobPartitionsDropped(count: number): void {
       partitionsDropped.inc(count);
     },
-    retentionRowsDeleted(table: 'batches' | 'audit_log', count: number): void {
+    retentionRowsDeleted(table: 'batches' | 'audit_log' | 'lost_jobs', count: number): void {
       rowsDeleted.inc({ table }, count);
     },
     upload(event: 'created' | 'claimed' | 'expired', count = 1): void {

@@ -2,7 +2,10 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { ApiMetrics } from '../metrics/api-metrics.ts';
 
-/** Prometheus scrape endpoint; public like the health checks (keep it inside the cluster). */
+/**
+ * Prometheus scrape endpoint; public like the health checks (keep it inside the cluster). It answers through any
+ * dependency's outage: what its gauges read at scrape time is held to one limit a scrape (createScrapeReads).
+ */
 export const metricsRoutes: FastifyPluginAsyncTypebox<{ metrics: ApiMetrics }> = async (app, { metrics }) => {
   app.get(
     '/metrics',

@@ -34,16 +34,25 @@ function withRates<T extends JobBreakdown>(b: T, windowMinutes: number) {
   return { ...b, completedPerSec: b.completed / (windowMinutes * 60), errorRate: finished === 0 ? 0 : b.failed / finished };
 }
 
+/** Runs one read of a dependency: the metrics pass their scrape's time limit here (ScrapeReads.read). */
+type DependencyRead = <T>(source: 'postgres' | 'redis', read: () => Promise<T>) => Promise<T>;
+
 /** Every model's queue right now, with the live workers consuming it, and how many workers are live. */
-export async function readQueueOverview(deps: {
-  pool: Pool;
-  producer: JobProducer;
-  redis: RedisClient;
-}): Promise<{ queues: QueueDepth[]; workersOnline: number }> {
-  const [models, workers] = await Promise.all([listLatestModels(deps.pool), listWorkerStatuses(deps.redis, deps.producer.prefix)]);
+export async function readQueueOverview(
+  deps: {
+    pool: Pool;
+    producer: JobProducer;
+    redis: RedisClient;
+  },
+  read: DependencyRead = (_source, r) => r(),
+): Promise<{ queues: QueueDepth[]; workersOnline: number }> {
+  const [models, workers] = await Promise.all([
+    read('postgres', () => listLatestModels(deps.pool)),
+    read('redis', () => listWorkerStatuses(deps.redis, deps.producer.prefix)),
+  ]);
   const queues = await Promise.all(
     models.map(async (m) => ({
-      ...(await readQueueDepth(deps.redis, deps.producer.queueFor(m.name), m.name)),
+      ...(await read('redis', () => readQueueDepth(deps.redis, deps.producer.queueFor(m.name), m.name))),
       workers: workers.filter((w) => w.modelsServed.includes(m.name)).length,
     })),
   );

@@ -2,7 +2,8 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Priority } from '@inferq/contracts';
-import type { Logger } from '@inferq/core';
+import { createScrapeReads, type Logger } from '@inferq/core';
+import { createPostgresOutageMetrics } from '@inferq/db';
 import { createRedisOutageMetrics } from '@inferq/queue';
 import type { GpuStatus } from './gpu-probe.ts';
 
@@ -25,6 +26,8 @@ export function createWorkerMetrics(o: { device: string; readGpu: () => Promise<
   registry.setDefaultLabels({ device: o.device });
   collectDefaultMetrics({ register: registry, prefix: 'inferq_worker_' });
   const registers = [registry];
+  // Nothing else is read at scrape time (Redis and Postgres are watched, not read): nvidia-smi goes through the scrape's limit.
+  const scrape = createScrapeReads(registry, { sources: ['gpu'] });
 
   const finished = new Counter({
     name: 'inferq_jobs_finished_total',
@@ -74,20 +77,34 @@ export function createWorkerMetrics(o: { device: string; readGpu: () => Promise<
     labelNames: ['model'],
     registers,
   });
+  const recordLost = new Counter({
+    name: 'inferq_jobs_record_lost_total',
+    help:
+      'Queue entries this worker dropped because their job row is gone: accepted jobs the record lost ' +
+      '(a failover to an asynchronous standby dropped its last commits); polls of them answer 410 JOB_LOST',
+    labelNames: ['model'],
+    registers,
+  });
   const faulted = new Gauge({
     name: 'inferq_worker_model_faulted',
     help: '1 while this worker does not take the model after a fault of its own (it retries the load with backoff); the worker reports not ready',
     labelNames: ['model'],
     registers,
   });
+  // One nvidia-smi run a scrape, shared by the three gauges.
+  let gpuRead: { at: number; read: Promise<GpuStatus | null> } | undefined;
+  const readGpu = () => {
+    if (!gpuRead || Date.now() - gpuRead.at > 1_000) gpuRead = { at: Date.now(), read: scrape.read('gpu', o.readGpu) };
+    return gpuRead.read;
+  };
   const gpuGauge = (name: string, help: string, pick: (g: GpuStatus) => number) =>
-    new Gauge({
+    scrape.gauge({
       name,
       help,
-      registers,
-      async collect() {
-        const gpu = await o.readGpu();
-        if (gpu) this.set(pick(gpu));
+      source: 'gpu',
+      async read(values) {
+        const gpu = await readGpu();
+        if (gpu) values.set(pick(gpu));
       },
     });
   gpuGauge('inferq_gpu_utilization_ratio', 'GPU utilisation (0-1), from nvidia-smi', (g) => g.utilizationPercent / 100);
@@ -98,6 +115,8 @@ export function createWorkerMetrics(o: { device: string; readGpu: () => Promise<
     registry,
     /** The outage callbacks of one Redis connection (watchRedisOutages). */
     redisConnection: createRedisOutageMetrics(registry),
+    /** The outage and failover callbacks of the pool's watch (watchPostgresOutages). */
+    postgres: createPostgresOutageMetrics(registry),
     batchStarted(jobs: readonly MeasuredJob[]): void {
       const now = Date.now();
       for (const j of jobs) queueWait.observe({ model: j.model, priority: j.priority }, (now - j.createdAtMs) / 1000);
@@ -115,6 +134,10 @@ export function createWorkerMetrics(o: { device: string; readGpu: () => Promise<
     },
     jobsReleased(jobs: readonly MeasuredJob[]): void {
       for (const j of jobs) released.inc({ model: j.model });
+    },
+    /** Queue entries dropped because the record lost their jobs (no row at all): counted once, when their loss is recorded. */
+    jobsRecordLost(model: string, count: number): void {
+      if (count > 0) recordLost.inc({ model }, count);
     },
     modelFaulted(model: string, isFaulted: boolean): void {
       faulted.set({ model }, isFaulted ? 1 : 0);
