@@ -77,7 +77,7 @@ describe('deleting batches and audit entries past their retention', () => {
   });
 
   it('the maintainer deletes, under its lease, the batches before the oldest day kept less an hour and the audit entries past retention', async () => {
-    await pool.query('TRUNCATE batches, audit_log');
+    await pool.query('TRUNCATE batches, audit_log, lost_jobs');
     const now = Date.now();
     // Tombstone retention of a day: the oldest day kept is yesterday's.
     const yesterday = utcDayStart(new Date(now - DAY_MS)).getTime();
@@ -86,6 +86,12 @@ describe('deleting batches and audit entries past their retention', () => {
     const kept = await batches(1, new Date(now));
     await auditEntries(4, new Date(now - 3 * DAY_MS));
     await auditEntries(1, new Date(now - DAY_MS));
+    // Records of lost jobs (jobs a failover dropped) age out with the tombstones: past JOB_TOMBSTONE_RETENTION_S.
+    await pool.query(`INSERT INTO lost_jobs (id, model, lost_at) SELECT gen_random_uuid(), 'mlp', $2 FROM generate_series(1, $1::int)`, [
+      2,
+      new Date(now - 2 * DAY_MS),
+    ]);
+    await pool.query(`INSERT INTO lost_jobs (id, model) VALUES (gen_random_uuid(), 'mlp')`);
     const redis = createRedisConnection(ctx.env.REDIS_URL!, 'producer');
     await once(redis, 'ready');
     const counted: [string, number][] = [];
@@ -104,9 +110,11 @@ describe('deleting batches and audit entries past their retention', () => {
       expect(await count('batches', gone)).toBe(0);
       expect(await count('batches', [...inMargin, ...kept])).toBe(3);
       expect(await count('audit_log')).toBe(1);
+      expect(await count('lost_jobs')).toBe(1);
       expect(counted).toEqual([
         ['batches', 3],
         ['audit_log', 4],
+        ['lost_jobs', 2],
       ]);
 
       // An older day the drop had to skip (a queued job in it) holds its batches back.

@@ -27,4 +27,5 @@ export * from './bulk-batches.ts';
 export * from './postgres-url.ts';
 export * from './postgres-outage.ts';
 export * from './postgres-outage-metrics.ts';
+export * from './lost-jobs.ts';
 export * from './replication-state.ts';

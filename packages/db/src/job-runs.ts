@@ -91,6 +91,18 @@ export async function startJobs(pool: Pool, b: StartBatch): Promise<Map<string, 
   return jobs;
 }
 
+/**
+ * Of the ids a claim left out, those with no row at all (any status): jobs the record lost (lost-jobs.ts), not
+ * canceled or finished ones. Pruned to the ids' days like a claim (batchRowsSql); only asked when a claim returned
+ * fewer rows than its batch's entries.
+ */
+export async function findJobsWithoutRow(pool: Pool, ids: readonly string[]): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const { rows } = await pool.query<{ id: string }>(`SELECT id::text FROM jobs WHERE ${batchRowsSql(ids, '$1')}`, [ids]);
+  const present = new Set(rows.map((r) => r.id));
+  return ids.filter((id) => !present.has(id.toLowerCase()));
+}
+
 /** A claimed row as read: the attempts it had, whether it is a rare case (running, or past its deadline), its inputs where read. */
 interface ClaimRead {
   id: string;

@@ -2,6 +2,7 @@ import { createPeriodicTask, type Logger } from '@inferq/core';
 import {
   deleteAuditEntriesBefore,
   deleteBatchesCreatedBefore,
+  deleteLostJobsBefore,
   dropExpiredJobPartitions,
   ensureJobPartitions,
   jobPartitionDay,
@@ -23,6 +24,9 @@ const DEFAULT_TOMBSTONE_RETENTION_S = 400 * 86_400;
 const DEFAULT_AUDIT_RETENTION_S = 400 * 86_400;
 /** Batches are kept this much longer than the days dropped: a batch's jobs got their ids on an API's clock, its created_at on Postgres's. */
 const BATCH_MARGIN_MS = 3_600_000;
+/** The tables whose rows the maintainer deletes past their retention. */
+type RetainedTable = 'batches' | 'audit_log' | 'lost_jobs';
+const DELETE_BEFORE = { batches: deleteBatchesCreatedBefore, audit_log: deleteAuditEntriesBefore, lost_jobs: deleteLostJobsBefore } as const;
 
 export interface PartitionMaintainerDeps {
   pool: Pool;
@@ -38,8 +42,8 @@ export interface PartitionMaintainerDeps {
   auditRetentionS?: number;
   /** Counts the partitions dropped (the metric inferq_job_partitions_dropped_total). */
   onDropped?: (count: number) => void;
-  /** Counts the rows of batches and audit_log deleted past their retention (inferq_retention_rows_deleted_total). */
-  onRowsDeleted?: (table: 'batches' | 'audit_log', count: number) => void;
+  /** Counts the rows of batches, audit_log and lost_jobs deleted past their retention (inferq_retention_rows_deleted_total). */
+  onRowsDeleted?: (table: RetainedTable, count: number) => void;
   /** Bounds each pass's deletes. @default 10,000 rows a statement, 100 statements a table */
   deleteChunks?: ChunkedDeleteOptions;
   /** @default 3_600_000 */
@@ -52,8 +56,9 @@ export interface PartitionMaintainerDeps {
  * every replica (without the lease: ensureJobPartitions is safe concurrently);
  * then every hour on one replica at a time (a lease in Redis), each pass
  * followed by `dropExpired`: the daily partitions past the tombstone retention
- * are dropped (dropExpiredJobPartitions), then the batches of those days and
- * the audit entries past AUDIT_RETENTION_S, in bounded chunks.
+ * are dropped (dropExpiredJobPartitions), then the batches of those days, the
+ * audit entries past AUDIT_RETENTION_S and the lost jobs' records (lost_jobs)
+ * past the tombstone retention, in bounded chunks.
  */
 export function createPartitionMaintainer(deps: PartitionMaintainerDeps) {
   async function ensureNow(): Promise<string[]> {
@@ -81,9 +86,9 @@ export function createPartitionMaintainer(deps: PartitionMaintainerDeps) {
     return tuned;
   }
 
-  async function deleteRows(table: 'batches' | 'audit_log', before: Date): Promise<number> {
+  async function deleteRows(table: RetainedTable, before: Date): Promise<number> {
     const start = performance.now();
-    const deleted = await (table === 'batches' ? deleteBatchesCreatedBefore : deleteAuditEntriesBefore)(deps.pool, before, deps.deleteChunks);
+    const deleted = await DELETE_BEFORE[table](deps.pool, before, deps.deleteChunks);
     if (deleted > 0) {
       deps.onRowsDeleted?.(table, deleted);
       deps.logger.info({ table, deleted, before: before.toISOString(), ms: Math.round(performance.now() - start) }, 'rows past retention deleted');
@@ -108,10 +113,15 @@ export function createPartitionMaintainer(deps: PartitionMaintainerDeps) {
     return deleteRows('audit_log', new Date(now.getTime() - (deps.auditRetentionS ?? DEFAULT_AUDIT_RETENTION_S) * 1000));
   }
 
+  /** Deletes the records of lost jobs (lost_jobs) older than the tombstone retention: a poll of one then answers 404, as a dropped day's job does. */
+  async function deleteLostJobs(now = new Date()): Promise<number> {
+    return deleteRows('lost_jobs', new Date(now.getTime() - (deps.tombstoneRetentionS ?? DEFAULT_TOMBSTONE_RETENTION_S) * 1000));
+  }
+
   /**
    * One pass (returns the partitions created); undefined when another replica holds it. After ensuring: the
-   * storage parameters, the drop, the batches of the days dropped (only after a drop that did not fail) and the
-   * audit entries past AUDIT_RETENTION_S. Each failure is logged, not thrown.
+   * storage parameters, the drop, the batches of the days dropped (only after a drop that did not fail), the
+   * audit entries past AUDIT_RETENTION_S and the lost jobs past the tombstone retention. Each failure is logged, not thrown.
    */
   async function runOnce(): Promise<string[] | undefined> {
     return withLease(deps.redis, deps.prefix, PARTITION_PASS, LEASE_MS, async () => {
@@ -121,6 +131,7 @@ export function createPartitionMaintainer(deps: PartitionMaintainerDeps) {
       const drop = await dropExpired().catch(fail('dropping job partitions'));
       if (drop) await deleteBatches(drop).catch(fail('deleting old batches'));
       await deleteAuditEntries().catch(fail('deleting old audit entries'));
+      await deleteLostJobs().catch(fail('deleting old records of lost jobs'));
       return created;
     });
   }
@@ -131,6 +142,7 @@ export function createPartitionMaintainer(deps: PartitionMaintainerDeps) {
     dropExpired,
     deleteBatches,
     deleteAuditEntries,
+    deleteLostJobs,
     runOnce,
     ...createPeriodicTask({
       what: 'maintaining job partitions',

@@ -25,6 +25,7 @@ const FORMAT = [
   "Ids grow along the job's life and mean the same on every connection: reconnect with `Last-Event-ID` " +
     '(EventSource does) to get only what came after, the terminal status included.',
   'A reconnect after the terminal event is 204, which tells EventSource to stop. `: keep-alive` comments come every 15 s. A purged job is 410 `JOB_PURGED`.',
+  'A job the record lost (its row dropped by a failover to an asynchronous standby) is 410 `JOB_LOST`.',
 ].join(' ');
 
 export const jobEventsRoutes: FastifyPluginAsyncTypebox<JobEventsRoutesOptions> = async (app, { jobs, streamJobEvents, heartbeatIntervalMs = 15_000 }) => {

@@ -50,6 +50,7 @@ export const jobsRoutes: FastifyPluginAsyncTypebox<JobsRoutesOptions> = async (a
           'larger ones carry a short-lived presigned `url` to their raw little-endian bytes. ' +
           'A purged job (retention ran out, or deleted) is 410 `JOB_PURGED`, whose body says when (`purgedAt`), why (`purgeReason`) ' +
           'and what was kept (`job`, the tombstone). ' +
+          "A job accepted and then lost with the database's last commits (a failover to an asynchronous standby) is 410 `JOB_LOST` (`lostAt`). " +
           'With `Accept: application/octet-stream` (preferred to `application/json` by q-value) the answer is the job in the binary framing: ' +
           '`Inference-Header-Content-Length` bytes of job JSON, outputs with `parameters.binary_data_size`, then their raw bytes in order.',
         params: JobParamsSchema,
@@ -136,7 +137,7 @@ export const jobsRoutes: FastifyPluginAsyncTypebox<JobsRoutesOptions> = async (a
           'first; a running one is refused with 409 `JOB_RUNNING` and `Retry-After` (delete it once it has finished). Its owner or an admin; ' +
           'deleting a tombstone again answers it. Audited as `job:deleted`. Answers the tombstone.',
         params: JobParamsSchema,
-        response: { 200: JobTombstoneSchema, ...problemResponses(400, 401, 403, 404, 409) },
+        response: { 200: JobTombstoneSchema, ...problemResponses(400, 401, 403, 404, 409, 410) },
       },
     },
     async (request) => {

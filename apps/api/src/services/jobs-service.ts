@@ -5,6 +5,7 @@ import {
   cancelQueuedJob,
   findJob,
   findJobByIdempotencyKey,
+  findLostJob,
   insertCachedJob,
   listJobs,
   type JobFilter,
@@ -15,7 +16,7 @@ import {
 import { carriesInputs, type JobProducer } from '@inferq/queue';
 import type { TensorStore } from '@inferq/storage';
 import { ownerFilter, type Principal } from './api-keys-service.ts';
-import { inputsDroppedError, jobLinks, jobPurgedError } from './job-view.ts';
+import { inputsDroppedError, jobLinks, jobLostError, jobPurgedError } from './job-view.ts';
 import type { JobViewCache } from './job-view-cache.ts';
 import type { ModelsService } from './models-service.ts';
 import { createJobIntake } from './job-intake.ts';
@@ -148,10 +149,21 @@ export function createJobsService(deps: JobsServiceDeps): JobsService {
   /** Small tensors travel inline; large ones are written to S3 and referenced (invariant 5): the tensor store decides. */
   const storage = createInputStorage({ tensors: deps.tensors, uploads: deps.uploads });
 
+  /**
+   * The answer for a job with no row the caller may see: 404 JOB_NOT_FOUND, or 410 JOB_LOST for one the record lost
+   * (lost_jobs: accepted, then its row dropped by a failover to an asynchronous standby). A lost job has no owner on
+   * record (its queue entry carries none), so any key that presents the id is told it was lost: the id is a UUIDv7
+   * with 74 random bits that only its submitter was given, and the answer says nothing of the job but that and when.
+   */
+  async function notFound(id: string): Promise<AppError> {
+    const lost = await findLostJob(deps.pool, id);
+    return lost ? jobLostError(lost) : new AppError('JOB_NOT_FOUND', `job ${id} does not exist`);
+  }
+
   /** `inputBytes`: with the inline inputs' bytes, which only a download or a retry reads; a view shows the inputs' descriptions. */
   async function findJobRow(id: string, ownerKeyId: string | null, inputBytes = false): Promise<JobRecord> {
     const job = await findJob(deps.pool, id, ownerKeyId, { inputBytes });
-    if (!job) throw new AppError('JOB_NOT_FOUND', `job ${id} does not exist`);
+    if (!job) throw await notFound(id);
     return job;
   }
 
@@ -314,7 +326,8 @@ export function createJobsService(deps: JobsServiceDeps): JobsService {
       if (!deps.views) return findOwnJob(id, ownerKeyId);
       // Any owner's view is kept, and the owner checked here: one entry serves the key and an admin alike.
       const job = await deps.views.get(id, () => findJob(deps.pool, id, null));
-      if (!job || (ownerKeyId !== null && job.ownerKeyId !== ownerKeyId)) throw new AppError('JOB_NOT_FOUND', `job ${id} does not exist`);
+      if (!job) throw await notFound(id);
+      if (ownerKeyId !== null && job.ownerKeyId !== ownerKeyId) throw new AppError('JOB_NOT_FOUND', `job ${id} does not exist`);
       if (job.purgedAt) throw jobPurgedError(job);
       return job;
     },
@@ -334,7 +347,7 @@ export function createJobsService(deps: JobsServiceDeps): JobsService {
     },
     async cancelJob(id, ownerKeyId) {
       const job = await cancelQueuedJob(deps.pool, id, ownerKeyId);
-      if (!job) throw new AppError('JOB_NOT_FOUND', `job ${id} does not exist`);
+      if (!job) throw await notFound(id);
       deps.views?.forget([id]);
       if (job.purgedAt) throw jobPurgedError(job);
       if (job.status !== 'canceled') throw new AppError('JOB_NOT_CANCELABLE', `job ${id} is ${job.status}`);

@@ -72,6 +72,7 @@ export type FeederNote =
   | { type: 'metric-batch-ran'; model: string; size: number; inferMs: number }
   | { type: 'metric-jobs-finished'; jobs: MeasuredJob[]; outcome: 'succeeded' | 'failed' | 'expired' }
   | { type: 'metric-jobs-released'; jobs: MeasuredJob[] }
+  | { type: 'metric-jobs-record-lost'; model: string; count: number }
   | { type: 'metric-model-faulted'; model: string; faulted: boolean }
   /** Its first model refresh is done: it consumes every served model's queue. */
   | { type: 'started' };

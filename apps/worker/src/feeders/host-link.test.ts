@@ -93,7 +93,7 @@ function device(probe: () => Promise<void> = async () => {}) {
     probe: async () => probe(),
   });
   const status = { batchStarted: vi.fn(), batchEnded: vi.fn(), adaptiveBatching: vi.fn(), setModelsServed: vi.fn() };
-  const metrics = { batchStarted: vi.fn(), batchRan: vi.fn(), jobsFinished: vi.fn(), jobsReleased: vi.fn(), modelFaulted: vi.fn() };
+  const metrics = { batchStarted: vi.fn(), batchRan: vi.fn(), jobsFinished: vi.fn(), jobsReleased: vi.fn(), jobsRecordLost: vi.fn(), modelFaulted: vi.fn() };
   const host: FeederHost = { sessions, health, status, metrics };
   /** A feeder over a channel of its own, with its controls as spies. */
   function feeder() {

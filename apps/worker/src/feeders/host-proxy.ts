@@ -130,6 +130,7 @@ export function createHostProxy(port: FeederPort, logger: Logger): HostProxy {
       batchRan: (model, size, inferMs) => note({ type: 'metric-batch-ran', model, size, inferMs }),
       jobsFinished: (jobs, outcome) => note({ type: 'metric-jobs-finished', jobs: measured(jobs), outcome }),
       jobsReleased: (jobs) => note({ type: 'metric-jobs-released', jobs: measured(jobs) }),
+      jobsRecordLost: (model, count) => note({ type: 'metric-jobs-record-lost', model, count }),
       modelFaulted: (model, isFaulted) => note({ type: 'metric-model-faulted', model, faulted: isFaulted }),
     },
   };

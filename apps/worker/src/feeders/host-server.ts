@@ -118,6 +118,8 @@ export function serveFeeder(port: FeederPort, host: FeederHost): FeederLink {
         return host.metrics.jobsFinished(n.jobs, n.outcome);
       case 'metric-jobs-released':
         return host.metrics.jobsReleased(n.jobs);
+      case 'metric-jobs-record-lost':
+        return host.metrics.jobsRecordLost(n.model, n.count);
       case 'metric-model-faulted':
         return host.metrics.modelFaulted(n.model, n.faulted);
       case 'started':

@@ -2,11 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { encodeTensorBase64 } from '@inferq/contracts';
 import { createLogger } from '@inferq/core';
-import { completeJobs, expireRunningJobs, failJobs, findJob, insertJobs, startJobs } from '@inferq/db';
+import { completeJobs, expireRunningJobs, failJobs, findJob, findLostJob, insertJobs, startJobs } from '@inferq/db';
 import type { ModelSession } from '@inferq/inference';
 import { createJobAck, type AckOutcome } from '@inferq/queue';
 import { createTensorStore } from '@inferq/storage';
-import { createTestContext, newTestJob, testBatchRun, type TestContext } from '@inferq/test-utils';
+import { createTestContext, newTestJob, testBatchRun, testJobId, type TestContext } from '@inferq/test-utils';
 import { createBatchRunner, type BatchRunnerDeps } from './batch-runner.ts';
 import { createInferenceProfiles } from './inference-profiles.ts';
 import type { ModelSessions } from '../sessions/model-sessions.ts';
@@ -297,5 +297,60 @@ describe("each queue job's handle is used once", () => {
     const outcomes: AckOutcome[] = await Promise.all(jobs.map((j) => j.ack.outcome));
     expect(outcomes).toEqual([{ kind: 'ack' }, { kind: 'fail', error: new Error('thread died') }]);
     expect((await findJob(ctx.pool, id, null))?.status).toBe('queued');
+  });
+});
+
+describe('entries whose job has no row at all (the record lost them: a failover to an asynchronous standby)', () => {
+  it('are acknowledged unrun like a canceled job, but recorded and counted once; without lost_jobs (not migrated yet) still acknowledged', async () => {
+    const [live, canceled, lost] = [await queuedJob(), await queuedJob(), testJobId()];
+    await ctx.pool.query("UPDATE jobs SET status = 'canceled', finished_at = now() WHERE id = $1", [canceled]);
+    const counted: number[] = [];
+    const warned: unknown[] = [];
+    const errors: unknown[] = [];
+    const logger = createLogger({ service: 'test', level: 'silent' });
+    // Each batch's logger keeps what it warns and errs of.
+    logger.child = () =>
+      Object.assign(Object.create(logger) as object, { warn: (o: unknown) => void warned.push(o), error: (o: unknown) => void errors.push(o) }) as never;
+    const tensors = createTensorStore({ storage: ctx.storage, inlineMaxBytes: 1024 });
+    const ran: string[][] = [];
+    const batch = createBatchRunner({
+      pool: ctx.pool,
+      sessions: standInSessions(ran),
+      tensors,
+      workerId: 'w-test',
+      device: 'cpu',
+      profiles: createInferenceProfiles(),
+      deadlines: false,
+      writer: createResultWriter({ pool: ctx.pool, storage: ctx.storage, tensors, workerId: 'w-test' }),
+      logger,
+      metrics: { batchStarted() {}, batchRan() {}, jobsFinished() {}, jobsReleased() {}, jobsRecordLost: (_model, n) => void counted.push(n) },
+    });
+    const jobs = [pending(live), pending(canceled), pending(lost)];
+    await batch.processBatch(jobs);
+    expect(await Promise.all(jobs.map((j) => j.outcome))).toEqual([true, true, true]);
+    expect(ran).toHaveLength(1);
+    expect(ran[0]).toHaveLength(1);
+    expect((await findJob(ctx.pool, live, null))?.status).toBe('succeeded');
+    expect(await findLostJob(ctx.pool, lost)).toMatchObject({ id: lost, model: 'slow' });
+    expect(await findLostJob(ctx.pool, canceled)).toBeUndefined();
+    expect(counted).toEqual([1]);
+    expect(warned).toEqual([{ jobIds: [lost], lost: 1, recorded: 1 }]);
+
+    // The same entry again (a crash before its acknowledgement): acknowledged, not counted twice.
+    const replay = pending(lost);
+    await batch.processBatch([replay]);
+    expect(await replay.outcome).toBe(true);
+    expect(counted.reduce((a, b) => a + b, 0)).toBe(1);
+
+    // A worker newer than the schema (a rolling update): the loss cannot be recorded, the entry is acknowledged as before.
+    await ctx.pool.query('ALTER TABLE lost_jobs RENAME TO lost_jobs_away');
+    try {
+      const unrecorded = pending(testJobId());
+      await batch.processBatch([unrecorded]);
+      expect(await unrecorded.outcome).toBe(true);
+      expect(errors).toHaveLength(1);
+    } finally {
+      await ctx.pool.query('ALTER TABLE lost_jobs_away RENAME TO lost_jobs');
+    }
   });
 });

@@ -3,7 +3,17 @@ import type { Span } from '@opentelemetry/api';
 import pRetry from 'p-retry';
 import type { RawTensor, StoredTensor } from '@inferq/contracts';
 import { traceIds, type Logger } from '@inferq/core';
-import { expireRunningJobs, isDatabaseUnavailable, markJobsRunning, startJobs, type BatchRun, type JobFailure, type Pool } from '@inferq/db';
+import {
+  expireRunningJobs,
+  findJobsWithoutRow,
+  isDatabaseUnavailable,
+  markJobsRunning,
+  recordLostJobs,
+  startJobs,
+  type BatchRun,
+  type JobFailure,
+  type Pool,
+} from '@inferq/db';
 import { UnrecoverableError, unpackCarried, type CarriedInputs } from '@inferq/queue';
 import type { ModelSession } from '@inferq/inference';
 import type { TensorStore } from '@inferq/storage';
@@ -60,7 +70,7 @@ export interface RunnerSessions {
 }
 export type RunnerHealth = Pick<ModelHealth, 'isFaulted' | 'fault'>;
 export type RunnerStatus = Pick<WorkerStatusTracker, 'batchStarted' | 'batchEnded'>;
-export type RunnerMetrics = Pick<WorkerMetrics, 'batchStarted' | 'batchRan' | 'jobsFinished' | 'jobsReleased'>;
+export type RunnerMetrics = Pick<WorkerMetrics, 'batchStarted' | 'batchRan' | 'jobsFinished' | 'jobsReleased' | 'jobsRecordLost'>;
 
 export interface BatchRunnerDeps {
   pool: Pool;
@@ -332,6 +342,40 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
   }
 
   /**
+   * Of the entries a claim left out, those whose job has no row at all: accepted jobs the record lost (a failover to an
+   * asynchronous standby dropped the last commits after the API had answered 202 and queued them), not canceled or
+   * finished ones. Recorded in lost_jobs so that a poll answers 410 JOB_LOST, counted and said once a batch (invariant
+   * 12: never silent); the caller acknowledges them with the rest. One statement, only when the claim came back short;
+   * one more when some are lost. A failure other than an outage (lost_jobs not yet migrated on a rolling update) is
+   * logged, and the entries are acknowledged as before: a lost job cannot run either way.
+   */
+  async function recordLost(unclaimed: PendingJob[], scope: StepScope): Promise<void> {
+    const model = unclaimed[0]!.model;
+    try {
+      const ids = unclaimed.map((j) => j.jobId);
+      const lost = await outlastOutage('find lost jobs', scope, () => findJobsWithoutRow(deps.pool, ids));
+      if (lost.length === 0) return;
+      const recorded = await outlastOutage('record lost jobs', scope, () =>
+        recordLostJobs(
+          deps.pool,
+          lost.map((id) => ({ id, model })),
+        ),
+      );
+      // A replay of entries recorded already (a crash before their acknowledgement) is not counted twice.
+      deps.metrics?.jobsRecordLost(model, recorded.size);
+      scope.log.warn(
+        { jobIds: lost, lost: lost.length, recorded: recorded.size },
+        'queue entries whose job row is gone: the record lost these accepted jobs (a failover to an asynchronous standby dropped its last commits); ' +
+          'recorded as lost, clients polling them get 410 JOB_LOST',
+      );
+    } catch (err) {
+      // The worker stopping in an outage: the batch goes back whole.
+      if (isOutage(err)) throw err;
+      scope.log.error({ err, jobs: unclaimed.length }, 'could not tell lost jobs from canceled ones; the entries are acknowledged unrecorded');
+    }
+  }
+
+  /**
    * The inputs carried beside the batch's queue entries, read and dropped in one Redis round trip; a job whose bytes are
    * not there is left out (its claim reads its row's), and so is one that runs again.
    */
@@ -369,8 +413,10 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
       );
       // The batch's writes fence to it and time its start from here.
       const scope: StepScope = { log, span, batch: { id: batchId, size: batch.length, claimedAtMs: performance.now() } };
-      // Canceled or already finished (a replay after a crash): acknowledge without running.
-      for (const job of batch) if (!live.has(job.jobId)) job.ack.ack();
+      // Canceled or already finished (a replay after a crash), or lost by the record (no row at all: recordLost): acknowledge without running.
+      const unclaimed = live.size < batch.length ? batch.filter((job) => !live.has(job.jobId)) : [];
+      if (unclaimed.length > 0) await recordLost(unclaimed, scope);
+      for (const job of unclaimed) job.ack.ack();
       const claimed = batch.flatMap((job) => {
         const row = live.get(job.jobId);
         // A row the claim read without inputs is one whose bytes the batch holds.

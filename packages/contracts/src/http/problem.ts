@@ -14,11 +14,12 @@ export const ProblemSchema = Type.Object(
     detail: Type.Optional(Type.String()),
     instance: Type.Optional(Type.String({ description: 'Request id' })),
     errors: Type.Optional(Type.Array(Type.Object({ pointer: Type.String(), code: Type.String(), detail: Type.String() }))),
-    // Extension members of 410 JOB_PURGED and JOB_INPUTS_DROPPED.
+    // Extension members of 410 JOB_PURGED, JOB_INPUTS_DROPPED and JOB_LOST.
     purgedAt: Type.Optional(Type.String({ format: 'date-time', description: 'JOB_PURGED: when the job was purged' })),
     purgeReason: Type.Optional(StringEnum(PURGE_REASONS, { description: 'JOB_PURGED: `retention` or `deleted`' })),
     job: Type.Optional(Type.Omit(JobTombstoneSchema, [], { description: 'JOB_PURGED: what was kept, the tombstone' })),
     inputsDroppedAt: Type.Optional(Type.String({ format: 'date-time', description: 'JOB_INPUTS_DROPPED: when the inputs were dropped' })),
+    lostAt: Type.Optional(Type.String({ format: 'date-time', description: "JOB_LOST: when a worker found the job's record gone" })),
   },
   {
     $id: 'Problem',
