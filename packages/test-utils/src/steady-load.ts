@@ -36,7 +36,18 @@ export interface SteadyLoad {
  */
 export function startSteadyLoad(
   stack: Pick<Stack, 'baseUrl'>,
-  o: { ratePerS: number; body: (i: number) => unknown; authorization: string; replyTimeoutMs?: number },
+  o: {
+    ratePerS: number;
+    body: (i: number) => unknown;
+    authorization: string;
+    replyTimeoutMs?: number;
+    /**
+     * As the SDK submits: each submission under an Idempotency-Key of its own, sent again under it after a 503 (its
+     * Retry-After, at most `retryPauseMs`) or no reply, until accepted or `retryForMs` has passed. A commit whose outcome
+     * the API could not know then counts once. Without it, each submission is sent once.
+     */
+    retry?: { retryForMs: number; retryPauseMs?: number };
+  },
 ): SteadyLoad {
   const result: SteadyLoadResult = {
     loadId: randomUUID(),
@@ -58,26 +69,44 @@ export function startSteadyLoad(
     const started = performance.now();
     const reply = { sentMs: started, answeredMs: started, refused: false };
     replies[i] = reply;
-    try {
-      const res = await fetch(`${stack.baseUrl}/v1/jobs`, {
-        method: 'POST',
-        headers: { authorization: o.authorization, 'content-type': 'application/json' },
-        body: JSON.stringify({ ...(o.body(i) as object), metadata: { [LOAD_ID_KEY]: result.loadId } }),
-        signal: AbortSignal.timeout(timeoutMs),
-      });
-      const json = (await res.json()) as { id?: string; code?: string };
+    const headers: Record<string, string> = { authorization: o.authorization, 'content-type': 'application/json' };
+    if (o.retry) headers['idempotency-key'] = randomUUID();
+    const body = JSON.stringify({ ...(o.body(i) as object), metadata: { [LOAD_ID_KEY]: result.loadId } });
+    for (;;) {
+      const sentMs = performance.now();
+      const outcome = await tryOnce(headers, body);
       reply.answeredMs = performance.now();
-      result.latenciesMs.push(reply.answeredMs - started);
-      if (res.status === 202 && json.id) result.accepted.push(json.id);
-      else if (res.status === 503 && res.headers.get('retry-after')) {
+      result.latenciesMs.push(reply.answeredMs - sentMs);
+      if (outcome.kind === 'refused') {
         result.refused++;
         reply.refused = true;
-        const code = json.code ?? 'no code';
-        result.refusedCodes[code] = (result.refusedCodes[code] ?? 0) + 1;
-      } else result.violations.push(`${res.status} ${json.code ?? ''}${res.status === 503 ? ' without Retry-After' : ''}`);
+        result.refusedCodes[outcome.code] = (result.refusedCodes[outcome.code] ?? 0) + 1;
+      }
+      const retryable = outcome.kind === 'refused' || outcome.kind === 'unanswered';
+      if (o.retry && retryable && reply.answeredMs - started < o.retry.retryForMs) {
+        const pauseMs = Math.min(outcome.kind === 'refused' ? outcome.retryAfterS * 1000 : 0, o.retry.retryPauseMs ?? 500);
+        await new Promise((resolve) => setTimeout(resolve, pauseMs));
+        continue;
+      }
+      if (outcome.kind === 'accepted') result.accepted.push(outcome.id);
+      else if (outcome.kind !== 'refused') result.violations.push(outcome.why);
+      return;
+    }
+  }
+
+  type Outcome = { kind: 'accepted'; id: string } | { kind: 'refused'; code: string; retryAfterS: number } | { kind: 'broken' | 'unanswered'; why: string };
+  async function tryOnce(headers: Record<string, string>, body: string): Promise<Outcome> {
+    try {
+      const res = await fetch(`${stack.baseUrl}/v1/jobs`, { method: 'POST', headers, body, signal: AbortSignal.timeout(timeoutMs) });
+      const json = (await res.json()) as { id?: string; code?: string };
+      // A replay under the same key answers 200 with the job the first try created.
+      if ((res.status === 202 || (o.retry && res.status === 200)) && json.id) return { kind: 'accepted', id: json.id };
+      const retryAfter = res.headers.get('retry-after');
+      if (res.status === 503 && retryAfter) return { kind: 'refused', code: json.code ?? 'no code', retryAfterS: Number(retryAfter) || 1 };
+      return { kind: 'broken', why: `${res.status} ${json.code ?? ''}${res.status === 503 ? ' without Retry-After' : ''}` };
     } catch (err) {
       const cause = (err as Error & { cause?: { code?: string; message?: string } }).cause;
-      result.violations.push(`no reply: ${(err as Error).message}${cause ? ` (${cause.code ?? cause.message})` : ''}`);
+      return { kind: 'unanswered', why: `no reply: ${(err as Error).message}${cause ? ` (${cause.code ?? cause.message})` : ''}` };
     }
   }
 
