@@ -26,6 +26,11 @@ export interface PoolOptions {
 
 /** Per host, connecting and the first answer: a host that does not answer must not hold up the next one. */
 const CONNECT_TIMEOUT_MS = 5_000;
+/**
+ * A multi-host pool's look for the writable host: every host is asked at once, and one that has not answered in this
+ * long does not qualify. It bounds how long connections wait after a promotion while a vanished host is still asked.
+ */
+const PROBE_TIMEOUT_MS = 2_000;
 
 export function createPool(options: PoolOptions): Pool {
   const targets = parsePostgresUrl(options.url);
@@ -43,11 +48,16 @@ export function createPool(options: PoolOptions): Pool {
     keepAliveInitialDelayMillis: 10_000,
     ...(options.queryTimeoutMs ? { query_timeout: options.queryTimeoutMs } : {}),
   };
-  if (targets.hosts.length > 1 || needsWrites) {
-    const locator = createHostLocator({ targets, clientConfig: config, probeTimeoutMs: CONNECT_TIMEOUT_MS, onTargetChange: options.onHostChange });
-    config.Client = locatedClientClass(locator, needsWrites) as unknown as pg.PoolConfig['Client'];
-  }
+  const located =
+    targets.hosts.length > 1 || needsWrites
+      ? locatedClientClass(
+          createHostLocator({ targets, clientConfig: config, probeTimeoutMs: PROBE_TIMEOUT_MS, onTargetChange: options.onHostChange }),
+          needsWrites,
+        )
+      : undefined;
+  if (located) config.Client = located as unknown as pg.PoolConfig['Client'];
   const pool = new pg.Pool(config);
+  if (located) pool.on('release', (err: Error | undefined, client: pg.PoolClient) => err && located.failed(client, err));
   // An idle client losing its connection must not crash the process; the next query reports it.
   pool.on('error', () => {});
   return pool;
@@ -82,17 +92,19 @@ export async function withTransaction<T>(pool: Pool, fn: (client: PoolClient) =>
   // 'error' event would also crash the process.
   const onError = () => {};
   client.on('error', onError);
+  // A ROLLBACK that fails too (the connection lost, or its statement timed out) leaves a client no one may use again.
+  let broken: Error | undefined;
   try {
     await client.query('BEGIN');
     const result = await fn(client);
     await client.query('COMMIT');
     return result;
   } catch (err) {
-    await client.query('ROLLBACK').catch(() => {});
+    await client.query('ROLLBACK').catch((e: unknown) => (broken = e instanceof Error ? e : new Error(String(e))));
     throw err;
   } finally {
     client.off('error', onError);
-    client.release();
+    client.release(broken);
   }
 }
 

@@ -4,9 +4,9 @@ import type { PostgresHost, PostgresTargets } from './postgres-url.ts';
 /**
  * What libpq does with several hosts and `target_session_attrs`, and
  * node-postgres does not (brianc/node-postgres#1470): every new connection of
- * a pool goes to the host that takes writes, found by trying the hosts in
- * order and asking each whether its sessions are read-only, the way libpq
- * asks. The host found is remembered until a connection to it fails, it
+ * a pool goes to the host that takes writes, found by asking each host
+ * whether its sessions are read-only, the way libpq asks (all at once here,
+ * where libpq asks in turn). The host found is remembered until a connection to it fails, it
  * answers read-only (demoted), or a connection to it is lost; the next
  * connection then looks again. A promoted standby is found without
  * restarting anything.
@@ -42,6 +42,15 @@ export async function takesWrites(client: pg.ClientBase): Promise<boolean> {
   return rows[0]?.transaction_read_only === 'off';
 }
 
+/** For `any`: the first host in order that answered, once every host before it has answered (and refused). */
+function firstAnswered(hosts: readonly PostgresHost[], answers: ReadonlyMap<PostgresHost, string | undefined>): PostgresHost | undefined {
+  for (const host of hosts) {
+    if (!answers.has(host)) return undefined;
+    if (answers.get(host) === undefined) return host;
+  }
+  return undefined;
+}
+
 export function createHostLocator(options: HostLocatorOptions): HostLocator {
   const { targets } = options;
   const needsWrites = targets.targetSessionAttrs !== 'any';
@@ -66,22 +75,37 @@ export function createHostLocator(options: HostLocatorOptions): HostLocator {
     }
   };
 
-  const look = async (): Promise<PostgresHost> => {
-    const refused: string[] = [];
-    // libpq tries the hosts in the order given; the one that last served goes first, so a blip does not move the pool.
-    const order = last ? [last, ...targets.hosts.filter((h) => h !== last)] : targets.hosts;
-    for (const host of order) {
-      const why = await probe(host);
-      if (why === undefined) {
-        if (host !== last) options.onTargetChange?.(host, last);
-        last = current = host;
-        return host;
+  /**
+   * All hosts at once. For read-write the first that qualifies wins (there is one primary); for `any`, the first in
+   * the order given that answers, as libpq takes it. The look fails once every host has refused. Asked in turn, as
+   * libpq asks, a host that vanished (connects that hang) would cost its whole timeout before the next is asked.
+   */
+  const look = (): Promise<PostgresHost> =>
+    new Promise((resolve, reject) => {
+      const answers = new Map<PostgresHost, string | undefined>();
+      let settled = false;
+      const decide = () => {
+        if (settled) return;
+        const host = needsWrites ? targets.hosts.find((h) => answers.has(h) && answers.get(h) === undefined) : firstAnswered(targets.hosts, answers);
+        if (host) {
+          settled = true;
+          if (host !== last) options.onTargetChange?.(host, last);
+          last = current = host;
+          return resolve(host);
+        }
+        if (answers.size < targets.hosts.length) return;
+        settled = true;
+        const list = targets.hosts.map((h) => `${h.host}:${h.port} (${answers.get(h)})`).join(', ');
+        reject(new NoWritableHostError(`no Postgres host ${needsWrites ? 'takes writes' : 'answers'}: ${list}`));
+      };
+      for (const host of targets.hosts) {
+        // Why nothing is lost: a probe never rejects; it resolves with why the host does not qualify.
+        void probe(host).then((why) => {
+          answers.set(host, why);
+          decide();
+        });
       }
-      refused.push(`${host.host}:${host.port} (${why})`);
-    }
-    const wanted = needsWrites ? 'takes writes' : 'answers';
-    throw new NoWritableHostError(`no Postgres host ${wanted}: ${refused.join(', ')}`);
-  };
+    });
 
   return {
     get current() {
@@ -103,8 +127,19 @@ export function createHostLocator(options: HostLocatorOptions): HostLocator {
  * the session takes writes when that is asked for (the host may have been
  * demoted since it was found), and tells the locator of a lost connection.
  */
-export function locatedClientClass(locator: HostLocator, needsWrites: boolean): typeof pg.Client {
+export function locatedClientClass(locator: HostLocator, needsWrites: boolean): typeof pg.Client & { failed(client: pg.PoolClient, err: Error): void } {
   return class LocatedClient extends pg.Client {
+    /** Where this client connected. */
+    private target: PostgresHost | undefined;
+
+    /**
+     * A statement of `client` failed as the pool saw it (its 'release' event): one that timed out or lost its
+     * connection sends the next connection looking, as a lost connection does (a host that vanished resets nothing).
+     */
+    static failed(client: pg.PoolClient, err: Error): void {
+      if (client instanceof LocatedClient && client.target && /Query read timeout|Connection terminated/.test(err.message)) locator.forget(client.target);
+    }
+
     override connect(): Promise<pg.Client>;
     override connect(callback: (err: Error | null, client?: pg.Client) => void): void;
     override connect(callback?: (err: Error | null, client?: pg.Client) => void): Promise<pg.Client> | void {
@@ -118,6 +153,7 @@ export function locatedClientClass(locator: HostLocator, needsWrites: boolean): 
 
     private async connectToTarget(): Promise<pg.Client> {
       const host = await locator.target();
+      this.target = host;
       this.host = host.host;
       this.port = host.port;
       // A connection lost later (the primary killed, demoted or cut off) sends the next one looking. The pool's own

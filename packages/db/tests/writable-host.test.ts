@@ -1,3 +1,5 @@
+import { once } from 'node:events';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPrivatePostgres, waitFor, type PrivateService } from '@inferq/test-utils';
 import { createPool, isDatabaseUnavailable, type Pool } from '../src/pool.ts';
@@ -108,11 +110,40 @@ describe('a multi-host DATABASE_URL with target_session_attrs=read-write', () =>
       (err: unknown) => err,
     );
     expect(isDatabaseUnavailable(refused)).toBe(true);
-    await expect(pool.query('SELECT 1')).rejects.toThrow(new RegExp(`no Postgres host takes writes: .*${hostOf(a).port} \\(read-only\\).*${hostOf(b).port}`));
+    await expect(pool.query('SELECT 1')).rejects.toThrow(
+      new RegExp(`no Postgres host takes writes: .*${hostOf(a).port} \\(read-only\\), .*${hostOf(b).port} \\(.*ECONNREFUSED`),
+    );
     // b comes back as the primary.
     await b.start();
     await setReadOnly(b, false);
     expect(await serverPort(pool)).toBe(hostOf(b).port);
+  });
+
+  it('is not held up by a host that takes connections and never answers (a primary that vanished), and gives a statement up after its timeout', async () => {
+    // Its connections, open until a probe gives up on them.
+    const waiting = new Set<Socket>();
+    const silent = createServer((socket) => {
+      waiting.add(socket);
+      socket.on('close', () => waiting.delete(socket));
+    }).listen(0, '127.0.0.1');
+    await once(silent, 'listening');
+    try {
+      const port = (silent.address() as AddressInfo).port;
+      const hb = hostOf(b);
+      const pool = createPool({
+        url: `${hb.url.replace(`${hb.host}:${hb.port}`, `127.0.0.1:${port},${hb.host}:${hb.port}`)}?target_session_attrs=read-write`,
+        schema: 'public',
+        max: 1,
+        queryTimeoutMs: 1_000,
+      });
+      pools.push(pool);
+      expect(await serverPort(pool)).toBe(hb.port);
+      // Connected while the silent host's probe still waits: the look did not wait for its timeout.
+      expect(waiting.size).toBeGreaterThan(0);
+      await expect(pool.query('SELECT pg_sleep(5)')).rejects.toThrow(/Query read timeout/);
+    } finally {
+      silent.close();
+    }
   });
 
   it('takes the first host that answers with target_session_attrs=any, as libpq does', async () => {

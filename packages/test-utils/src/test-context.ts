@@ -53,7 +53,10 @@ export async function createTestContext(options: TestContextOptions = {}): Promi
   const admin = createPool({ url: env.DATABASE_URL!, schema: 'public', max: 1 });
   await admin.query(`CREATE SCHEMA "${id}"`);
   await admin.end();
-  const pool = createPool({ url: env.DATABASE_URL!, schema: id, max: 10 });
+  // The query timeout the stack's processes are given, if any, holds for the test's own statements too (a primary
+  // that vanished must not hang a fault test's ledger).
+  const queryTimeoutMs = env.DATABASE_QUERY_TIMEOUT_MS ? Number(env.DATABASE_QUERY_TIMEOUT_MS) : undefined;
+  const pool = createPool({ url: env.DATABASE_URL!, schema: id, max: 10, queryTimeoutMs });
   await runMigrations(pool, undefined, { upTo: options.migrateUpTo });
   const storage = createStorage({
     endpoint: env.S3_ENDPOINT,
