@@ -35,6 +35,7 @@ import { createApiKeysService, type ApiKeysService } from './services/api-keys-s
 import { createAuditService } from './services/audit-service.ts';
 import { createJobViewCache } from './services/job-view-cache.ts';
 import { createJobsService } from './services/jobs-service.ts';
+import { createRecentAccepts, type RecentAccepts } from './services/recent-accepts.ts';
 import { createJobsBulkService } from './services/jobs-bulk-service.ts';
 import { createJobRetention, type JobRetention } from './services/job-retention-service.ts';
 import { createEmbeddingsService } from './services/embeddings-service.ts';
@@ -146,6 +147,8 @@ export interface App {
   uploads: UploadsService;
   /** Advances Batch API batches: main.ts starts it beside the app; tests start it themselves. */
   batchRunner: BatchRunner;
+  /** The jobs accepted lately: main.ts checks them against the record after a Postgres failover. */
+  recentAccepts: RecentAccepts;
 }
 
 /** Builds the Fastify app without listening, so tests drive it with inject(). */
@@ -228,8 +231,10 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   });
   const events = createJobEvents({ connection: deps.redis, prefix: deps.producer.prefix });
   server.addHook('onClose', () => events.close());
+  const recentAccepts = createRecentAccepts({ pool: deps.pool });
   const jobs = createJobsService({
     uploads,
+    recentAccepts,
     views: createJobViewCache({ events, ttlMs: settings.jobViewCacheMs ?? 0, onRead: metrics.jobViewRead }),
     pool: deps.pool,
     producer: deps.producer,
@@ -324,5 +329,5 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   });
   if (settings.consoleDir) await registerConsole(server, settings.consoleDir);
   await server.ready();
-  return { server, keys, retirement, retention, metrics, routes, tensors, uploads, batchRunner };
+  return { server, keys, retirement, retention, metrics, routes, tensors, uploads, batchRunner, recentAccepts };
 }

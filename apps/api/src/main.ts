@@ -21,6 +21,7 @@ import { createUploadsSweeper } from './background/uploads-sweeper.ts';
 import { createFilesSweeper } from './background/files-sweeper.ts';
 import { createStorageSetup } from './background/storage-setup.ts';
 import { apiConfig, checkApiConfig } from './config.ts';
+import { checkAcceptsAfterFailover } from './services/recent-accepts.ts';
 import { createWebhookDispatcher, type WebhookSettings } from './webhooks/webhook-dispatcher.ts';
 
 const config = checkApiConfig(loadConfig(apiConfig));
@@ -65,7 +66,7 @@ const storageSetup = createStorageSetup({
   ],
 });
 
-const { server, keys, retirement, retention, metrics, tensors, batchRunner } = await buildApp({
+const { server, keys, retirement, retention, metrics, tensors, batchRunner, recentAccepts } = await buildApp({
   storageSetup,
   logger,
   pool,
@@ -178,7 +179,15 @@ const policy = await readMaxmemoryPolicy(redis).catch(() => undefined);
 if (policy !== undefined && policy !== 'noeviction') logger.warn({ policy }, 'redis maxmemory-policy is not noeviction; queue data may be evicted');
 
 // One warning when the Postgres primary is lost, one info line when writes are accepted again (inferq_postgres_up and the rest).
-const postgresWatch = watchPostgresOutages(pool, { logger, ...metrics.postgres });
+const postgresWatch = watchPostgresOutages(pool, {
+  logger,
+  ...metrics.postgres,
+  onFailover(primary, previous) {
+    metrics.postgres.onFailover?.(primary, previous);
+    // Why nothing is lost: it never rejects, and says what it could not check.
+    void checkAcceptsAfterFailover(recentAccepts, { logger, onLost: metrics.jobsRecordLost });
+  },
+});
 postgresWatch.start();
 deadlines.start();
 retiredArtifacts.start();

@@ -91,6 +91,15 @@ export function createApiMetrics(deps: { pool: Pool; producer: JobProducer; redi
     registers: [registry],
   });
 
+  const recordLost = new Counter({
+    name: 'inferq_jobs_record_lost_total',
+    help:
+      'Accepted jobs the record lost, found by this API after a Postgres failover (jobs it accepted lately with no row on the new ' +
+      'primary: an asynchronous standby promoted); polls of them answer 410 JOB_LOST',
+    labelNames: ['model'],
+    registers: [registry],
+  });
+
   const uploads = new Counter({
     name: 'inferq_uploads_total',
     help: 'Uploads (POST /v1/uploads) by event: created, claimed (taken by a job), expired (deleted unused by the upload sweep)',
@@ -209,6 +218,9 @@ export function createApiMetrics(deps: { pool: Pool; producer: JobProducer; redi
     postgres,
     observeRequest(method: string, route: string, statusCode: number, seconds: number): void {
       httpDuration.observe({ method, route, status_code: String(statusCode) }, seconds);
+    },
+    jobsRecordLost(model: string, count: number): void {
+      recordLost.inc({ model }, count);
     },
     jobSubmitted(model: string, priority: string): void {
       submitted.inc({ model, priority });

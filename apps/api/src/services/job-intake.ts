@@ -3,6 +3,7 @@ import type { StoredTensor } from '@inferq/contracts';
 import { AppError } from '@inferq/core';
 import { deleteJobs, insertJobs, type NewJob, type Pool } from '@inferq/db';
 import { enqueueRequestFor, writeOutcomeUnknown, type JobProducer } from '@inferq/queue';
+import type { RecentAccepts } from './recent-accepts.ts';
 
 /** What a job's queue entry takes besides the job (enqueueRequestFor). */
 export interface QueueEntryOptions {
@@ -47,7 +48,14 @@ class QueueWriteTimeoutError extends Error {
  * flush) and one queue round trip per model for the whole group, so the cost
  * per 202 falls as concurrency rises instead of queueing on the database.
  */
-export function createJobIntake(deps: { pool: Pool; producer: JobProducer; maxGroupSize: number; queueTimeoutMs: number }): JobIntake {
+export function createJobIntake(deps: {
+  pool: Pool;
+  producer: JobProducer;
+  maxGroupSize: number;
+  queueTimeoutMs: number;
+  /** Told of every job accepted, to check against the record after a failover (recent-accepts.ts). */
+  recent?: RecentAccepts;
+}): JobIntake {
   let inFlight: Promise<unknown> = Promise.resolve();
 
   /**
@@ -75,11 +83,15 @@ export function createJobIntake(deps: { pool: Pool; producer: JobProducer; maxGr
     const jobs = submissions.map((s) => s.job);
     const inserted = await insertJobs(deps.pool, jobs);
     const fresh = submissions.filter((s) => inserted.has(s.job.id));
+    const accepted = () => {
+      deps.recent?.note(fresh.map((s) => ({ id: s.job.id, model: s.job.modelName })));
+      return jobs.map((j) => inserted.has(j.id));
+    };
     try {
       await enqueue(fresh.map(({ job, queue }) => enqueueRequestFor(job, job.inputs, queue)));
     } catch (err) {
       // Perhaps queued: refusing it would make the client's retry a second job. Postgres holds it either way (invariant 1).
-      if (writeOutcomeUnknown(err)) return jobs.map((j) => inserted.has(j.id));
+      if (writeOutcomeUnknown(err)) return accepted();
       // Not accepted after all: remove the rows so a retry does not run a job twice.
       await deleteJobs(
         deps.pool,
@@ -88,7 +100,7 @@ export function createJobIntake(deps: { pool: Pool; producer: JobProducer; maxGr
       const error = new AppError('QUEUE_UNAVAILABLE', 'the queue cannot be reached; retry shortly', { cause: err, headers: { 'retry-after': '2' } });
       return jobs.map(() => error);
     }
-    return jobs.map((j) => inserted.has(j.id));
+    return accepted();
   }
 
   const loader = new DataLoader<Submission, boolean>(

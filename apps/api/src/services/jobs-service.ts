@@ -20,6 +20,7 @@ import { inputsDroppedError, jobLinks, jobLostError, jobPurgedError } from './jo
 import type { JobViewCache } from './job-view-cache.ts';
 import type { ModelsService } from './models-service.ts';
 import { createJobIntake } from './job-intake.ts';
+import type { RecentAccepts } from './recent-accepts.ts';
 import { checkInputHeads, decodeInputs, type DecodedInput } from './tensor-intake.ts';
 import { checkWebhookUrl } from '../webhooks/url-policy.ts';
 import { createBacklogGuard } from './backlog-guard.ts';
@@ -106,6 +107,8 @@ export interface JobsServiceDeps {
   onCacheLookup?(model: string, hit: boolean): void;
   /** Claims `upload` inputs (POST /v1/uploads). */
   uploads: UploadClaims;
+  /** Every job accepted, checked against the record after a Postgres failover (main.ts). */
+  recentAccepts?: RecentAccepts;
 }
 
 /** Time-ordered ids: the (created_at, id) keyset order is submission order even within a millisecond. */
@@ -144,6 +147,7 @@ export function createJobsService(deps: JobsServiceDeps): JobsService {
     producer: deps.producer,
     maxGroupSize: deps.limits.submitGroupMax,
     queueTimeoutMs: deps.limits.submitQueueTimeoutMs ?? 3_000,
+    recent: deps.recentAccepts,
   });
   const backlog = createBacklogGuard({ producer: deps.producer, maxDepth: deps.limits.queueMaxDepth, refreshMs: BACKLOG_REFRESH_MS });
   /** Small tensors travel inline; large ones are written to S3 and referenced (invariant 5): the tensor store decides. */
