@@ -1,7 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { queueNameFor } from '@inferq/queue';
 import { createClient } from '@inferq/sdk';
 import {
   ADMIN_KEY,
+  auditJobs,
+  formatLedger,
   installCompletionLog,
   mlpJob,
   optionalTestVar,
@@ -10,9 +13,12 @@ import {
   startPostgresHa,
   startStack,
   startSteadyLoad,
+  startRedisSentinel,
   startWebhookReceiver,
   waitFor,
   type PostgresHa,
+  type RedisTopologyServers,
+  type SteadyLoad,
   type Stack,
   type TestProcess,
   type WebhookReceiver,
@@ -29,7 +35,7 @@ import {
 
 /** Patroni's leader-key TTL, loop wait and retry timeout; the figures in docs/reliability.md at Patroni's defaults come from 30/10/10. */
 const [TTL_S, LOOP_WAIT_S, RETRY_TIMEOUT_S] = optionalTestVar('INFERQ_PATRONI_TIMINGS', '10/2/4').split('/').map(Number) as [number, number, number];
-/** Submits are accepted again within this of the promotion (pools find the new primary at their next connection). */
+/** Submits are accepted again within this of the promotion (pools find the new primary at their next connection; measured: well under 1 s). */
 const RECOVERY_MARGIN_MS = 5_000;
 /** The longest any one submit try may take: the reply timeout of the load. */
 const REPLY_BOUND_MS = 5_000;
@@ -54,8 +60,8 @@ afterAll(async () => {
   for (const o of open.reverse()) await o.close();
 });
 
-async function stackOn(databaseUrl: string): Promise<{ stack: Stack; worker: TestProcess }> {
-  const stack = await startStack({ services: { DATABASE_URL: databaseUrl }, apiEnv: { WEBHOOK_ALLOW_PRIVATE: 'true' } });
+async function stackOn(services: Record<string, string>): Promise<{ stack: Stack; worker: TestProcess }> {
+  const stack = await startStack({ services, apiEnv: { WEBHOOK_ALLOW_PRIVATE: 'true' } });
   open.push(stack);
   await installCompletionLog(stack.ctx.pool);
   await stack.registerModel('mlp');
@@ -104,34 +110,67 @@ async function watchEvents(stack: Stack, jobId: string, timeoutMs: number): Prom
   return statuses;
 }
 
-async function killUnderLoad(what: string, databaseUrl: string): Promise<void> {
-  const { stack } = await stackOn(databaseUrl);
+interface Fault {
+  /** `kill`: SIGKILL (connections reset); `freeze`: SIGSTOP (a host that vanished: connections hang until a timeout). */
+  how: 'kill' | 'freeze';
+  /** A Redis Sentinel group whose primary is SIGKILLed at the same moment: two faults at once. */
+  redis?: RedisTopologyServers;
+  /** The stack's DATABASE_QUERY_TIMEOUT_MS, what a hung statement may cost (the default 15 s elsewhere). */
+  queryTimeoutMs?: number;
+}
+
+async function failOverUnderLoad(what: string, databaseUrl: string, fault: Fault): Promise<void> {
+  const timeouts: Record<string, string> = fault.queryTimeoutMs ? { DATABASE_QUERY_TIMEOUT_MS: String(fault.queryTimeoutMs) } : {};
+  const { stack } = await stackOn({ DATABASE_URL: databaseUrl, ...(fault.redis ? { REDIS_URL: fault.redis.url } : {}), ...timeouts } as Record<string, string>);
+  // A submit's statements wait at most a query timeout, or a connect timeout (5 s) for a connection: the documented bound.
+  const replyBoundMs = Math.max(REPLY_BOUND_MS, (fault.queryTimeoutMs ?? 0) + 5_000);
   const webhook = { url: receiver.url };
   const load = startSteadyLoad(stack, {
     ratePerS: 25,
     body: (i) => ({ ...mlpJob(i), webhook }),
     authorization: `Bearer ${ADMIN_KEY}`,
-    replyTimeoutMs: REPLY_BOUND_MS,
-    retry: { retryForMs: 60_000 },
+    replyTimeoutMs: replyBoundMs,
+    retry: { retryForMs: 90_000 },
   });
-  await waitFor(() => load.accepted.length >= 25, { timeoutMs: 30_000, what: 'jobs accepted before the kill' });
-  const watched = load.accepted.slice(-3).map((id) => watchEvents(stack, id, 90_000));
+  await waitFor(() => load.accepted.length >= 25, { timeoutMs: 30_000, what: 'jobs accepted before the fault' });
+  const watched = load.accepted.slice(-3).map((id) => watchEvents(stack, id, 120_000));
 
-  const killed = await ha!.killPrimary();
-  const killedAt = Date.now();
-  const promoted = await ha!.waitForNewPrimary(killed, TTL_S * 1000 * 3 + 30_000);
+  const faultAt = Date.now();
+  const [lost] = await Promise.all([fault.how === 'kill' ? ha!.killPrimary() : ha!.freezePrimary(), fault.redis?.killPrimary(queueNameFor('mlp'))]);
+  try {
+    await proveFailover(what, stack, load, { lost, faultAt, replyBoundMs, watched, fault });
+  } finally {
+    // The lost node rejoins as a replica for the next case, whatever this one came to.
+    if (fault.how === 'freeze') await ha!.killNode(lost);
+    await ha!.restartNode(lost);
+  }
+}
+
+async function proveFailover(
+  what: string,
+  stack: Stack,
+  load: SteadyLoad,
+  o: { lost: string; faultAt: number; replyBoundMs: number; watched: Array<Promise<string[]>>; fault: Fault },
+): Promise<void> {
+  const { lost, faultAt, replyBoundMs, watched, fault } = o;
+  const promoted = await ha!.waitForNewPrimary(lost, TTL_S * 1000 * 3 + 30_000);
   const promotedAt = Date.now();
   const before = load.accepted.length;
+  await waitFor(() => load.accepted.length > before, { timeoutMs: 30_000, intervalMs: 20, what: 'a job accepted after the failover' });
+  const recoveryMs = Date.now() - promotedAt;
+  console.log(
+    `${what}: ${lost} ${fault.how === 'kill' ? 'killed' : 'frozen'}, ${promoted} promoted after ${promotedAt - faultAt} ms; ` +
+      `submits accepted again ${recoveryMs} ms later`,
+  );
   await waitFor(() => load.accepted.length >= before + 25, { timeoutMs: 30_000, what: 'jobs accepted after the failover' });
-  const recoveredAt = Date.now();
-  console.log(`${what}: ${killed} killed, ${promoted} promoted after ${promotedAt - killedAt} ms; submits accepted again ${recoveredAt - promotedAt} ms later`);
 
-  const { result, report } = await settleLoad(stack.ctx.pool, load, what, 90_000);
+  const { result, report } = await settleLoad(stack.ctx.pool, load, what, 120_000);
   expect(result.violations).toEqual([]);
   expect(report).toMatchObject({ lost: 0, duplicated: 0, failed: 0, rerun: 0 });
-  expect(Object.keys(result.refusedCodes).filter((code) => code !== 'DATABASE_UNAVAILABLE')).toEqual([]);
-  expect(Math.max(...result.latenciesMs)).toBeLessThan(REPLY_BOUND_MS + 1_000);
-  expect(recoveredAt - promotedAt).toBeLessThan(RECOVERY_MARGIN_MS + 5_000);
+  const expectedCodes = fault.redis ? ['DATABASE_UNAVAILABLE', 'QUEUE_UNAVAILABLE'] : ['DATABASE_UNAVAILABLE'];
+  expect(Object.keys(result.refusedCodes).filter((code) => !expectedCodes.includes(code))).toEqual([]);
+  expect(Math.max(...result.latenciesMs)).toBeLessThan(replyBoundMs);
+  expect(recoveryMs).toBeLessThan(RECOVERY_MARGIN_MS);
   const { rows } = await stack.ctx.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM jobs WHERE status = 'running'");
   expect(rows[0]!.n).toBe(0);
   // Every job's webhook reached the receiver with its end, once the dispatcher's retries are through.
@@ -140,16 +179,13 @@ async function killUnderLoad(what: string, databaseUrl: string): Promise<void> {
     what: () => `every webhook (${result.accepted.filter((id) => !receiver.statusesOf(id).includes('succeeded')).length} missing)`,
   });
   for (const statuses of await Promise.all(watched)) expect(statuses.at(-1)).toBe('succeeded');
-
-  // The killed node rejoins as a replica for the next case.
-  await ha!.restartNode(killed);
 }
 
 describe.skipIf(!postgresHaAvailable())('the Postgres primary lost under load (Patroni, synchronous replication)', () => {
   it(
     "through the moving endpoint (HAProxy on Patroni's REST API): nothing lost or run twice, submits answered 202 or 503",
     async () => {
-      await killUnderLoad('Patroni primary killed, endpoint', ha!.endpointUrl);
+      await failOverUnderLoad('Patroni primary killed, endpoint', ha!.endpointUrl, { how: 'kill' });
     },
     TEST_TIMEOUT_MS,
   );
@@ -157,7 +193,25 @@ describe.skipIf(!postgresHaAvailable())('the Postgres primary lost under load (P
   it(
     'through a multi-host DATABASE_URL with target_session_attrs=read-write: every pool finds the promoted node',
     async () => {
-      await killUnderLoad('Patroni primary killed, multi-host URL', ha!.multiHostUrl);
+      await failOverUnderLoad('Patroni primary killed, multi-host URL', ha!.multiHostUrl, { how: 'kill' });
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
+    'a primary that vanishes without a reset (SIGSTOP: connections hang): pools give up on it within their timeouts and find the promoted node',
+    async () => {
+      await failOverUnderLoad('Patroni primary frozen, multi-host URL', ha!.multiHostUrl, { how: 'freeze', queryTimeoutMs: 5_000 });
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
+    'two faults at once: the Postgres primary and the Redis Sentinel primary SIGKILLed together',
+    async () => {
+      const redis = await startRedisSentinel({ nodeTimeoutMs: 1_000 });
+      open.push(redis);
+      await failOverUnderLoad('Patroni and Redis Sentinel primaries killed', ha!.endpointUrl, { how: 'kill', redis });
     },
     TEST_TIMEOUT_MS,
   );
@@ -165,7 +219,7 @@ describe.skipIf(!postgresHaAvailable())('the Postgres primary lost under load (P
   it(
     'a planned switchover fails no request of an SDK client with its default retries',
     async () => {
-      const { stack } = await stackOn(ha!.multiHostUrl);
+      const { stack } = await stackOn({ DATABASE_URL: ha!.multiHostUrl });
       const client = createClient({ baseUrl: stack.baseUrl, apiKey: ADMIN_KEY });
       const failures: string[] = [];
       const ids: string[] = [];
@@ -192,6 +246,71 @@ describe.skipIf(!postgresHaAvailable())('the Postgres primary lost under load (P
             .n === ids.length,
         { timeoutMs: 60_000, what: 'every job submitted across the switchover to succeed' },
       );
+    },
+    TEST_TIMEOUT_MS,
+  );
+});
+
+// The same kill with the standby asynchronous, and replication held back for a moment first (its walsender paused,
+// as a busy network or disk does): the new primary lacks the last commits the old one acknowledged. What is lost is
+// counted and said: every accepted job the new primary lacks answers 410 JOB_LOST, none 404 (a queue entry that
+// waited is found by a worker's claim; a job that ran and finished on the lost timeline, by the API that accepted it).
+describe.skipIf(!postgresHaAvailable())('the Postgres primary lost with an asynchronous standby', () => {
+  let asyncHa: PostgresHa | undefined;
+  beforeAll(async () => {
+    asyncHa = await startPostgresHa({ nodes: 2, synchronous: false, ttl: TTL_S, loopWait: LOOP_WAIT_S, retryTimeout: RETRY_TIMEOUT_S });
+  }, 180_000);
+  afterAll(() => asyncHa?.close());
+
+  it(
+    'loses the jobs accepted while replication lagged, and says so for each: 410 JOB_LOST, counted, never 404',
+    async () => {
+      const { stack } = await stackOn({ DATABASE_URL: asyncHa!.endpointUrl });
+      const load = startSteadyLoad(stack, { ratePerS: 25, body: mlpJob, authorization: `Bearer ${ADMIN_KEY}`, retry: { retryForMs: 90_000 } });
+      await waitFor(() => load.accepted.length >= 25, { timeoutMs: 30_000, what: 'jobs accepted before the kill' });
+      await asyncHa!.pauseReplication();
+      const paused = load.accepted.length;
+      await waitFor(() => load.accepted.length >= paused + 25, { timeoutMs: 30_000, what: 'jobs accepted while replication is held back' });
+      const killed = await asyncHa!.killPrimary();
+      await asyncHa!.waitForNewPrimary(killed, TTL_S * 1000 * 3 + 30_000);
+      const after = load.accepted.length;
+      await waitFor(() => load.accepted.length >= after + 25, { timeoutMs: 30_000, what: 'jobs accepted after the failover' });
+
+      const result = await load.stop();
+      const { rows } = await stack.ctx.pool.query<{ id: string }>('SELECT id::text FROM jobs WHERE id = ANY($1::uuid[])', [result.accepted]);
+      const present = rows.map((r) => r.id);
+      const missing = result.accepted.filter((id) => !present.includes(id));
+      // The jobs the new primary has end (settleLoad would wait for the missing ones too).
+      await waitFor(
+        async () =>
+          (
+            await stack.ctx.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM jobs WHERE id = ANY($1::uuid[]) AND status IN ('queued', 'running')", [
+              present,
+            ])
+          ).rows[0]!.n === 0,
+        { timeoutMs: 120_000, intervalMs: 200, what: 'every job the new primary has to end' },
+      );
+      const report = await auditJobs(stack.ctx.pool, result);
+      console.log(formatLedger('async Patroni primary killed', report));
+      const answers: Record<string, number> = {};
+      await waitFor(
+        async () => {
+          for (const key of Object.keys(answers)) delete answers[key];
+          for (const id of missing) {
+            const { status, json } = await stack.request('GET', `/v1/jobs/${id}`, undefined, { authorization: `Bearer ${ADMIN_KEY}` });
+            const answer = `${status} ${(json as { code?: string }).code ?? ''}`;
+            answers[answer] = (answers[answer] ?? 0) + 1;
+          }
+          return Object.keys(answers).every((a) => a === '410 JOB_LOST');
+        },
+        { timeoutMs: 60_000, what: () => `every lost job answered 410 JOB_LOST (${JSON.stringify(answers)})` },
+      );
+      console.log(`async Patroni primary killed: ${missing.length} accepted jobs lost with the old primary's last commits, answers ${JSON.stringify(answers)}`);
+      expect(missing.length).toBeGreaterThan(0);
+      expect(result.violations).toEqual([]);
+      // Every job the new primary has ends; none has two results.
+      expect(report.completed + report.failed).toBe(result.accepted.length - missing.length);
+      expect(report.duplicated).toBe(0);
     },
     TEST_TIMEOUT_MS,
   );

@@ -60,6 +60,13 @@ export interface PostgresHa {
   primary(): Promise<string>;
   /** SIGKILLs the primary's Patroni and its Postgres (the postmaster and every child at once): a dead host; returns its name. */
   killPrimary(): Promise<string>;
+  /**
+   * SIGSTOPs the primary's Patroni, postmaster and every backend: a host that vanished without a reset (a dead machine,
+   * a cut network), whose connections hang rather than fail. Returns its name; `killNode` ends it for a `restartNode`.
+   */
+  freezePrimary(): Promise<string>;
+  /** SIGKILLs a node's Patroni and Postgres (frozen or not). */
+  killNode(name: string): Promise<void>;
   /** Planned switchover through Patroni's REST API (leader and candidate), then waits until the candidate takes writes through the endpoint. */
   switchover(): Promise<{ from: string; to: string; ms: number }>;
   /** Waits until a node other than `old` is primary and commits a write through the endpoint; returns its name (time it yourself). @default 60 000 ms */
@@ -213,6 +220,18 @@ async function startOnce(options: PostgresHaOptions): Promise<PostgresHa> {
     rmSync(root, { recursive: true, force: true, maxRetries: 3 });
   };
   process.on('exit', onExit);
+
+  async function killNode(name: string): Promise<void> {
+    const node = byName(name);
+    const pm = notePostmaster(node);
+    // Patroni first, so it cannot react to its Postgres dying; then the postmaster and its children at once.
+    node.patroni?.signal('SIGKILL');
+    if (pm) signalPostmaster(pm.pid, 'SIGKILL');
+    await poll(async () => ((!node.patroni || node.patroni.exited()) && (!pm || !alive(pm.pid)) ? true : undefined), {
+      timeoutMs: 10_000,
+      what: `${name}'s Patroni and Postgres to die`,
+    });
+  }
 
   const close = async () => {
     if (closed) return;
@@ -391,17 +410,20 @@ async function startOnce(options: PostgresHaOptions): Promise<PostgresHa> {
     primary,
     async killPrimary() {
       const name = await primary();
-      const node = byName(name);
-      const pm = notePostmaster(node);
-      // Patroni first, so it cannot react to its Postgres dying; then the postmaster and its children at once.
-      node.patroni?.signal('SIGKILL');
-      if (pm) signalPostmaster(pm.pid, 'SIGKILL');
-      await poll(async () => ((!node.patroni || node.patroni.exited()) && (!pm || !alive(pm.pid)) ? true : undefined), {
-        timeoutMs: 10_000,
-        what: `${name}'s Patroni and Postgres to die`,
-      });
+      await killNode(name);
       return name;
     },
+    async freezePrimary() {
+      const name = await primary();
+      const node = byName(name);
+      const pm = notePostmaster(node);
+      // The postmaster first, so it forks no backend that would answer; then its children and Patroni.
+      if (pm) killPid(pm.pid, 'SIGSTOP');
+      if (pm) for (const p of processes()) if (p.ppid === pm.pid) killPid(p.pid, 'SIGSTOP');
+      node.patroni?.signal('SIGSTOP');
+      return name;
+    },
+    killNode,
     async switchover() {
       // A running candidate; in synchronous mode Patroni switches over only to the synchronous standby, which a
       // primary just promoted names a loop or two after it took over.
