@@ -235,10 +235,10 @@ describe.skipIf(!postgresHaAvailable())('the Postgres primary lost under load (P
         }
       })();
       await waitFor(() => ids.length >= 20, { timeoutMs: 30_000, what: 'submits before the switchover' });
-      const { from, to } = await ha!.switchover();
+      const { from, to, ms } = await ha!.switchover();
       switched = true;
       await submitting;
-      console.log(`switchover ${from} -> ${to}: ${ids.length} submits, ${failures.length} failed`);
+      console.log(`switchover ${from} -> ${to} in ${ms} ms: ${ids.length} submits, ${failures.length} failed`);
       expect(failures).toEqual([]);
       await waitFor(
         async () =>
