@@ -7,15 +7,17 @@ import type { WorkerStatus } from '@inferq/contracts';
 import {
   demoModel,
   installCompletionLog,
+  metricSample as sample,
   mlpJob,
   mlpRows,
   pauseWorkerMidBatch,
   resumeWorker,
   runLimited,
-  startStack,
-  waitFor,
   type Stack,
+  startStack,
   type TestProcess,
+  waitFor,
+  workerMetricsPort as metricsPort,
 } from '@inferq/test-utils';
 
 // A worker process with feeder threads (WORKER_FEEDERS=3): three event loops run the per-job path (queue consumers,
@@ -46,13 +48,6 @@ const logLines = (worker: TestProcess, msg: string): Array<Record<string, unknow
     .filter((line) => line.includes(`"msg":"${msg}"`))
     .map((line) => JSON.parse(line) as Record<string, unknown>);
 const feedersThatLogged = (worker: TestProcess, msg: string): number[] => [...new Set(logLines(worker, msg).map((l) => l.feeder as number))].sort();
-const metricsPort = (worker: TestProcess): number => Number(/"port":(\d+),"msg":"metrics listening"/.exec(worker.output())?.[1]);
-/** The sum of a metric's samples whose labels contain every `labels` pair. */
-const sample = (text: string, name: string, labels: Record<string, string>): number =>
-  text
-    .split('\n')
-    .filter((line) => line.startsWith(`${name}{`) && Object.entries(labels).every(([k, v]) => line.includes(`${k}="${v}"`)))
-    .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
 const workers = async (): Promise<WorkerStatus[]> => (await stack.request('GET', '/v1/workers')).json.items;
 const statusOf = async (pid: number | undefined) => (await workers()).find((w) => w.pid === pid);
 const countWhere = async (where: string, params: unknown[] = []): Promise<number> =>

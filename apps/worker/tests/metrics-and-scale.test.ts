@@ -1,5 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN_KEY, mlpJob, runLimited, startStack, waitFor, type Stack, type TestProcess } from '@inferq/test-utils';
+import {
+  ADMIN_KEY,
+  metricSample as sample,
+  mlpJob,
+  runLimited,
+  type Stack,
+  startStack,
+  type TestProcess,
+  waitFor,
+  workerMetricsPort as metricsPort,
+} from '@inferq/test-utils';
 
 // Two API processes and two worker processes on one Redis and Postgres (the
 // real engines): jobs submitted through both APIs are split across both
@@ -18,15 +28,6 @@ beforeAll(async () => {
 afterAll(() => stack?.close());
 
 const scrape = async (url: string): Promise<string> => (await fetch(url)).text();
-/** The sum of a metric's samples whose labels contain every `labels` pair. */
-function sample(text: string, name: string, labels: Record<string, string> = {}): number {
-  return text
-    .split('\n')
-    .filter((line) => line.startsWith(`${name}{`) || line.startsWith(`${name} `))
-    .filter((line) => Object.entries(labels).every(([k, v]) => line.includes(`${k}="${v}"`)))
-    .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
-}
-const metricsPort = (worker: TestProcess): number => Number(/"port":(\d+),"msg":"metrics listening"/.exec(worker.output())?.[1]);
 const workerIdOf = (worker: TestProcess): string | undefined => /"workerId":"([^"]+)"/.exec(worker.output())?.[1];
 
 describe('two APIs and two workers on one Redis and Postgres', () => {

@@ -1,6 +1,6 @@
 import { createJobProducer, createRedisConnection } from '@inferq/queue';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN_KEY, mlpJob, startStack, waitFor, type Stack } from '@inferq/test-utils';
+import { ADMIN_KEY, metricSample as sample, mlpJob, type Stack, startStack, waitFor, workerMetricsPort as metricsPort } from '@inferq/test-utils';
 
 // Invariant 12, the asynchronous case: a failover to an asynchronous standby
 // drops the last commits the old primary acknowledged, among them rows of jobs
@@ -17,15 +17,6 @@ beforeAll(async () => {
 });
 afterAll(() => stack?.close());
 
-const metricsPort = (output: string): number => Number(/"port":(\d+),"msg":"metrics listening"/.exec(output)?.[1]);
-/** The sum of a metric's samples whose labels contain every `labels` pair. */
-function sample(text: string, name: string, labels: Record<string, string> = {}): number {
-  return text
-    .split('\n')
-    .filter((line) => line.startsWith(`${name}{`) || line.startsWith(`${name} `))
-    .filter((line) => Object.entries(labels).every(([k, v]) => line.includes(`${k}="${v}"`)))
-    .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
-}
 const count = async (sql: string, ids: string[]): Promise<number> => (await stack.ctx.pool.query(sql, [ids])).rows[0].n;
 
 /**
@@ -60,7 +51,7 @@ async function loseSomeWhileQueued(workerEnv: Record<string, string>, seed: numb
   expect(rows).toEqual([...lost].sort().map((id) => ({ id, model: 'mlp' })));
 
   // Counted once each, in the worker's metrics.
-  const url = `http://127.0.0.1:${metricsPort(worker.output())}/metrics`;
+  const url = `http://127.0.0.1:${metricsPort(worker)}/metrics`;
   await waitFor(async () => sample(await (await fetch(url)).text(), 'inferq_jobs_record_lost_total', { model: 'mlp' }) === lost.length, {
     what: 'inferq_jobs_record_lost_total to count the lost jobs',
   });

@@ -17,3 +17,4 @@ export * from './fake-worker.ts';
 export * from './year-of-jobs.ts';
 export * from './test-batch-run.ts';
 export * from './postgres-ha/index.ts';
+export * from './metrics-text.ts';
