@@ -726,6 +726,8 @@ describe('k8s overlay onprem: the Sentinel group its scripts make, run here', ()
       SENTINEL_PORT: sentinelPort,
       SENTINEL_QUORUM: '2',
       SENTINEL_DOWN_AFTER_MS: '1000',
+      // A split vote is held again after twice this (the pods' 60 s would outlast the test on a loaded machine).
+      SENTINEL_FAILOVER_TIMEOUT_MS: '5000',
       REDIS_CONF: join(etc, 'redis.conf'),
       REDIS_PASSWORD: password,
       REDISCLI_AUTH: password,
@@ -740,7 +742,7 @@ describe('k8s overlay onprem: the Sentinel group its scripts make, run here', ()
         (r) => r.stdout.trim(),
         () => '',
       );
-    const until = async (what: string, check: () => Promise<boolean>, timeoutMs = 20_000) => {
+    const until = async (what: string, check: () => Promise<boolean>, timeoutMs = 60_000) => {
       for (const deadline = Date.now() + timeoutMs; !(await check()); await delay(100))
         if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     };
@@ -779,7 +781,7 @@ describe('k8s overlay onprem: the Sentinel group its scripts make, run here', ()
       return (await role(hosts[0]!)) === 'slave' && info.includes(`master_host:${promoted}`) && info.includes('master_link_status:up');
     });
     expect(await primary()).toBe(promoted);
-  }, 90_000);
+  }, 240_000);
 });
 
 describe('k8s overlay eks: managed stores, IRSA', () => {

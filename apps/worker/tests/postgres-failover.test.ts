@@ -166,7 +166,10 @@ async function proveFailover(
 
   const { result, report } = await settleLoad(stack.ctx.pool, load, what, 120_000);
   expect(result.violations).toEqual([]);
-  expect(report).toMatchObject({ lost: 0, duplicated: 0, failed: 0, rerun: 0 });
+  expect(report).toMatchObject({ lost: 0, duplicated: 0, failed: 0 });
+  // A Redis primary killed too may lose acknowledged queue writes (its replication is asynchronous): the reconciler
+  // queues those jobs again, and a lock lost with it lets a batch run again, its second result fenced out.
+  if (!fault.redis) expect(report.rerun).toBe(0);
   const expectedCodes = fault.redis ? ['DATABASE_UNAVAILABLE', 'QUEUE_UNAVAILABLE'] : ['DATABASE_UNAVAILABLE'];
   expect(Object.keys(result.refusedCodes).filter((code) => !expectedCodes.includes(code))).toEqual([]);
   expect(Math.max(...result.latenciesMs)).toBeLessThan(replyBoundMs);
