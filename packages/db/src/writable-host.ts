@@ -16,8 +16,6 @@ export interface HostLocator {
   target(): Promise<PostgresHost>;
   /** This host failed a connection or stopped taking writes: look again before the next connection. */
   forget(host: PostgresHost): void;
-  /** The host connections go to now, if one is known (logs, metrics). */
-  readonly current: PostgresHost | undefined;
 }
 
 /** Thrown when no host qualifies; its code is libpq's "unable to establish connection", so callers answer 503. */
@@ -108,9 +106,6 @@ export function createHostLocator(options: HostLocatorOptions): HostLocator {
     });
 
   return {
-    get current() {
-      return current;
-    },
     target() {
       if (current) return Promise.resolve(current);
       looking ??= look().finally(() => (looking = undefined));
