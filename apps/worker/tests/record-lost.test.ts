@@ -86,7 +86,7 @@ async function loseSomeWhileQueued(workerEnv: Record<string, string>, seed: numb
     const res = await stack.request('GET', `/v1/jobs/${id}`);
     expect(res.status).toBe(410);
     expect(res.json).toMatchObject({ status: 410, code: 'JOB_LOST' });
-    expect(res.json.detail).toMatch(/accepted, but a database failover to an asynchronous standby lost its record before it ran; submit it again/);
+    expect(res.json.detail).toMatch(/accepted, but a database failover to an asynchronous standby lost its record, and any result it had; submit it again/);
     expect(Date.parse(res.json.lostAt)).toBeGreaterThan(0);
   }
   const events = await fetch(`${stack.baseUrl}/v1/jobs/${lost[0]}/events`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } });

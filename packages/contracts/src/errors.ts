@@ -54,7 +54,7 @@ export const ErrorCatalogue = {
   // The job's data is gone for good: a tombstone (purgedAt, purgeReason, job) or inputs dropped (inputsDroppedAt).
   JOB_PURGED: { status: 410, title: 'The job was purged: only its tombstone is kept', retryable: false },
   JOB_INPUTS_DROPPED: { status: 410, title: "The job's input tensors were dropped after the input retention", retryable: false },
-  // Accepted, then its row lost with the database's last commits (a failover to an asynchronous standby) before it ran; `lostAt`.
+  // Accepted, then its row (and any result) lost with the database's last commits (a failover to an asynchronous standby); `lostAt`.
   JOB_LOST: { status: 410, title: "The job was lost with the database's last commits", retryable: false },
   MODEL_INVALID: { status: 422, title: 'The file is not a valid ONNX model', retryable: false },
   MODEL_UNSUPPORTED: { status: 422, title: 'The model uses features inferq does not serve', retryable: false },

@@ -5,8 +5,10 @@ import type { Pool } from './pool.ts';
 // asynchronous standby drops the last commits the old primary acknowledged,
 // and with them the rows of jobs the API had accepted and queued; their queue
 // entries survive in Redis. A worker whose claim finds no row at all for an
-// entry (findJobsWithoutRow) records it here, so that a poll of the id answers
-// 410 JOB_LOST rather than 404 (invariant 12: what is lost is said, never silent).
+// entry (findJobsWithoutRow) records it here, and so does the API that
+// accepted a job that ran and finished on the lost timeline (recent-accepts.ts),
+// so that a poll of the id answers 410 JOB_LOST rather than 404 (invariant 12:
+// what is lost is said, never silent).
 
 /** A job the record lost, as its queue entry named it. */
 export interface LostJob {

@@ -49,12 +49,17 @@ export function jobPurgedError(r: JobRecord): AppError {
 
 /**
  * 410 JOB_LOST for a job the record lost (lost_jobs): accepted, then its row dropped with the database's last commits
- * (a failover to an asynchronous standby) before it ran; a worker found its queue entry without a row and recorded it.
+ * (a failover to an asynchronous standby), found by a worker (its queue entry without a row) or by the API that accepted
+ * it (it ran and finished on the lost timeline).
  */
 export function jobLostError(l: { lostAt: Date }): AppError {
-  return new AppError('JOB_LOST', 'this job was accepted, but a database failover to an asynchronous standby lost its record before it ran; submit it again', {
-    extensions: { lostAt: l.lostAt.toISOString() },
-  });
+  return new AppError(
+    'JOB_LOST',
+    'this job was accepted, but a database failover to an asynchronous standby lost its record, and any result it had; submit it again',
+    {
+      extensions: { lostAt: l.lostAt.toISOString() },
+    },
+  );
 }
 
 /** 410 JOB_INPUTS_DROPPED for an input download (or a retry) once the inputs are gone. */
