@@ -1,7 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { insertJobs } from '@inferq/db';
-import { createTestContext, newTestJob, testJobId, type TestContext } from '@inferq/test-utils';
+import { createTestContext, insertTestOwner, newTestJob, type TestContext, testJobId } from '@inferq/test-utils';
 import { checkAcceptsAfterFailover, createRecentAccepts } from '../src/services/recent-accepts.ts';
 
 // The jobs an API accepted lately, checked against the record after a Postgres failover: those with no row (an
@@ -12,11 +11,7 @@ let t: TestContext;
 let owner: string;
 beforeAll(async () => {
   t = await createTestContext();
-  owner = randomUUID();
-  await t.pool.query("INSERT INTO api_keys (id, name, prefix, secret_hash, scopes) VALUES ($1, 'recent-accepts', $2, 'x', '{jobs:write}')", [
-    owner,
-    owner.slice(0, 8),
-  ]);
+  owner = await insertTestOwner(t.pool, 'recent-accepts');
 });
 afterAll(() => t?.close());
 

@@ -1,6 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestContext, newTestJob, testJobId, type TestContext } from '@inferq/test-utils';
+import { createTestContext, insertTestOwner, newTestJob, type TestContext, testJobId } from '@inferq/test-utils';
 import { cancelQueuedJob, insertJobs } from '../src/index.ts';
 import { findJobsWithoutRow } from '../src/job-runs.ts';
 import { deleteLostJobsBefore, findLostJob, recordLostJobs } from '../src/lost-jobs.ts';
@@ -13,11 +12,7 @@ let t: TestContext;
 let owner: string;
 beforeAll(async () => {
   t = await createTestContext();
-  owner = randomUUID();
-  await t.pool.query("INSERT INTO api_keys (id, name, prefix, secret_hash, scopes) VALUES ($1, 'lost-jobs', $2, 'x', '{jobs:write}')", [
-    owner,
-    owner.slice(0, 8),
-  ]);
+  owner = await insertTestOwner(t.pool, 'lost-jobs');
 });
 afterAll(() => t?.close());
 

@@ -18,3 +18,4 @@ export * from './year-of-jobs.ts';
 export * from './test-batch-run.ts';
 export * from './postgres-ha/index.ts';
 export * from './metrics-text.ts';
+export * from './test-owner.ts';

@@ -6,7 +6,7 @@ import { completeJobs, expireRunningJobs, failJobs, findJob, findLostJob, insert
 import type { ModelSession } from '@inferq/inference';
 import { createJobAck, type AckOutcome } from '@inferq/queue';
 import { createTensorStore } from '@inferq/storage';
-import { createTestContext, newTestJob, testBatchRun, testJobId, type TestContext } from '@inferq/test-utils';
+import { createTestContext, insertTestOwner, newTestJob, testBatchRun, type TestContext, testJobId } from '@inferq/test-utils';
 import { createBatchRunner, type BatchRunnerDeps } from './batch-runner.ts';
 import { createInferenceProfiles } from './inference-profiles.ts';
 import type { ModelSessions } from '../sessions/model-sessions.ts';
@@ -21,11 +21,7 @@ let ctx: TestContext;
 let ownerKeyId: string;
 beforeAll(async () => {
   ctx = await createTestContext();
-  ownerKeyId = randomUUID();
-  await ctx.pool.query("INSERT INTO api_keys (id, name, prefix, secret_hash, scopes) VALUES ($1, 'runner-test', $2, 'x', '{jobs:write}')", [
-    ownerKeyId,
-    ownerKeyId.slice(0, 8),
-  ]);
+  ownerKeyId = await insertTestOwner(ctx.pool, 'runner-test');
 });
 afterAll(() => ctx?.close());
 

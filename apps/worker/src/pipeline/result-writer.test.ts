@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findJob, insertJobs, startJobs, type NewBatch } from '@inferq/db';
 import { createTensorStore } from '@inferq/storage';
-import { createTestContext, newTestJob, testBatchRun, type TestContext } from '@inferq/test-utils';
+import { createTestContext, insertTestOwner, newTestJob, testBatchRun, type TestContext } from '@inferq/test-utils';
 import { createResultWriter, type JobOutputs } from './result-writer.ts';
 
 // The result writer over real Postgres and S3: outputs of an attempt whose
@@ -13,11 +13,7 @@ let ctx: TestContext;
 let ownerKeyId: string;
 beforeAll(async () => {
   ctx = await createTestContext();
-  ownerKeyId = randomUUID();
-  await ctx.pool.query("INSERT INTO api_keys (id, name, prefix, secret_hash, scopes) VALUES ($1, 'writer-test', $2, 'x', '{jobs:write}')", [
-    ownerKeyId,
-    ownerKeyId.slice(0, 8),
-  ]);
+  ownerKeyId = await insertTestOwner(ctx.pool, 'writer-test');
 });
 afterAll(() => ctx?.close());
 
