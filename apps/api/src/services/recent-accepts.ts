@@ -41,7 +41,7 @@ export function createRecentAccepts(deps: { pool: Pool; windowMs?: number; maxJo
   return {
     note(jobs) {
       const at = now();
-      for (const job of jobs) entries.push({ job: { id: job.id, model: job.model }, at });
+      for (const job of jobs) entries.push({ job, at });
       prune();
     },
     async recheck() {
