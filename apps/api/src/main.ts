@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { createLogger, loadConfig, onShutdown, startTracing } from '@inferq/core';
+import { createLogger, loadConfig, onShutdown, startTracingFromConfig } from '@inferq/core';
 import { asyncReplicationWarning, createPoolFromConfig, readReplicationState, watchPostgresOutages } from '@inferq/db';
-import { createJobProducer, createRedisConnection, readMaxmemoryPolicy, waitForReady } from '@inferq/queue';
+import { createJobProducer, createRedisConnection, waitForReady, warnOnEvictionPolicy } from '@inferq/queue';
 import {
-  createStorage,
+  createStorageFromConfig,
   JOB_OBJECTS_EXPIRY_RULE,
   JOB_OBJECTS_PREFIX,
   UPLOAD_OBJECTS_EXPIRE_DAYS,
@@ -26,25 +26,12 @@ import { createWebhookDispatcher, type WebhookSettings } from './webhooks/webhoo
 
 const config = checkApiConfig(loadConfig(apiConfig));
 // Before anything opens a connection or a span, so every span has a provider.
-const tracing = startTracing({
-  serviceName: config.OTEL_SERVICE_NAME ?? 'inferq-api',
-  endpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT,
-  sampleRatio: config.OTEL_TRACES_SAMPLER_ARG,
-  exportDelayMs: config.OTEL_BSP_SCHEDULE_DELAY,
-});
+const tracing = startTracingFromConfig(config, 'inferq-api');
 const logger = createLogger({ service: 'inferq-api', level: config.LOG_LEVEL });
 const pool = createPoolFromConfig(config, 'inferq-api', logger);
 const redis = createRedisConnection(config.REDIS_URL, 'producer');
 const producer = createJobProducer({ connection: redis, prefix: config.QUEUE_PREFIX, fair: config.FAIR_SCHEDULING, groupMax: config.QUEUE_GROUP_MAX });
-const storage = createStorage({
-  endpoint: config.S3_ENDPOINT,
-  publicEndpoint: config.S3_PUBLIC_ENDPOINT,
-  region: config.S3_REGION,
-  bucket: config.S3_BUCKET,
-  accessKeyId: config.S3_ACCESS_KEY_ID,
-  secretAccessKey: config.S3_SECRET_ACCESS_KEY,
-  forcePathStyle: config.S3_FORCE_PATH_STYLE,
-});
+const storage = createStorageFromConfig(config);
 if (!config.WEBHOOK_SIGNING_SECRET) logger.warn('WEBHOOK_SIGNING_SECRET is unset: webhook secrets change at every restart and differ between replicas');
 const webhookSettings: WebhookSettings = {
   signingSecret: config.WEBHOOK_SIGNING_SECRET ?? randomBytes(32).toString('base64'),
@@ -175,8 +162,7 @@ void storageSetup.run();
 // Before taking traffic: a job can only be inserted into an existing day's partition.
 await partitions.ensureNow().catch((err: Error) => logger.error({ err: err.message }, 'creating job partitions failed'));
 if (config.ADMIN_API_KEY) await keys.createKey('bootstrap-admin', ['admin'], { key: config.ADMIN_API_KEY });
-const policy = await readMaxmemoryPolicy(redis).catch(() => undefined);
-if (policy !== undefined && policy !== 'noeviction') logger.warn({ policy }, 'redis maxmemory-policy is not noeviction; queue data may be evicted');
+await warnOnEvictionPolicy(redis, logger);
 
 // One warning when the Postgres primary is lost, one info line when writes are accepted again (inferq_postgres_up and the rest).
 const postgresWatch = watchPostgresOutages(pool, {

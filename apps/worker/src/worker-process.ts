@@ -8,12 +8,13 @@ import {
   createRedisConnection,
   isRedisOutageError,
   publishWorkerStatus,
-  readMaxmemoryPolicy,
   removeWorkerStatus,
+  warnOnEvictionPolicy,
   watchRedisOutages,
 } from '@inferq/queue';
+import { createStorageFromConfig } from '@inferq/storage';
 import type { WorkerConfig } from './config.ts';
-import { createWorkerStorage, startFeeder, type Feeder, type FeederHost } from './feeders/feeder.ts';
+import { startFeeder, type Feeder, type FeederHost } from './feeders/feeder.ts';
 import { startFeederThreads } from './feeders/feeder-threads.ts';
 import { createGpuProbe } from './telemetry/gpu-probe.ts';
 import { createModelCache } from './sessions/model-cache.ts';
@@ -51,7 +52,7 @@ export async function startWorkerProcess(config: WorkerConfig, baseLogger: Logge
     prefix: config.QUEUE_PREFIX,
     retry: { attempts: config.JOB_ATTEMPTS, backoffMs: config.RETRY_BACKOFF_MS },
   });
-  const storage = createWorkerStorage(config);
+  const storage = createStorageFromConfig(config);
   const readGpu = createGpuProbe(config.WORKER_DEVICE);
   const metrics = createWorkerMetrics({ device: config.WORKER_DEVICE, readGpu });
   const status = createWorkerStatus({ workerId, device: config.WORKER_DEVICE });
@@ -110,8 +111,7 @@ export async function startWorkerProcess(config: WorkerConfig, baseLogger: Logge
   const agingPassMs = config.PRIORITY_AGING_S * 250;
   const ager = createPriorityAger({ pool, producer, connection: producerRedis, agingMs: config.PRIORITY_AGING_S * 1000, passLeaseMs: agingPassMs, logger });
 
-  const policy = await readMaxmemoryPolicy(producerRedis).catch(() => undefined);
-  if (policy !== undefined && policy !== 'noeviction') logger.warn({ policy }, 'redis maxmemory-policy is not noeviction; queue data may be evicted');
+  await warnOnEvictionPolicy(producerRedis, logger);
 
   // A retired version runs only the jobs queued before its retirement: once none is left, its session goes.
   const unloadRetired = async (): Promise<void> => sessions.unloadVersions(await findIdleRetiredVersions(pool, sessions.loaded()), 'retired');

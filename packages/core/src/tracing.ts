@@ -3,7 +3,7 @@ import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchSpanProcessor, NodeTracerProvider, ParentBasedSampler, TraceIdRatioBasedSampler } from '@opentelemetry/sdk-trace-node';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
-import { Type } from '@sinclair/typebox';
+import { Type, type Static, type TObject } from '@sinclair/typebox';
 
 /** The OpenTelemetry variables each app reads (standard names, so collectors' docs apply as written). */
 export const tracingConfig = {
@@ -27,7 +27,7 @@ export interface Tracing {
  * W3C trace context as the propagator. Without one, the OpenTelemetry API
  * stays a no-op: spans cost nothing and no context is injected into jobs.
  */
-export function startTracing(options: { serviceName: string; endpoint?: string; sampleRatio: number; exportDelayMs: number }): Tracing {
+function startTracing(options: { serviceName: string; endpoint?: string; sampleRatio: number; exportDelayMs: number }): Tracing {
   if (!options.endpoint) return { shutdown: async () => {} };
   const exporter = new OTLPTraceExporter({ url: `${options.endpoint.replace(/\/+$/, '')}/v1/traces` });
   const provider = new NodeTracerProvider({
@@ -38,6 +38,21 @@ export function startTracing(options: { serviceName: string; endpoint?: string; 
   provider.register();
   return { shutdown: () => provider.shutdown() };
 }
+
+/** An app's config as far as tracing reads it (tracingConfig's variables). */
+export type TracingConfig = Static<TObject<typeof tracingConfig>>;
+
+/**
+ * Starts tracing from an app's config, under OTEL_SERVICE_NAME or else `serviceName`. Every process and thread that
+ * starts spans calls it first thing, so every span has a provider, and shuts it down last, so its last spans go out.
+ */
+export const startTracingFromConfig = (config: TracingConfig, serviceName: string): Tracing =>
+  startTracing({
+    serviceName: config.OTEL_SERVICE_NAME ?? serviceName,
+    endpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT,
+    sampleRatio: config.OTEL_TRACES_SAMPLER_ARG,
+    exportDelayMs: config.OTEL_BSP_SCHEDULE_DELAY,
+  });
 
 export const tracer = (): Tracer => trace.getTracer('inferq');
 

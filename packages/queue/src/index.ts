@@ -1,5 +1,6 @@
 export * from './redis-topology.ts';
 export * from './connection.ts';
+export * from './eviction-policy.ts';
 export * from './names.ts';
 export * from './lease.ts';
 export * from './fair-priority.ts';

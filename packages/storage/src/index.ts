@@ -1,4 +1,5 @@
 export * from './s3-client.ts';
+export * from './s3-config.ts';
 export * from './keys.ts';
 export * from './expiry-rule.ts';
 export * from './tensor-store.ts';

@@ -1,7 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type, type Static } from '@sinclair/typebox';
 import { listLatestModels, type Pool } from '@inferq/db';
-import { listServedModels, readMaxmemoryPolicy, type JobProducer, type RedisClient } from '@inferq/queue';
+import { checkEvictionPolicy, listServedModels, type JobProducer, type RedisClient } from '@inferq/queue';
+import { checkReachable } from '../services/readiness.ts';
 
 const checkSchema = (description?: string) => Type.Object({ ok: Type.Boolean(), detail: Type.Optional(Type.String()) }, { description });
 const ReadySchema = Type.Object(
@@ -36,15 +37,6 @@ const ReadySchema = Type.Object(
 
 type Check = Static<ReturnType<typeof checkSchema>>;
 
-async function check(fn: () => Promise<unknown>): Promise<Check> {
-  try {
-    await fn();
-    return { ok: true };
-  } catch (err) {
-    return { ok: false, detail: (err as Error).message };
-  }
-}
-
 export const healthRoutes: FastifyPluginAsyncTypebox<{
   pool: Pool;
   redis: RedisClient;
@@ -55,10 +47,9 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{
   let evictionPolicy: Check | undefined;
   async function readEvictionPolicy(): Promise<Check | undefined> {
     if (evictionPolicy) return evictionPolicy;
-    const policy = await readMaxmemoryPolicy(redis).catch(() => undefined);
+    const policy = await checkEvictionPolicy(redis);
     if (policy === undefined) return undefined;
-    evictionPolicy =
-      policy === 'noeviction' ? { ok: true } : { ok: false, detail: `maxmemory-policy is ${policy}; set noeviction or queued jobs can be evicted` };
+    evictionPolicy = policy.ok ? { ok: true } : { ok: false, detail: policy.detail };
     return evictionPolicy;
   }
 
@@ -91,18 +82,18 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{
       },
     },
     async (_request, reply) => {
-      const [postgres, redisCheck, policy, idle] = await Promise.all([
-        check(() => pool.query('SELECT 1')),
-        check(() => redis.ping()),
-        readEvictionPolicy(),
-        modelsWithoutWorker(),
-      ]);
+      const [reachable, policy, idle] = await Promise.all([checkReachable({ pool, redis }), readEvictionPolicy(), modelsWithoutWorker()]);
       const workers = idle === undefined ? undefined : idle.length === 0 ? { ok: true } : { ok: false, detail: `no live worker serves ${idle.join(', ')}` };
       const storage = storageSetup?.check();
-      const checks = { postgres, redis: redisCheck, ...(policy && { redisEvictionPolicy: policy }), ...(workers && { workers }), ...(storage && { storage }) };
-      const reachable = postgres.ok && redisCheck.ok;
+      const checks = {
+        postgres: reachable.postgres,
+        redis: reachable.redis,
+        ...(policy && { redisEvictionPolicy: policy }),
+        ...(workers && { workers }),
+        ...(storage && { storage }),
+      };
       const ok = Object.values(checks).every((c) => c.ok);
-      return reply.status(reachable ? 200 : 503).send({ status: ok ? 'ok' : 'degraded', checks, modelsWithoutWorker: idle ?? [] });
+      return reply.status(reachable.ok ? 200 : 503).send({ status: ok ? 'ok' : 'degraded', checks, modelsWithoutWorker: idle ?? [] });
     },
   );
 };

@@ -21,6 +21,7 @@ import { addProblemMember } from '../plugins/error-handler.ts';
 import { traceContextOf } from '../plugins/tracing.ts';
 import type { JobWaiter } from '../services/job-waiter.ts';
 import type { ModelsService } from '../services/models-service.ts';
+import { checkReachable } from '../services/readiness.ts';
 import { requireSucceeded, type SubmitAndWait } from '../services/submit-and-wait.ts';
 import { checkInferRequest, modelRef, outputChoice, requestedOutputs, toInferResponse, toModelMetadata, toSubmitInputs } from '../services/v2-inference.ts';
 
@@ -68,10 +69,7 @@ export const kserveV2Routes: FastifyPluginAsyncTypebox<KserveV2RoutesOptions> = 
       },
     },
     async (_request, reply) => {
-      const ok = await Promise.all([o.pool.query('SELECT 1'), o.redis.ping()]).then(
-        () => true,
-        () => false,
-      );
+      const { ok } = await checkReachable(o);
       return reply.status(ok ? 200 : 503).send({ ready: ok });
     },
   );

@@ -193,12 +193,21 @@ export function createJobsService(deps: JobsServiceDeps): JobsService {
     return { id: job.id, status: 'queued', links: jobLinks(job.id) };
   }
 
-  async function findIdempotent(input: Pick<SubmitJobInput, 'principal' | 'idempotencyKey'>, hash: string | null): Promise<JobAccepted | undefined> {
+  /** The job an earlier request under the caller's Idempotency-Key created: every replay's one read of it. */
+  async function findKeyedJob(input: Pick<SubmitJobInput, 'principal' | 'idempotencyKey'>): Promise<JobRecord | undefined> {
     if (!input.idempotencyKey) return undefined;
-    const existing = await findJobByIdempotencyKey(deps.pool, input.principal.keyId, input.idempotencyKey);
-    if (!existing) return undefined;
-    if (existing.requestHash !== hash) throw new AppError('IDEMPOTENCY_CONFLICT', 'this Idempotency-Key was used with a different request');
-    return { id: existing.id, status: existing.status, links: jobLinks(existing.id) };
+    return findJobByIdempotencyKey(deps.pool, input.principal.keyId, input.idempotencyKey);
+  }
+
+  /** A replay's answer: the earlier job, or IDEMPOTENCY_CONFLICT when its key came with another request (`hash`). */
+  function answerReplay(earlier: JobRecord, hash: string | null): JobAccepted {
+    if (earlier.requestHash !== hash) throw new AppError('IDEMPOTENCY_CONFLICT', 'this Idempotency-Key was used with a different request');
+    return { id: earlier.id, status: earlier.status, links: jobLinks(earlier.id) };
+  }
+
+  async function findIdempotent(input: Pick<SubmitJobInput, 'principal' | 'idempotencyKey'>, hash: string | null): Promise<JobAccepted | undefined> {
+    const earlier = await findKeyedJob(input);
+    return earlier && answerReplay(earlier, hash);
   }
 
   /** The submit's checks that need no input bytes; answers the model it routes to. */
@@ -215,12 +224,10 @@ export function createJobsService(deps: JobsServiceDeps): JobsService {
         : hashRequest([input.model, input.priority, input.metadata, input.deadline ?? null, input.webhookUrl ?? null], storage.requestDigests(tensors), {
             keepInputs: input.keepInputs,
           });
-    // A replay is answered before the model is looked at (it may have been retired since).
-    const mayBeReplay = input.idempotencyKey !== undefined && input.mayBeReplay !== false;
-    if (mayBeReplay && (await findJobByIdempotencyKey(deps.pool, input.principal.keyId, input.idempotencyKey!))) {
-      const earlier = await findIdempotent(input, hashOf(decodeInputs(input.inputs, deps.limits.inputMaxBytes)));
-      if (earlier) return earlier;
-    }
+    // A replay is answered before the model is looked at (it may have been retired since), and its inputs are decoded
+    // for the hash only once the key is known to be taken.
+    const earlier = input.mayBeReplay !== false ? await findKeyedJob(input) : undefined;
+    if (earlier) return answerReplay(earlier, hashOf(decodeInputs(input.inputs, deps.limits.inputMaxBytes)));
     const deadlineAt = parseDeadline(input.deadline);
     const model = await checkRequest(input);
     const tensors = decodeInputs(input.inputs, deps.limits.inputMaxBytes, model.signature);
@@ -264,7 +271,7 @@ export function createJobsService(deps: JobsServiceDeps): JobsService {
 
   return {
     async checkSubmit(input) {
-      if (input.idempotencyKey !== undefined && (await findJobByIdempotencyKey(deps.pool, input.principal.keyId, input.idempotencyKey))) return;
+      if (await findKeyedJob(input)) return;
       const model = await checkRequest(input);
       checkInputHeads(input.inputs, deps.limits.inputMaxBytes, model.signature);
     },

@@ -4,7 +4,7 @@
  * as workerData: a thread reads no environment.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { createLogger, startTracing } from '@inferq/core';
+import { createLogger, startTracingFromConfig } from '@inferq/core';
 import { startFeeder, openFeederConnections } from './feeder.ts';
 import type { FeederThreadData } from './feeder-protocol.ts';
 import { createHostProxy } from './host-proxy.ts';
@@ -16,12 +16,7 @@ if (!parentPort) throw new Error('feeder-thread.ts runs inside a worker thread (
 const { config, workerId, index } = workerData as FeederThreadData;
 const logger = createLogger({ service: WORKER_SERVICE, level: config.LOG_LEVEL }).child({ workerId, device: config.WORKER_DEVICE, feeder: index });
 // Batch and job spans start in this thread: it exports its own, as main.ts does for the main thread.
-const tracing = startTracing({
-  serviceName: config.OTEL_SERVICE_NAME ?? WORKER_SERVICE,
-  endpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT,
-  sampleRatio: config.OTEL_TRACES_SAMPLER_ARG,
-  exportDelayMs: config.OTEL_BSP_SCHEDULE_DELAY,
-});
+const tracing = startTracingFromConfig(config, WORKER_SERVICE);
 const proxy = createHostProxy(parentPort, logger);
 const connections = openFeederConnections(config, logger);
 const feeder = await startFeeder({ config, logger, workerId, host: proxy.host, connections });
