@@ -105,6 +105,15 @@ module.exports = {
       `${ws('inference')}|${npm('onnxruntime-node', 'onnxruntime-common')}`,
       { sourcesOnly: true },
     ),
+    {
+      name: 'bullmq-only-in-queue',
+      comment:
+        "Only packages/queue imports bullmq, so BullMQ stays behind the queue seam: apps hold inferq's own types (QueueConsumer, QueueJob, " +
+        'NonRetryableError). One exception: the bench ceilings (apps/bench/src/ceilings/), which measure bare BullMQ as the floor inferq is compared with.',
+      severity: 'error',
+      from: { pathNot: '^(packages/queue/|apps/bench/src/ceilings/)' },
+      to: { path: npm('bullmq') },
+    },
     mustNotTouch(
       'api-no-redis-client',
       'apps/api reaches Redis only through packages/queue (the topology seam): no bullmq or ioredis of its own.',
@@ -117,6 +126,15 @@ module.exports = {
       'apps/worker',
       npm('bullmq', 'ioredis'),
     ),
+    {
+      name: 'worker-batch-writes-through-the-store',
+      comment:
+        "Every Postgres write of a batch goes through apps/worker/src/pipeline/batch-store.ts, which fences each to the batch's claim; " +
+        "the pipeline's other files reach packages/db through it. job-errors.ts reads only what kind an error is (isDatabaseUnavailable).",
+      severity: 'error',
+      from: { path: '^apps/worker/src/pipeline/', pathNot: `^apps/worker/src/pipeline/(batch-store|job-errors)\\.ts$|${TESTS}` },
+      to: { path: ws('db') },
+    },
     mustNotTouch('worker-no-http-routes', 'apps/worker serves no HTTP routes (its metrics endpoint is plain node:http).', 'apps/worker', npm('fastify')),
     {
       name: 'no-non-package-json',

@@ -3,7 +3,7 @@ import { mlpJob, startStack, waitFor, type Stack, type TestProcess } from '@infe
 
 // Deadline-aware batching with a real worker: a job near its deadline closes
 // its batch early instead of waiting out the model's delay. (A job that would
-// miss its deadline anyway is expired unrun: batch-runner.test.ts, with a
+// miss its deadline anyway is expired unrun: inference-batch-runner.test.ts, with a
 // profile set by hand.)
 
 let stack: Stack;

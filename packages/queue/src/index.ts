@@ -11,7 +11,7 @@ export * from './carried-inputs.ts';
 export * from './queue-groups.ts';
 export * from './queue-consumer.ts';
 export * from './job-ack.ts';
-export { UnrecoverableError } from 'bullmq';
+export * from './non-retryable-error.ts';
 export * from './worker-registry.ts';
 export * from './queue-depth.ts';
 export * from './queue-epoch.ts';

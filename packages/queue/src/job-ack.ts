@@ -11,7 +11,7 @@ export interface JobAck {
   readonly jobId: string;
   /** Completes the queue job. */
   ack(): void;
-  /** Fails this attempt: BullMQ retries it while attempts remain, and never for an `UnrecoverableError`. */
+  /** Fails this attempt: BullMQ retries it while attempts remain, and never for a `NonRetryableError`. */
   fail(error: Error): void;
   /** Gives the job back to its queue at its priority without spending an attempt: a fault of the holder's, not the job's. */
   release(reason: string): void;

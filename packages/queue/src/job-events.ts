@@ -1,4 +1,5 @@
 import { QueueEvents } from 'bullmq';
+import { BULLMQ_OPTIONS } from './bullmq-options.ts';
 import { duplicateForBlocking, type RedisClient } from './connection.ts';
 import { queueNameFor } from './names.ts';
 
@@ -69,7 +70,7 @@ export function createJobEvents(options: { connection: RedisClient; prefix: stri
     if (!listener) {
       // QueueEvents blocks on its connection: it needs one of its own that waits for Redis.
       const connection = duplicateForBlocking(options.connection);
-      const events = new QueueEvents(queueNameFor(model), { connection, prefix: options.prefix, skipVersionCheck: true });
+      const events = new QueueEvents(queueNameFor(model), { connection, prefix: options.prefix, ...BULLMQ_OPTIONS });
       for (const event of QUEUE_JOB_EVENTS) events.on(event, wakerFor(event) as never);
       events.on('error', () => {}); // reconnects by itself; waiters fall back to their timeout
       listener = { events, connection, ready: events.waitUntilReady() };

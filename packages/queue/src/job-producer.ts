@@ -1,5 +1,6 @@
 import { Queue } from 'bullmq';
 import type { InferJobPayload, Priority } from '@inferq/contracts';
+import { BULLMQ_OPTIONS } from './bullmq-options.ts';
 import { QueueNotReadyError, type RedisClient } from './connection.ts';
 import { jobOptions, type RetryOptions, DEFAULT_RETRY } from './job-options.ts';
 import { assignFairPriorities, BULL_PRIORITY } from './fair-priority.ts';
@@ -21,6 +22,25 @@ export interface EnqueueRequest {
   carriedBytes?: Uint8Array;
 }
 
+/**
+ * A member of a group entry queued again as an entry of its own (queue-consumer.ts): failed with attempts left, or
+ * given back unspent.
+ */
+export interface RequeueRequest {
+  jobId: string;
+  /**
+   * Its payload as enqueued, the carried inputs' headers included: bytes no batch has taken yet (a member given back
+   * before its batch ran) are found again, and a claim that finds none reads the row's, as a job alone's retry does.
+   */
+  payload: InferJobPayload;
+  /** The BullMQ priority its entry holds: the fair position its enqueue gave it (aged, perhaps). */
+  fairPriority: number;
+  /** The attempts it has left, and the first backoff of its retries. */
+  retry: RetryOptions;
+  /** How long it waits before a consumer may take it: its backoff after a failure, 0 when given back. */
+  delayMs: number;
+}
+
 export interface JobProducer {
   /**
    * Adds jobs to their model queues, one round trip per model; a job id already
@@ -28,6 +48,13 @@ export interface JobProducer {
    * `writeOutcomeUnknown(err)` (sent, no answer).
    */
   enqueueJobs(requests: EnqueueRequest[]): Promise<void>;
+  /**
+   * Queues group members again, each an entry of its own, at the fair position its entry holds: the key paid for the
+   * job once, at its enqueue, and BullMQ keeps a job alone's number through a retry or a give-back in the same way (a
+   * fresh fair number would charge the key again and put the job behind the key's later ones). No readiness check: the
+   * caller is a consumer, whose connection waits for Redis, and a refusal would fail the whole entry.
+   */
+  requeueJobs(model: string, requests: RequeueRequest[]): Promise<void>;
   /** Ids among `ids` that have a queue job in the model's queue, alone or as a member of a group entry. */
   findQueuedIds(model: string, ids: string[]): Promise<Set<string>>;
   /** Jobs waiting to run in a model queue (every priority, retry backoff included, each member of a group entry; held ones not). */
@@ -66,7 +93,7 @@ export function createJobProducer(options: JobProducerOptions): JobProducer {
   const queueFor = (model: string): Queue => {
     let q = queues.get(model);
     if (!q) {
-      q = new Queue(queueNameFor(model), { connection: options.connection, prefix: options.prefix, skipVersionCheck: true });
+      q = new Queue(queueNameFor(model), { connection: options.connection, prefix: options.prefix, ...BULLMQ_OPTIONS });
       // Connection errors reach the caller through the failed call, and the
       // connection's owner logs them; the queue's own echo would be noise.
       q.on('error', () => {});
@@ -128,6 +155,12 @@ export function createJobProducer(options: JobProducerOptions): JobProducer {
           await recorded;
           await written;
         }),
+      );
+    },
+    async requeueJobs(model, requests) {
+      if (requests.length === 0) return;
+      await queueFor(model).addBulk(
+        requests.map((r) => ({ name: JOB_NAME, data: r.payload, opts: { ...jobOptions(r.jobId, r.fairPriority, r.retry), delay: r.delayMs } })),
       );
     },
     async findQueuedIds(model, ids) {

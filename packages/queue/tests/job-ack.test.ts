@@ -6,6 +6,7 @@ import {
   createJobProducer,
   createQueueConsumer,
   createRedisConnection,
+  NonRetryableError,
   type JobAck,
   type JobProducer,
   type QueueJob,
@@ -46,7 +47,7 @@ describe('createQueueConsumer with its handles, on real Redis', () => {
     await redis?.quit();
   });
 
-  it('completes on ack, spends an attempt on fail, gives back unspent on release, and ignores a second use', async () => {
+  it('completes on ack, spends an attempt on fail (all on a NonRetryableError), gives back unspent on release, ignores a second use', async () => {
     const model = `ack-${randomUUID().slice(0, 8)}`;
     const taken: Array<{ id: string; attemptsMade: number }> = [];
     const repeats: unknown[] = [];
@@ -57,32 +58,43 @@ describe('createQueueConsumer with its handles, on real Redis', () => {
         ack.fail(new Error('second use'));
       },
       bad: (ack) => ack.fail(new Error('bad job')),
+      final: (ack) => ack.fail(new NonRetryableError('never again')),
       // Given back the first time; acknowledged when taken again.
       back: (ack, job) => (taken.filter((t) => t.id === job.id).length === 1 ? ack.release('not here') : ack.ack()),
     };
     const completed: string[] = [];
-    const failed: Array<{ id: string; attemptsMade: number }> = [];
+    const failed: Array<{ id: string; attemptsMade: number; error: Error }> = [];
     const consumer = createQueueConsumer(
-      { url: requiredTestVar('REDIS_URL'), prefix, model, concurrency: 4, onRepeatedSettle: (...args) => repeats.push(args) },
+      {
+        url: requiredTestVar('REDIS_URL'),
+        prefix,
+        model,
+        concurrency: 4,
+        onRepeatedSettle: (...args) => repeats.push(args),
+        onEntryCompleted: (id) => completed.push(id),
+        onAttemptFailed: (entry, error) => failed.push({ ...entry, error }),
+      },
       (job, ack) => {
-        taken.push({ id: job.id!, attemptsMade: job.attemptsMade });
-        plan[job.id!.split('-')[0]!]!(ack, job);
+        taken.push({ id: job.id, attemptsMade: job.attemptsMade });
+        plan[job.id.split('-')[0]!]!(ack, job);
       },
     );
-    consumer.on('completed', (job) => completed.push(job.id!));
-    consumer.on('failed', (job) => job && failed.push({ id: job.id!, attemptsMade: job.attemptsMade }));
     try {
       const ids = Object.keys(plan).map((name) => `${name}-${randomUUID()}`);
       await producer.enqueueJobs(ids.map((jobId) => ({ jobId, model, priority: 'normal' as const, payload: { modelVersion: 1, batchKey: 'x' } })));
-      const [done, twice, bad, back] = ids as [string, string, string, string];
-      await waitFor(async () => completed.length === 3 && failed.length === 2, { timeoutMs: 10_000, what: 'every job ended' });
+      const [done, twice, bad, final, back] = ids as [string, string, string, string, string];
+      await waitFor(async () => completed.length === 3 && failed.length === 3, { timeoutMs: 10_000, what: 'every job ended' });
       expect(completed.sort()).toEqual([done, twice, back].sort());
       expect(repeats).toEqual([[twice, 'fail', 'ack']]);
       // A failure spends an attempt each time: the second is the last (attempts: 2).
-      expect(failed).toEqual([
+      expect(failed.filter((f) => f.id === bad).map(({ id, attemptsMade }) => ({ id, attemptsMade }))).toEqual([
         { id: bad, attemptsMade: 1 },
         { id: bad, attemptsMade: 2 },
       ]);
+      // A NonRetryableError ends the job at its first attempt (a retried one would wait in the queue), told as the holder gave it.
+      expect(failed.filter((f) => f.id === final)).toEqual([{ id: final, attemptsMade: 1, error: expect.any(NonRetryableError) }]);
+      expect(await producer.queueFor(model).getJob(final)).toBeUndefined();
+      expect(taken.filter((t) => t.id === final)).toHaveLength(1);
       expect(taken.filter((t) => t.id === back)).toEqual([
         { id: back, attemptsMade: 0 },
         { id: back, attemptsMade: 0 },

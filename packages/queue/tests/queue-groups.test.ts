@@ -2,14 +2,18 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requiredTestVar, waitFor } from '@inferq/test-utils';
 import {
+  BULL_PRIORITY,
+  createCarriedInputs,
   createJobEvents,
   createJobProducer,
   createQueueConsumer,
   createRedisConnection,
   formEntries,
+  NonRetryableError,
+  packCarried,
   promoteJobs,
   readQueueDepth,
-  UnrecoverableError,
+  unpackCarried,
   type EnqueueRequest,
   type JobAck,
   type JobProducer,
@@ -81,7 +85,7 @@ describe('group entries on real Redis', () => {
     const plan: Record<string, (ack: JobAck, job: QueueJob) => void> = {
       done: (ack) => ack.ack(),
       bad: (ack) => ack.fail(new Error('bad job')),
-      final: (ack) => ack.fail(new UnrecoverableError('never again')),
+      final: (ack) => ack.fail(new NonRetryableError('never again')),
       back: (ack, job) => (taken.filter((t) => t.id === job.id).length === 1 ? ack.release('not here') : ack.ack()),
     };
     const events = createJobEvents({ connection: redis, prefix });
@@ -90,14 +94,22 @@ describe('group entries on real Redis', () => {
     const completed: Array<{ id: string; value: unknown }> = [];
     const failed: string[] = [];
     let heldWhileRunning: number | undefined;
-    const consumer = createQueueConsumer({ url: requiredTestVar('REDIS_URL'), prefix, model, concurrency: 4 }, async (job, ack) => {
-      taken.push({ id: job.id, attemptsMade: job.attemptsMade, maxAttempts: job.maxAttempts, entrySize: job.entrySize });
-      // While the entry is held, its members count as held jobs, not waiting ones.
-      if (job.id.startsWith('done')) heldWhileRunning = (await readQueueDepth(redis, producer.queueFor(model), model)).active;
-      plan[job.id.split('-')[0]!]!(ack, job);
-    });
-    consumer.on('completed', (job, value) => completed.push({ id: job.id!, value }));
-    consumer.on('failed', (job) => job && failed.push(job.id!));
+    const consumer = createQueueConsumer(
+      {
+        url: requiredTestVar('REDIS_URL'),
+        prefix,
+        model,
+        concurrency: 4,
+        onEntryCompleted: (id, value) => completed.push({ id, value }),
+        onAttemptFailed: (entry) => failed.push(entry.id),
+      },
+      async (job, ack) => {
+        taken.push({ id: job.id, attemptsMade: job.attemptsMade, maxAttempts: job.maxAttempts, entrySize: job.entrySize });
+        // While the entry is held, its members count as held jobs, not waiting ones.
+        if (job.id.startsWith('done')) heldWhileRunning = (await readQueueDepth(redis, producer.queueFor(model), model)).active;
+        plan[job.id.split('-')[0]!]!(ack, job);
+      },
+    );
     try {
       await producer.enqueueJobs(rs);
       const [done, bad, back, final] = rs.map((r) => r.jobId) as [string, string, string, string];
@@ -127,6 +139,57 @@ describe('group entries on real Redis', () => {
       watch.stop();
       await consumer.close();
       await events.close();
+      await producer.queueFor(model).obliterate({ force: true });
+    }
+  });
+
+  it('queue a member again at the fair position its entry holds, with its carried inputs', async () => {
+    const model = `g-${randomUUID().slice(0, 8)}`;
+    const input = { name: 'x', datatype: 'FP32' as const, shape: [1, 2], bytes: 8, data: new Uint8Array(8).fill(7) };
+    const carrying = (name: string): EnqueueRequest => {
+      const { headers, bytes } = packCarried([input]);
+      const r = request(model, 'a');
+      return { ...r, jobId: `${name}-${randomUUID()}`, payload: { ...r.payload, inputs: headers }, carriedBytes: bytes };
+    };
+    const carried = createCarriedInputs(redis, prefix);
+    const taken: Array<{ id: string; priority: number; inputs: unknown; bytes?: Uint8Array; entrySize: number }> = [];
+    const completed: string[] = [];
+    // Both entries wait before a consumer starts: key a's first takes the class's first number, its second starts
+    // where the first ends, behind it.
+    await producer.enqueueJobs([carrying('first'), carrying('first')]);
+    const second = [carrying('back'), carrying('bad')];
+    await producer.enqueueJobs(second);
+    const [back, bad] = second.map((r) => r.jobId) as [string, string];
+    const consumer = createQueueConsumer(
+      { url: requiredTestVar('REDIS_URL'), prefix, model, concurrency: 2, onEntryCompleted: (id) => completed.push(id) },
+      async (job, ack) => {
+        const again = taken.some((t) => t.id === job.id);
+        // A batch takes its jobs' carried bytes before it runs: `back` is given back before its batch ran.
+        const [bytes] = job.id === back && !again ? [] : await carried.take(model, [job.id]);
+        const inputs = bytes ? unpackCarried(job.data.inputs!, bytes) : undefined;
+        taken.push({ id: job.id, priority: job.priority, inputs: job.data.inputs, bytes: inputs?.[0]?.data, entrySize: job.entrySize });
+        if (again || job.id.startsWith('first')) ack.ack();
+        else if (job.id === back) ack.release('not here');
+        else ack.fail(new Error('bad once'));
+      },
+    );
+    try {
+      await waitFor(async () => completed.length === 4, { timeoutMs: 10_000, what: 'both entries, and both members queued again' });
+      const entryPriority = taken.find((t) => t.id === back)!.priority;
+      expect(entryPriority).toBeGreaterThan(BULL_PRIORITY.normal);
+      const headers = second[0]!.payload.inputs;
+      // Given back before its batch read its bytes: queued again at its entry's number, where its bytes are found again.
+      expect(taken.filter((t) => t.id === back)).toEqual([
+        { id: back, priority: entryPriority, inputs: headers, bytes: undefined, entrySize: 2 },
+        { id: back, priority: entryPriority, inputs: headers, bytes: input.data, entrySize: 1 },
+      ]);
+      // Failed after its batch took them: the same number and headers, and no bytes left (its claim reads its row's).
+      expect(taken.filter((t) => t.id === bad)).toEqual([
+        { id: bad, priority: entryPriority, inputs: headers, bytes: input.data, entrySize: 2 },
+        { id: bad, priority: entryPriority, inputs: headers, bytes: undefined, entrySize: 1 },
+      ]);
+    } finally {
+      await consumer.close();
       await producer.queueFor(model).obliterate({ force: true });
     }
   });

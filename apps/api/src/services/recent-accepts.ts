@@ -3,7 +3,7 @@ import { findJobsWithoutRow, recordLostJobs, type LostJob, type Pool } from '@in
 /**
  * The jobs this API accepted lately, checked against the record after a Postgres failover. With asynchronous
  * replication a failover drops the last commits the old primary acknowledged: a job the API answered 202 for may
- * have no row on the new primary. A worker finds those whose queue entries still wait (batch-runner's recordLost);
+ * have no row on the new primary. A worker finds those whose queue entries still wait (the worker's batch-claim.ts, recordLost);
  * this finds the rest, jobs that ran and finished on the lost timeline, whose entries are gone. Each is recorded in
  * lost_jobs, so its poll answers 410 JOB_LOST rather than 404 (invariant 12: what is lost is said).
  *

@@ -2,12 +2,18 @@ import { DEFAULT_LATENCY_TARGET_MS, type AdaptiveBatching } from '@inferq/contra
 import { createPeriodicTask, type Logger } from '@inferq/core';
 import { createPoolFromConfig, listLatestModels, type Pool } from '@inferq/db';
 import { createCarriedInputs, createRedisConnection, isRedisOutageError, watchRedisOutages, type RedisClient } from '@inferq/queue';
-import { createStorage, createTensorStore, type Storage } from '@inferq/storage';
+import { createStorageFromConfig, createTensorStore, type Storage } from '@inferq/storage';
 import type { WorkerConfig } from '../config.ts';
-import { createBatchRunner, type RunnerHealth, type RunnerMetrics, type RunnerSessions, type RunnerStatus } from '../pipeline/batch-runner.ts';
+import { createBatchStore } from '../pipeline/batch-store.ts';
+import {
+  createInferenceBatchRunner,
+  type RunnerHealth,
+  type RunnerMetrics,
+  type RunnerSessions,
+  type RunnerStatus,
+} from '../pipeline/inference-batch-runner.ts';
 import { createInferenceProfiles } from '../pipeline/inference-profiles.ts';
 import { createModelConsumer, type ModelConsumer } from '../pipeline/model-consumer.ts';
-import { createResultWriter } from '../pipeline/result-writer.ts';
 import type { WorkerMetrics } from '../telemetry/worker-metrics.ts';
 import type { WorkerStatusTracker } from '../telemetry/worker-status.ts';
 
@@ -69,8 +75,8 @@ export async function startFeeder(o: FeederOptions): Promise<Feeder> {
   // Ends the batches' waits on a Postgres or S3 outage when the worker stops: their jobs go back to the queue.
   const stopping = new AbortController();
   const tensors = createTensorStore({ storage, inlineMaxBytes: config.INLINE_TENSOR_MAX_BYTES, inlineForm: config.INLINE_TENSOR_FORM });
-  const runner = createBatchRunner({
-    pool,
+  const runner = createInferenceBatchRunner({
+    store: createBatchStore({ pool, storage, tensors, workerId: o.workerId }),
     sessions: host.sessions,
     health: host.health,
     status: host.status,
@@ -82,7 +88,6 @@ export async function startFeeder(o: FeederOptions): Promise<Feeder> {
     deadlines: config.DEADLINE_SCHEDULING,
     logger,
     signal: stopping.signal,
-    writer: createResultWriter({ pool, storage, tensors, workerId: o.workerId }),
     runningMarkMs: config.WORKER_RUNNING_MARK_MS,
     carried: createCarriedInputs(consumerRedis, config.QUEUE_PREFIX),
   });
@@ -155,7 +160,7 @@ export function openFeederConnections(config: WorkerConfig, logger: Logger): Fee
   const consumerRedis = createRedisConnection(config.REDIS_URL, 'consumer');
   // Its outages logged as the main thread's are (the process's metrics follow the main thread's connections).
   watchRedisOutages(consumerRedis, { connection: 'consumer', logger });
-  const storage = createWorkerStorage(config);
+  const storage = createStorageFromConfig(config);
   return {
     pool,
     consumerRedis,
@@ -166,14 +171,3 @@ export function openFeederConnections(config: WorkerConfig, logger: Logger): Fee
     },
   };
 }
-
-/** The worker's S3 client, by its settings: main's (the model cache and, in process, the feeder) and each feeder thread's. */
-export const createWorkerStorage = (config: WorkerConfig): Storage =>
-  createStorage({
-    endpoint: config.S3_ENDPOINT,
-    region: config.S3_REGION,
-    bucket: config.S3_BUCKET,
-    accessKeyId: config.S3_ACCESS_KEY_ID,
-    secretAccessKey: config.S3_SECRET_ACCESS_KEY,
-    forcePathStyle: config.S3_FORCE_PATH_STYLE,
-  });

@@ -18,5 +18,8 @@ export function classifyError(err: unknown): ClassifiedError {
   return { code: 'INTERNAL', message, retryable: true };
 }
 
+/** Postgres cannot be reached: every worker is stopped alike, so it is waited out wherever it is met. */
+export const isRecordOutage = (err: unknown): boolean => isDatabaseUnavailable(err);
+
 /** Postgres or S3 cannot be reached: no fault of the job, so it is waited out rather than failing the job. */
 export const isOutage = (err: unknown): boolean => isDatabaseUnavailable(err) || isStorageUnavailable(err);

@@ -2,6 +2,10 @@ import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { InferJobPayloadSchema, type InferJobPayload, type RawTensor, type StoredTensor } from '@inferq/contracts';
 import { AppError } from '@inferq/core';
 import { isTensorNotFound, type TensorStore } from '@inferq/storage';
+import type { JobOutcome } from './batch-outcome.ts';
+import { classifyError, isOutage } from './job-errors.ts';
+import { outlastOutage, type StepScope } from './outlast-outage.ts';
+import type { ClaimedJob, LoadedJob } from './pending-job.ts';
 
 const payloadCheck = TypeCompiler.Compile(InferJobPayloadSchema);
 
@@ -24,3 +28,28 @@ async function loadTensor(t: StoredTensor, tensors: TensorStore): Promise<RawTen
 
 /** Each input's bytes, in a buffer of its own that moves to the session thread without a copy. */
 export const loadJobInputs = (inputs: StoredTensor[], tensors: TensorStore): Promise<RawTensor[]> => Promise.all(inputs.map((t) => loadTensor(t, tensors)));
+
+/**
+ * Reads each claimed job's inputs (carried, inline, or from S3); a job whose inputs cannot be read fails alone, but an
+ * unreachable S3 is waited out. Returns the jobs read and the failures.
+ */
+export async function readBatchInputs(
+  jobs: Array<{ job: ClaimedJob; inputs: StoredTensor[] }>,
+  tensors: TensorStore,
+  scope: StepScope,
+): Promise<{ loaded: LoadedJob[]; failed: JobOutcome[] }> {
+  const read = await outlastOutage('read inputs', scope, async () => {
+    const settled = await Promise.allSettled(jobs.map(({ inputs }) => loadJobInputs(inputs, tensors)));
+    const outage = settled.find((r) => r.status === 'rejected' && isOutage(r.reason));
+    if (outage) throw (outage as PromiseRejectedResult).reason;
+    return settled;
+  });
+  const loaded: LoadedJob[] = [];
+  const failed: JobOutcome[] = [];
+  jobs.forEach(({ job }, i) => {
+    const r = read[i]!;
+    if (r.status === 'fulfilled') loaded.push({ ...job, inputs: r.value });
+    else failed.push({ kind: 'failed', job, error: classifyError(r.reason) });
+  });
+  return { loaded, failed };
+}

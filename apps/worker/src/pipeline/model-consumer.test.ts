@@ -4,7 +4,7 @@ import { createLogger } from '@inferq/core';
 import { InferenceProfile } from '@inferq/inference';
 import { createJobProducer, createRedisConnection, type JobProducer, type RedisClient } from '@inferq/queue';
 import { createTestContext, waitFor, type TestContext } from '@inferq/test-utils';
-import type { BatchRunner } from './batch-runner.ts';
+import type { InferenceBatchRunner } from './inference-batch-runner.ts';
 import { createModelConsumer } from './model-consumer.ts';
 import type { PendingJob } from './pending-job.ts';
 
@@ -36,7 +36,7 @@ async function mostInFlight(jobs: number, batchesInFlight?: number | 'auto', dev
   let most = 0;
   let done = 0;
   const runner = {
-    async processBatch(batch: PendingJob[]) {
+    async run(batch: PendingJob[]) {
       most = Math.max(most, ++running);
       await new Promise((resolve) => setTimeout(resolve, 300)); // long enough for the next batches to be fetched even on a busy box
       running--;
@@ -45,8 +45,8 @@ async function mostInFlight(jobs: number, batchesInFlight?: number | 'auto', dev
       // What `auto` learns from: the device's share of the batch's 300 ms (its session wait is its run here).
       return deviceMs > 0 ? { inferMs: deviceMs, sessionMs: deviceMs } : undefined;
     },
-    failIntake: async (_job: unknown, err: unknown) => err as Error,
-  } as unknown as BatchRunner;
+    failIntake: async (job: PendingJob, err: unknown) => job.ack.fail(err as Error),
+  } as unknown as InferenceBatchRunner;
   await producer.enqueueJobs(
     Array.from({ length: jobs }, () => ({ jobId: randomUUID(), model, priority: 'normal' as const, payload: { modelVersion: 1, batchKey: 'x' } })),
   );

@@ -2,7 +2,7 @@ import type { Logger } from '@inferq/core';
 import type { AdaptiveBatching } from '@inferq/contracts';
 import { Batcher, BatchesInFlight, chooseBatching, type InferenceProfile } from '@inferq/inference';
 import { createQueueConsumer, explainRedisError, isRedisOutageError, priorityOfBull, type JobAck, type QueueJob, type RedisClient } from '@inferq/queue';
-import type { BatchRunner } from './batch-runner.ts';
+import type { InferenceBatchRunner } from './inference-batch-runner.ts';
 import { parseJobPayload } from './job-inputs.ts';
 import type { PendingJob } from './pending-job.ts';
 
@@ -18,7 +18,7 @@ export interface ModelConsumerOptions {
   batchesInFlight?: number | 'auto';
   /** The consumers of this model feeding the same device (WORKER_FEEDERS): `auto` keeps this one's share. @default 1 */
   feeders?: number;
-  runner: BatchRunner;
+  runner: InferenceBatchRunner;
   logger: Logger;
   /** The model's measured inference time per batch size. */
   profile: InferenceProfile;
@@ -54,7 +54,7 @@ const DEFAULT_BATCHES_IN_FLIGHT = 2;
  * arrives: the ceiling bounds what a fast device's appetite costs them.
  */
 const AUTO_MAX_BATCHES_IN_FLIGHT = 16;
-/** The jobs the running mean of entries per job is taken over (model-consumer's concurrency in entries). */
+/** The jobs the running mean of entries per job is taken over (the queue consumer's capacity in entries). */
 const ENTRY_SIZE_MEAN_JOBS = 32;
 /** Jobs one model's consumer may hold at once, whatever the batches in flight. */
 const MAX_HELD_JOBS = 1024;
@@ -74,8 +74,8 @@ export function createModelConsumer(o: ModelConsumerOptions) {
   /** BullMQ holds one batch's worth more than the batches in flight, so the next batch fills while they run. */
   const heldJobs = (): number => Math.min(o.maxBatchSize * (inFlight() + 1), MAX_HELD_JOBS);
   /**
-   * Queue entries per job taken, a running mean over the jobs (a group entry carries several, QUEUE_GROUP_MAX): BullMQ's
-   * concurrency counts entries. A mean of 1 ÷ the entry's size over jobs is 1 ÷ the mean size over entries (a job is
+   * Queue entries per job taken, a running mean over the jobs (a group entry carries several, QUEUE_GROUP_MAX): the queue
+   * consumer's capacity counts entries. A mean of 1 ÷ the entry's size over jobs is 1 ÷ the mean size over entries (a job is
    * drawn from an entry in proportion to its size), so entries held × mean size stays the jobs wanted. It starts as if
    * each entry were a full batch: a consumer that starts on a queue of full entries holds its batches' worth, not a
    * batch's worth of entries each, away from other workers; one that meets jobs alone rises to them within a few batches.
@@ -112,15 +112,15 @@ export function createModelConsumer(o: ModelConsumerOptions) {
       } catch {
         break;
       }
-      // processBatch uses every job's handle itself and never rejects.
+      // The runner acknowledges every job itself and never rejects.
       const startedMs = performance.now();
       const run: Promise<void> = o.runner
-        .processBatch(batch)
+        .run(batch)
         .then((stats) => {
           // A batch that ran teaches `auto` its device time and the rest of its way (its wait for the session left out).
           if (!depth || !stats || !(stats.inferMs > 0)) return;
           depth.observe({ deviceMs: stats.inferMs, aroundMs: performance.now() - startedMs - stats.sessionMs });
-          if (worker.concurrency !== heldEntries()) worker.concurrency = heldEntries();
+          consumer.setCapacity(heldEntries());
         })
         .finally(() => running.delete(run));
       running.add(run);
@@ -131,13 +131,13 @@ export function createModelConsumer(o: ModelConsumerOptions) {
   /** A job taken from the queue joins the batcher; one whose payload is unreadable fails at once, its failure stored. */
   async function takeJob(job: QueueJob, ack: JobAck): Promise<void> {
     entriesPerJob += (1 / job.entrySize - entriesPerJob) / ENTRY_SIZE_MEAN_JOBS;
-    if (worker.concurrency !== heldEntries()) worker.concurrency = heldEntries();
+    consumer.setCapacity(heldEntries());
     const attempt = { jobId: job.id, attemptsMade: job.attemptsMade, maxAttempts: job.maxAttempts };
     let payload;
     try {
       payload = parseJobPayload(job.data);
     } catch (err) {
-      ack.fail(await o.runner.failIntake(attempt, err));
+      await o.runner.failIntake({ ...attempt, ack }, err);
       return;
     }
     // The batcher runs on the monotonic clock; the deadline is wall-clock time.
@@ -160,7 +160,7 @@ export function createModelConsumer(o: ModelConsumerOptions) {
     });
   }
 
-  const worker = createQueueConsumer(
+  const consumer = createQueueConsumer(
     {
       connection: o.connection,
       prefix: o.prefix,
@@ -171,39 +171,38 @@ export function createModelConsumer(o: ModelConsumerOptions) {
       maxStalledCount: 3,
       onRepeatedSettle: (jobId, repeated, first) =>
         o.logger.warn({ jobId, model: o.model, repeated, first }, 'queue job handle used twice; the second use is ignored'),
+      onError: (err) => {
+        // A failover's driver errors (a lost connection, a job entry the new primary never had) are told once by the
+        // connection's outage watch; here they are debug lines with what they mean.
+        const { kind, meaning } = explainRedisError(err);
+        if (kind === 'other') o.logger.warn({ err: err.message, model: o.model }, 'queue worker error');
+        else o.logger.debug({ err: err.message, model: o.model, kind }, meaning);
+      },
+      onAttemptFailed: (entry, err) =>
+        (isRedisOutageError(err) ? o.logger.debug : o.logger.warn).call(
+          o.logger,
+          { jobId: entry.id, model: o.model, attemptsMade: entry.attemptsMade, err: err.message },
+          'queue job attempt failed',
+        ),
     },
     takeJob,
-  );
-  worker.on('error', (err) => {
-    // A failover's driver errors (a lost connection, a job entry the new primary never had) are told once by the
-    // connection's outage watch; here they are debug lines with what they mean.
-    const { kind, meaning } = explainRedisError(err);
-    if (kind === 'other') o.logger.warn({ err: err.message, model: o.model }, 'queue worker error');
-    else o.logger.debug({ err: err.message, model: o.model, kind }, meaning);
-  });
-  worker.on('failed', (job, err) =>
-    (isRedisOutageError(err) ? o.logger.debug : o.logger.warn).call(
-      o.logger,
-      { jobId: job?.id, model: o.model, attemptsMade: job?.attemptsMade, err: err.message },
-      'queue job attempt failed',
-    ),
   );
 
   return {
     model: o.model,
     /** Stops taking new jobs of the model (a fault of this worker's); the ones held finish or go back. */
-    pause: (): Promise<void> => worker.pause(true),
-    resume: (): Promise<void> => worker.resume(),
+    pause: (): Promise<void> => consumer.pause(),
+    resume: (): Promise<void> => consumer.resume(),
     /** Stops taking jobs, finishes what it holds (results stored, jobs acknowledged), then stops the loop. */
     async close(): Promise<void> {
-      await worker.close();
+      await consumer.close();
       stopLoop.abort();
       await loop;
     },
     /** Stops at once; held jobs are left to BullMQ's stalled-job recovery. */
     async kill(): Promise<void> {
       stopLoop.abort();
-      await worker.close(true);
+      await consumer.kill();
     },
   };
 }

@@ -7,13 +7,13 @@ import type { ModelSession } from '@inferq/inference';
 import { createJobAck, type AckOutcome } from '@inferq/queue';
 import { createTensorStore } from '@inferq/storage';
 import { createTestContext, insertTestOwner, newTestJob, testBatchRun, type TestContext, testJobId } from '@inferq/test-utils';
-import { createBatchRunner, type BatchRunnerDeps } from './batch-runner.ts';
+import { createBatchStore } from './batch-store.ts';
+import { createInferenceBatchRunner, type InferenceBatchDeps } from './inference-batch-runner.ts';
 import { createInferenceProfiles } from './inference-profiles.ts';
 import type { ModelSessions } from '../sessions/model-sessions.ts';
 import type { PendingJob } from './pending-job.ts';
-import { createResultWriter } from './result-writer.ts';
 
-// The batch runner over real Postgres with a stand-in session and a profile
+// The inference batch runner over real Postgres with a stand-in session and a profile
 // filled by hand (a fake of what the device measured): a job its batch would
 // finish after its deadline is expired before it runs.
 
@@ -85,20 +85,19 @@ function pending(jobId: string, deadlineAt?: number): PendingJob & { outcome: Pr
   };
 }
 
-function runner(deadlines: boolean, ran: string[][], gate?: Promise<void>, runningMarkMs?: number, carried?: BatchRunnerDeps['carried']) {
+function runner(deadlines: boolean, ran: string[][], gate?: Promise<void>, runningMarkMs?: number, carried?: InferenceBatchDeps['carried']) {
   const profiles = createInferenceProfiles();
   // The device takes 10 s per item here: nothing with a deadline a few seconds away can make it.
   for (let i = 0; i < 3; i++) profiles.of('slow').record(1, 10_000);
   const tensors = createTensorStore({ storage: ctx.storage, inlineMaxBytes: 1024 });
-  return createBatchRunner({
-    pool: ctx.pool,
+  return createInferenceBatchRunner({
+    store: createBatchStore({ pool: ctx.pool, storage: ctx.storage, tensors, workerId: 'w-test' }),
     sessions: standInSessions(ran, gate),
     tensors,
     workerId: 'w-test',
     device: 'cpu',
     profiles,
     deadlines,
-    writer: createResultWriter({ pool: ctx.pool, storage: ctx.storage, tensors, workerId: 'w-test' }),
     logger: createLogger({ service: 'test', level: 'silent' }),
     runningMarkMs,
     carried,
@@ -124,7 +123,7 @@ describe('inputs carried in the queue entry (QUEUE_CARRIED_INPUTS_MB)', () => {
       },
     };
     sessionInputs.length = 0;
-    await runner(false, [], undefined, undefined, redis).processBatch(jobs);
+    await runner(false, [], undefined, undefined, redis).run(jobs);
     expect(await Promise.all(jobs.map((j) => j.outcome))).toEqual([true, true, true]);
     expect(sessionInputs).toEqual([[[...sevens], [...new Uint8Array(16)], [...new Uint8Array(16)]]]);
     expect((await findJob(ctx.pool, carried, null))!.status).toBe('succeeded');
@@ -164,7 +163,7 @@ describe('batch runner with deadlines', () => {
     const [late, free] = [await queuedJob(), await queuedJob()];
     const ran: string[][] = [];
     const jobs = [pending(late, Date.now() + 3_000), pending(free)];
-    await runner(true, ran).processBatch(jobs);
+    await runner(true, ran).run(jobs);
     expect(await Promise.all(jobs.map((j) => j.outcome))).toEqual([true, true]);
     expect(ran).toEqual([['0']]);
     expect(await findJob(ctx.pool, late, null)).toMatchObject({
@@ -180,7 +179,7 @@ describe('batch runner with deadlines', () => {
     const id = await queuedJob();
     const ran: string[][] = [];
     const job = pending(id, Date.now() + 3_000);
-    await runner(false, ran).processBatch([job]);
+    await runner(false, ran).run([job]);
     expect(await job.outcome).toBe(true);
     expect(ran).toHaveLength(1);
     expect((await findJob(ctx.pool, id, null))!.status).toBe('succeeded');
@@ -192,7 +191,7 @@ describe('a stale batch (its lock expired while it ran; another worker claimed t
     const id = await queuedJob();
     const { opened: gate, open } = makeGate();
     const stale = pending(id);
-    const running = runner(false, [], gate).processBatch([stale]);
+    const running = runner(false, [], gate).run([stale]);
     await vi.waitFor(async () => expect((await findJob(ctx.pool, id, null))?.status).toBe('running'));
     const { batch_id: staleBatch } = (await ctx.pool.query('SELECT batch_id FROM jobs WHERE id = $1', [id])).rows[0];
 
@@ -228,7 +227,7 @@ describe('claims: a read, written only for a batch that runs a while', () => {
     const { opened: gate, open } = makeGate();
     const ran: string[][] = [];
     const job = pending(id);
-    const running = runner(false, ran, gate, 60_000).processBatch([job]);
+    const running = runner(false, ran, gate, 60_000).run([job]);
     await vi.waitFor(() => expect(ran).toHaveLength(1));
     expect(await row(id)).toMatchObject({ status: 'queued', attempts: 0, batch_id: null, started_at: null });
     open();
@@ -244,7 +243,7 @@ describe('claims: a read, written only for a batch that runs a while', () => {
     const id = await queuedJob();
     const { opened: gate, open } = makeGate();
     const job = pending(id);
-    const running = runner(false, [], gate, 20).processBatch([job]);
+    const running = runner(false, [], gate, 20).run([job]);
     await vi.waitFor(async () => expect(await row(id)).toMatchObject({ status: 'running', attempts: 1, worker_id: 'w-test' }));
     const { batch_id: marked, started_at: startedAt } = await row(id);
     open();
@@ -256,10 +255,10 @@ describe('claims: a read, written only for a batch that runs a while', () => {
     const id = await queuedJob();
     const { opened: staleGate, open: openStale } = makeGate();
     const stale = pending(id);
-    const staleRun = runner(false, [], staleGate, 60_000).processBatch([stale]);
+    const staleRun = runner(false, [], staleGate, 60_000).run([stale]);
     await vi.waitFor(async () => expect(await row(id)).toMatchObject({ status: 'queued' }));
     const newer = pending(id);
-    await runner(false, [], undefined, 60_000).processBatch([newer]);
+    await runner(false, [], undefined, 60_000).run([newer]);
     const finished = await row(id);
     expect(finished).toMatchObject({ status: 'succeeded', attempts: 1 });
     openStale();
@@ -276,20 +275,19 @@ describe("each queue job's handle is used once", () => {
     const dead = { provider: 'cpu', infer: () => Promise.reject(new Error('thread died')), close: async () => {} } as unknown as ModelSession;
     const profiles = createInferenceProfiles();
     const tensors = createTensorStore({ storage: ctx.storage, inlineMaxBytes: 1024 });
-    const batch = createBatchRunner({
-      pool: ctx.pool,
+    const batch = createInferenceBatchRunner({
+      store: createBatchStore({ pool: ctx.pool, storage: ctx.storage, tensors, workerId: 'w-test' }),
       sessions: { getSession: async () => dead, discard: async () => {} } as unknown as ModelSessions,
       tensors,
       workerId: 'w-test',
       device: 'cpu',
       profiles,
       deadlines: false,
-      writer: createResultWriter({ pool: ctx.pool, storage: ctx.storage, tensors, workerId: 'w-test' }),
       logger: createLogger({ service: 'test', level: 'silent' }),
     });
     // `gone` has no row (deleted, or finished before a replay): acknowledged at the claim, before the run fails.
     const jobs = [pending(gone), pending(id)];
-    await batch.processBatch(jobs);
+    await batch.run(jobs);
     const outcomes: AckOutcome[] = await Promise.all(jobs.map((j) => j.ack.outcome));
     expect(outcomes).toEqual([{ kind: 'ack' }, { kind: 'fail', error: new Error('thread died') }]);
     expect((await findJob(ctx.pool, id, null))?.status).toBe('queued');
@@ -309,20 +307,19 @@ describe('entries whose job has no row at all (the record lost them: a failover 
       Object.assign(Object.create(logger) as object, { warn: (o: unknown) => void warned.push(o), error: (o: unknown) => void errors.push(o) }) as never;
     const tensors = createTensorStore({ storage: ctx.storage, inlineMaxBytes: 1024 });
     const ran: string[][] = [];
-    const batch = createBatchRunner({
-      pool: ctx.pool,
+    const batch = createInferenceBatchRunner({
+      store: createBatchStore({ pool: ctx.pool, storage: ctx.storage, tensors, workerId: 'w-test' }),
       sessions: standInSessions(ran),
       tensors,
       workerId: 'w-test',
       device: 'cpu',
       profiles: createInferenceProfiles(),
       deadlines: false,
-      writer: createResultWriter({ pool: ctx.pool, storage: ctx.storage, tensors, workerId: 'w-test' }),
       logger,
       metrics: { batchStarted() {}, batchRan() {}, jobsFinished() {}, jobsReleased() {}, jobsRecordLost: (_model, n) => void counted.push(n) },
     });
     const jobs = [pending(live), pending(canceled), pending(lost)];
-    await batch.processBatch(jobs);
+    await batch.run(jobs);
     expect(await Promise.all(jobs.map((j) => j.outcome))).toEqual([true, true, true]);
     expect(ran).toHaveLength(1);
     expect(ran[0]).toHaveLength(1);
@@ -334,7 +331,7 @@ describe('entries whose job has no row at all (the record lost them: a failover 
 
     // The same entry again (a crash before its acknowledgement): acknowledged, not counted twice.
     const replay = pending(lost);
-    await batch.processBatch([replay]);
+    await batch.run([replay]);
     expect(await replay.outcome).toBe(true);
     expect(counted.reduce((a, b) => a + b, 0)).toBe(1);
 
@@ -342,7 +339,7 @@ describe('entries whose job has no row at all (the record lost them: a failover 
     await ctx.pool.query('ALTER TABLE lost_jobs RENAME TO lost_jobs_away');
     try {
       const unrecorded = pending(testJobId());
-      await batch.processBatch([unrecorded]);
+      await batch.run([unrecorded]);
       expect(await unrecorded.outcome).toBe(true);
       expect(errors).toHaveLength(1);
     } finally {
