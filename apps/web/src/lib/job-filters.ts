@@ -10,6 +10,7 @@ export const TIME_RANGES = {
   custom: { label: 'Custom range', ms: null },
 } as const;
 export type TimeRange = keyof typeof TIME_RANGES;
+export const TIME_RANGE_VALUES = Object.keys(TIME_RANGES) as TimeRange[];
 const isTimeRange = (v: string | null): v is TimeRange => v !== null && Object.hasOwn(TIME_RANGES, v);
 
 export interface JobFilters {

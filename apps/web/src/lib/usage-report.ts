@@ -9,6 +9,7 @@ export const USAGE_RANGES = {
   '30d': { label: 'Last 30 days', ms: 30 * DAY_MS },
 } as const;
 export type UsageRange = keyof typeof USAGE_RANGES;
+export const USAGE_RANGE_VALUES = Object.keys(USAGE_RANGES) as UsageRange[];
 export type UsageGroup = (typeof USAGE_GROUPS)[number];
 
 export interface UsageView {

@@ -9,6 +9,7 @@ import { SubmitManyPanel } from '../components/playground/submit-many-panel.tsx'
 import { TensorInput } from '../components/playground/tensor-input.tsx';
 import { Button, buttonStyles } from '../components/ui/button.tsx';
 import { Card } from '../components/ui/card.tsx';
+import { EnumSelect } from '../components/ui/enum-select.tsx';
 import { Field, Select } from '../components/ui/form-controls.tsx';
 import { PageHeader } from '../components/ui/page-header.tsx';
 import { EmptyState, ErrorAlert, LoadingState } from '../components/ui/states.tsx';
@@ -100,17 +101,7 @@ export function PlaygroundPage() {
                   </Select>
                 )}
               </Field>
-              <Field label="Priority">
-                {(control) => (
-                  <Select {...control} value={priority} onChange={(e) => setPriority(e.target.value as Priority)}>
-                    {PRIORITIES.map((p) => (
-                      <option key={p} value={p}>
-                        {p}
-                      </option>
-                    ))}
-                  </Select>
-                )}
-              </Field>
+              <Field label="Priority">{(control) => <EnumSelect {...control} values={PRIORITIES} value={priority} onChange={setPriority} />}</Field>
             </div>
           </Card>
           <Card

@@ -1,5 +1,6 @@
 import { keepPreviousData, queryOptions, useQuery } from '@tanstack/react-query';
-import { isBatchEnded } from '@inferq/sdk';
+import { isBatchEnded, type BulkBatch } from '@inferq/sdk';
+import { pollUntil } from '../poll-until.ts';
 import { queryKeys } from '../query-keys.ts';
 import { inferq } from '../sdk-client.ts';
 
@@ -24,7 +25,7 @@ const batchOptions = (id: string) =>
   queryOptions({
     queryKey: queryKeys.batches.detail(id),
     queryFn: () => inferq().batches.get(id),
-    refetchInterval: (query) => (query.state.data && isBatchEnded(query.state.data.status) ? false : BATCH_POLL_MS),
+    refetchInterval: pollUntil((batch: BulkBatch) => isBatchEnded(batch.status), BATCH_POLL_MS),
   });
 
 /** One page of the key's batches, newest first; `after` is the last id of the page before. */

@@ -1,6 +1,8 @@
 import { keepPreviousData, queryOptions, useQuery } from '@tanstack/react-query';
+import type { Job } from '@inferq/contracts';
 import { isTerminalStatus, type JobSummary } from '@inferq/sdk';
 import { toListJobsQuery, type JobFilters } from '../../lib/job-filters.ts';
+import { pollUntil } from '../poll-until.ts';
 import { queryKeys } from '../query-keys.ts';
 import { inferq } from '../sdk-client.ts';
 
@@ -21,7 +23,7 @@ const jobDetailOptions = (id: string) =>
   queryOptions({
     queryKey: queryKeys.jobs.detail(id),
     queryFn: ({ signal }) => inferq().jobs.get(id, { signal }),
-    refetchInterval: (query) => (query.state.data && isTerminalStatus(query.state.data.status) ? false : JOB_POLL_MS),
+    refetchInterval: pollUntil((job: Job) => isTerminalStatus(job.status), JOB_POLL_MS),
   });
 
 const RUN_PAGE_SIZE = 500;
@@ -50,11 +52,7 @@ const jobRunOptions = (model: string, ids: readonly string[]) =>
     queryFn: () => fetchRunJobs(model, ids),
     enabled: ids.length > 0,
     placeholderData: keepPreviousData,
-    refetchInterval: (query) => {
-      const jobs = query.state.data;
-      const done = jobs !== undefined && jobs.length === ids.length && jobs.every((job) => isTerminalStatus(job.status));
-      return done ? false : JOB_POLL_MS;
-    },
+    refetchInterval: pollUntil((jobs: JobSummary[]) => jobs.length === ids.length && jobs.every((job) => isTerminalStatus(job.status)), JOB_POLL_MS),
   });
 
 export const useJobList = (filters: JobFilters, cursor: string | undefined) => useQuery(jobListOptions(filters, cursor));

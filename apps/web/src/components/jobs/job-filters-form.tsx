@@ -2,8 +2,9 @@ import { useState } from 'react';
 import { JOB_STATUSES, PRIORITIES } from '@inferq/contracts';
 import { useApiKeys } from '../../api/queries/keys.ts';
 import { useModels } from '../../api/queries/models.ts';
-import { SEARCH_FIELDS, TIME_RANGES, type JobFilters, type SearchField, type TimeRange } from '../../lib/job-filters.ts';
+import { SEARCH_FIELDS, TIME_RANGE_VALUES, TIME_RANGES, type JobFilters, type SearchField } from '../../lib/job-filters.ts';
 import { Button } from '../ui/button.tsx';
+import { EnumSelect } from '../ui/enum-select.tsx';
 import { Field, Input, Select } from '../ui/form-controls.tsx';
 
 interface JobFiltersFormProps {
@@ -103,16 +104,7 @@ export function JobFiltersForm({ filters, onChange, isAdmin }: JobFiltersFormPro
       onSubmit={(e) => e.preventDefault()}
     >
       <Field label="Status">
-        {(control) => (
-          <Select {...control} value={filters.status ?? ''} onChange={(e) => set({ status: (e.target.value || undefined) as JobFilters['status'] })}>
-            <option value="">Any status</option>
-            {JOB_STATUSES.map((s) => (
-              <option key={s} value={s}>
-                {s}
-              </option>
-            ))}
-          </Select>
-        )}
+        {(control) => <EnumSelect {...control} values={JOB_STATUSES} value={filters.status} onChange={(status) => set({ status })} anyLabel="Any status" />}
       </Field>
       <Field label="Model">
         {(control) => (
@@ -128,25 +120,18 @@ export function JobFiltersForm({ filters, onChange, isAdmin }: JobFiltersFormPro
       </Field>
       <Field label="Priority">
         {(control) => (
-          <Select {...control} value={filters.priority ?? ''} onChange={(e) => set({ priority: (e.target.value || undefined) as JobFilters['priority'] })}>
-            <option value="">Any priority</option>
-            {PRIORITIES.map((p) => (
-              <option key={p} value={p}>
-                {p}
-              </option>
-            ))}
-          </Select>
+          <EnumSelect {...control} values={PRIORITIES} value={filters.priority} onChange={(priority) => set({ priority })} anyLabel="Any priority" />
         )}
       </Field>
       <Field label="Time range">
         {(control) => (
-          <Select {...control} value={filters.range} onChange={(e) => set({ range: e.target.value as TimeRange })}>
-            {Object.entries(TIME_RANGES).map(([value, { label }]) => (
-              <option key={value} value={value}>
-                {label}
-              </option>
-            ))}
-          </Select>
+          <EnumSelect
+            {...control}
+            values={TIME_RANGE_VALUES}
+            labelOf={(range) => TIME_RANGES[range].label}
+            value={filters.range}
+            onChange={(range) => set({ range })}
+          />
         )}
       </Field>
       {isAdmin && <KeySelect value={filters.keyId} onChange={(keyId) => set({ keyId })} />}

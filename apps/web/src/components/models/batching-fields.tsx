@@ -1,6 +1,12 @@
-import { DEFAULT_LATENCY_TARGET_MS, type BatchingMode } from '@inferq/contracts';
+import { BATCHING_MODES, DEFAULT_LATENCY_TARGET_MS, type BatchingMode } from '@inferq/contracts';
 import type { UploadField, UploadFields } from '../../lib/model-upload.ts';
-import { Field, Input, Select } from '../ui/form-controls.tsx';
+import { EnumSelect } from '../ui/enum-select.tsx';
+import { Field, Input } from '../ui/form-controls.tsx';
+
+const BATCHING_LABELS: Record<BatchingMode, string> = {
+  fixed: 'fixed: the size and delay below',
+  auto: 'auto: chosen per worker within the bounds below',
+};
 
 interface BatchingFieldsProps {
   fields: UploadFields;
@@ -15,10 +21,13 @@ export function BatchingFields({ fields, errors, set }: BatchingFieldsProps) {
     <>
       <Field label="Batching" hint="Auto: each worker measures the model on its device and picks batch size and delay." error={errors.batching}>
         {(control) => (
-          <Select {...control} value={fields.batching} onChange={(e) => set({ batching: e.target.value as BatchingMode })}>
-            <option value="fixed">fixed: the size and delay below</option>
-            <option value="auto">auto: chosen per worker within the bounds below</option>
-          </Select>
+          <EnumSelect
+            {...control}
+            values={BATCHING_MODES}
+            labelOf={(mode) => BATCHING_LABELS[mode]}
+            value={fields.batching}
+            onChange={(batching) => set({ batching })}
+          />
         )}
       </Field>
       {auto && (

@@ -1,6 +1,7 @@
 import { POOLINGS, type Pooling } from '@inferq/contracts';
 import type { UploadField, UploadFields } from '../../lib/model-upload.ts';
-import { CheckboxField, Field, Input, Select } from '../ui/form-controls.tsx';
+import { EnumSelect } from '../ui/enum-select.tsx';
+import { CheckboxField, Field, Input } from '../ui/form-controls.tsx';
 
 const POOLING_LABELS: Record<Pooling, string> = {
   mean: 'mean: average of the real tokens',
@@ -21,14 +22,14 @@ export function EmbeddingSettingsFields({ fields, errors, set }: EmbeddingSettin
       <legend className="px-1 text-sm font-semibold text-slate-700">Embedding settings</legend>
       <Field label="Pooling" hint="How token outputs become one vector per text." error={errors.pooling}>
         {(control) => (
-          <Select {...control} value={fields.pooling} onChange={(e) => set({ pooling: e.target.value as Pooling | '' })}>
-            <option value="">default: mean for [batch, seq, dim], none for [batch, dim]</option>
-            {POOLINGS.map((p) => (
-              <option key={p} value={p}>
-                {POOLING_LABELS[p]}
-              </option>
-            ))}
-          </Select>
+          <EnumSelect
+            {...control}
+            values={POOLINGS}
+            labelOf={(pooling) => POOLING_LABELS[pooling]}
+            value={fields.pooling || undefined}
+            onChange={(pooling) => set({ pooling: pooling ?? '' })}
+            anyLabel="default: mean for [batch, seq, dim], none for [batch, dim]"
+          />
         )}
       </Field>
       <CheckboxField

@@ -1,10 +1,13 @@
-import { Field, Select } from '../ui/form-controls.tsx';
+import { EnumSelect } from '../ui/enum-select.tsx';
+import { Field } from '../ui/form-controls.tsx';
 
-const WINDOWS = [
+/** Each window's length in minutes, and what the picker calls it. */
+const WINDOWS = new Map([
   [15, 'Last 15 minutes'],
   [60, 'Last hour'],
   [360, 'Last 6 hours'],
-] as const;
+]);
+const WINDOW_MINUTES = [...WINDOWS.keys()];
 
 export const DEFAULT_STATS_WINDOW_MINUTES = 15;
 
@@ -12,15 +15,7 @@ export const DEFAULT_STATS_WINDOW_MINUTES = 15;
 export function StatsWindowSelect({ windowMinutes, onChange }: { windowMinutes: number; onChange: (windowMinutes: number) => void }) {
   return (
     <Field label="Window">
-      {(control) => (
-        <Select {...control} value={windowMinutes} onChange={(e) => onChange(Number(e.target.value))}>
-          {WINDOWS.map(([minutes, label]) => (
-            <option key={minutes} value={minutes}>
-              {label}
-            </option>
-          ))}
-        </Select>
-      )}
+      {(control) => <EnumSelect {...control} values={WINDOW_MINUTES} labelOf={(minutes) => WINDOWS.get(minutes)} value={windowMinutes} onChange={onChange} />}
     </Field>
   );
 }

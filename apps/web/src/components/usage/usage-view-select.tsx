@@ -1,5 +1,7 @@
-import { USAGE_RANGES, type UsageGroup, type UsageRange, type UsageView } from '../../lib/usage-report.ts';
-import { Field, Select } from '../ui/form-controls.tsx';
+import { USAGE_GROUPS } from '@inferq/contracts';
+import { USAGE_RANGE_VALUES, USAGE_RANGES, type UsageGroup, type UsageView } from '../../lib/usage-report.ts';
+import { EnumSelect } from '../ui/enum-select.tsx';
+import { Field } from '../ui/form-controls.tsx';
 
 const GROUP_LABELS: Record<UsageGroup, string> = { key: 'API key', model: 'Model version' };
 
@@ -9,24 +11,24 @@ export function UsageViewSelect({ view, onChange }: { view: UsageView; onChange:
     <>
       <Field label="Time range">
         {(control) => (
-          <Select {...control} value={view.range} onChange={(e) => onChange({ ...view, range: e.target.value as UsageRange })}>
-            {Object.entries(USAGE_RANGES).map(([range, { label }]) => (
-              <option key={range} value={range}>
-                {label}
-              </option>
-            ))}
-          </Select>
+          <EnumSelect
+            {...control}
+            values={USAGE_RANGE_VALUES}
+            labelOf={(range) => USAGE_RANGES[range].label}
+            value={view.range}
+            onChange={(range) => onChange({ ...view, range })}
+          />
         )}
       </Field>
       <Field label="Group by">
         {(control) => (
-          <Select {...control} value={view.groupBy} onChange={(e) => onChange({ ...view, groupBy: e.target.value as UsageGroup })}>
-            {Object.entries(GROUP_LABELS).map(([group, label]) => (
-              <option key={group} value={group}>
-                {label}
-              </option>
-            ))}
-          </Select>
+          <EnumSelect
+            {...control}
+            values={USAGE_GROUPS}
+            labelOf={(group) => GROUP_LABELS[group]}
+            value={view.groupBy}
+            onChange={(groupBy) => onChange({ ...view, groupBy })}
+          />
         )}
       </Field>
     </>
