@@ -121,6 +121,25 @@ module.exports = {
       npm('bullmq', 'ioredis'),
     ),
     mustNotTouch(
+      'api-routes-through-services',
+      "apps/api's routes translate HTTP and call services: they reach packages/db and packages/queue only through " +
+        'apps/api/src/services/, types included (a service re-exports the record types its routes show).',
+      'apps/api/src/routes',
+      ws('db', 'queue'),
+      { sourcesOnly: true },
+    ),
+    mustNotTouch(
+      'api-services-below-the-edge',
+      "apps/api's services sit under everything that faces a client or a timer: they import no route, " +
+        'plugin, webhook dispatcher or sender, background sweeper, Batch API file (batch-api/ runs its lines through ' +
+        'the jobs and embeddings services), metric, nor app.ts or main.ts (which wire them). metrics/ is not a lower layer: ' +
+        'api-metrics.ts reads the queue overview through the stats service, and services count into metrics only through ' +
+        'the callbacks app.ts hands them (onCacheLookup, onEvent, onPurged).',
+      'apps/api/src/services',
+      '^apps/api/src/((routes|plugins|webhooks|background|batch-api|metrics)/|(app|main)\\.ts$)',
+      { sourcesOnly: true },
+    ),
+    mustNotTouch(
       'worker-no-redis-client',
       'apps/worker reaches Redis only through packages/queue (the topology seam): no bullmq or ioredis of its own.',
       'apps/worker',

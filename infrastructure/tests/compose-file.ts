@@ -34,7 +34,7 @@ export interface ComposeFile {
 }
 
 /** Compose's interpolation: $$, $VAR, ${VAR}, ${VAR:-d}, ${VAR-d}, ${VAR:?e}, ${VAR?e}, ${VAR:+r}, ${VAR+r}. */
-export function interpolate<T>(value: T, env: Record<string, string | undefined>, unset: string[] = []): T {
+function interpolate<T>(value: T, env: Record<string, string | undefined>, unset: string[] = []): T {
   if (typeof value === 'string') {
     return value.replace(
       /\$\$|\$\{([A-Za-z_]\w*)(?:(:?)([-?+])([^}]*))?\}|\$([A-Za-z_]\w*)/g,

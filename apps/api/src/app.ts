@@ -31,29 +31,31 @@ import { modelSettingsRoutes } from './routes/model-settings.ts';
 import { systemRoutes } from './routes/system.ts';
 import { uploadsRoutes } from './routes/uploads.ts';
 import { webhooksRoutes } from './routes/webhooks.ts';
-import { createApiKeysService, type ApiKeysService } from './services/api-keys-service.ts';
-import { createAuditService } from './services/audit-service.ts';
-import { createJobViewCache } from './services/job-view-cache.ts';
-import { createJobsService } from './services/jobs-service.ts';
-import { createRecentAccepts, type RecentAccepts } from './services/recent-accepts.ts';
-import { createJobsBulkService } from './services/jobs-bulk-service.ts';
-import { createJobRetention, type JobRetention } from './services/job-retention-service.ts';
-import { createEmbeddingsService } from './services/embeddings-service.ts';
-import { createTokenizerCache } from './services/tokenizers.ts';
-import { createJobEventStream } from './services/job-event-stream.ts';
-import { createJobWaiter } from './services/job-waiter.ts';
-import { createSubmitAndWait } from './services/submit-and-wait.ts';
-import { createModelsService } from './services/models-service.ts';
-import { createModelRetirement, type ModelRetirementService } from './services/model-retirement.ts';
-import { createModelSettingsService } from './services/model-settings-service.ts';
-import { createQueueControl } from './services/queue-control.ts';
-import { createStatsService } from './services/stats-service.ts';
-import { createUploadsService, type UploadsService } from './services/uploads-service.ts';
-import { createWebhooksService } from './services/webhooks-service.ts';
+import { createApiKeysService, type ApiKeysService } from './services/keys/api-keys-service.ts';
+import { createAuditService } from './services/keys/audit-service.ts';
+import { createJobViewCache } from './services/jobs/view/job-view-cache.ts';
+import { createJobsService } from './services/jobs/jobs-service.ts';
+import { createRecentAccepts, type RecentAccepts } from './services/jobs/intake/recent-accepts.ts';
+import { createJobsBulkService } from './services/jobs/jobs-bulk-service.ts';
+import { createJobRetention, type JobRetention } from './services/jobs/job-retention-service.ts';
+import { createEmbeddingsService } from './services/protocols/embeddings-service.ts';
+import { createTokenizerCache } from './services/models/tokenizers.ts';
+import { createJobEventStream } from './services/jobs/view/job-event-stream.ts';
+import { createJobWaiter } from './services/jobs/view/job-waiter.ts';
+import { createSubmitAndWait } from './services/jobs/submit-and-wait.ts';
+import { createModelsService } from './services/models/models-service.ts';
+import { createModelRetirement, type ModelRetirementService } from './services/models/model-retirement.ts';
+import { createModelSettingsService } from './services/models/model-settings-service.ts';
+import { createQueueControl } from './services/models/queue-control.ts';
+import { createReadiness } from './services/system/readiness.ts';
+import { createStatsService } from './services/system/stats-service.ts';
+import { createUsageService } from './services/system/usage-service.ts';
+import { createUploadsService, type UploadsService } from './services/uploads/uploads-service.ts';
+import { createWebhooksService } from './services/webhooks/webhooks-service.ts';
 import type { WebhookSettings } from './webhooks/webhook-dispatcher.ts';
 import type { StorageSetup } from './background/storage-setup.ts';
 import { createBatchEndpoints } from './batch-api/batch-endpoints.ts';
-import { createBatchRunner, type BatchRunner } from './batch-api/batch-runner.ts';
+import { createBulkBatchRunner, type BulkBatchRunner } from './batch-api/bulk-batch-runner.ts';
 import { createBatchesService } from './batch-api/batches-service.ts';
 import { createFilesService } from './batch-api/files-service.ts';
 
@@ -124,7 +126,7 @@ export interface AppDeps {
 const API_VERSION = '0.1.0';
 
 /** A route the app serves and the scope it needs (none: public). */
-export interface RouteSummary {
+interface RouteSummary {
   method: string;
   url: string;
   scope: string | undefined;
@@ -146,7 +148,7 @@ export interface App {
   /** Clients' uploads (POST /v1/uploads); the submit path claims them. */
   uploads: UploadsService;
   /** Advances Batch API batches: main.ts starts it beside the app; tests start it themselves. */
-  batchRunner: BatchRunner;
+  bulkBatchRunner: BulkBatchRunner;
   /** The jobs accepted lately: main.ts checks them against the record after a Postgres failover. */
   recentAccepts: RecentAccepts;
 }
@@ -261,7 +263,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   registerAuth(server, keys);
   await registerRateLimit(server, { redis: deps.redis, keyPrefix: deps.producer.prefix, defaultPerMin: settings.rateLimitPerMin ?? 0 });
 
-  await server.register(healthRoutes, { pool: deps.pool, redis: deps.redis, producer: deps.producer, storageSetup: deps.storageSetup });
+  const readiness = createReadiness({ pool: deps.pool, redis: deps.redis, producer: deps.producer, storageSetup: deps.storageSetup });
+  await server.register(healthRoutes, { readiness });
   await server.register(metricsRoutes, { metrics });
   const waiter = createJobWaiter({
     redis: deps.redis,
@@ -285,22 +288,18 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await server.register(modelsRoutes, { models, retirement, settings: modelSettings, uploadLimitBytes: settings.modelUploadLimitBytes });
   await server.register(modelSettingsRoutes, { settings: modelSettings });
   await server.register(modelQueueRoutes, { queues: createQueueControl({ pool: deps.pool, producer: deps.producer, redis: deps.redis }) });
-  await server.register(kserveV2Routes, { models, runner, waiter, pool: deps.pool, redis: deps.redis, version: API_VERSION });
+  await server.register(kserveV2Routes, { models, runner, waiter, readiness, version: API_VERSION });
   const embeddings = createEmbeddingsService({ models, runner, tokenizers: createTokenizerCache(deps.storage) });
   await server.register(openAiEmbeddingsRoutes, { embeddings });
   await server.register(apiKeysRoutes, { keys, retentionCeilingS: settings.retentionCeilingS });
   await server.register(auditRoutes, { audit: createAuditService(deps.pool) });
-  await server.register(usageRoutes, { pool: deps.pool });
+  await server.register(usageRoutes, { usage: createUsageService(deps.pool) });
   await server.register(webhooksRoutes, {
     webhooks: createWebhooksService({ pool: deps.pool, signingSecret: settings.webhooks.signingSecret, getJob: jobs.getJob }),
   });
-  await server.register(systemRoutes, {
-    stats: createStatsService({ pool: deps.pool, producer: deps.producer, redis: deps.redis }),
-    redis: deps.redis,
-    producer: deps.producer,
-  });
+  await server.register(systemRoutes, { stats: createStatsService({ pool: deps.pool, producer: deps.producer, redis: deps.redis }) });
   const batchSettings = settings.batches ?? {};
-  const batchRunner = createBatchRunner({
+  const bulkBatchRunner = createBulkBatchRunner({
     pool: deps.pool,
     storage: deps.storage,
     jobs,
@@ -324,10 +323,10 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       maxBytes: batchSettings.fileMaxBytes ?? 2 * 1024 ** 3,
       defaultExpiresS: batchSettings.fileExpiresS ?? FILE_EXPIRY_MAX_S,
     }),
-    batches: createBatchesService({ pool: deps.pool, onCreated: () => batchRunner.wake() }),
+    batches: createBatchesService({ pool: deps.pool, onCreated: () => bulkBatchRunner.wake() }),
     fileMaxBytes: batchSettings.fileMaxBytes ?? 2 * 1024 ** 3,
   });
   if (settings.consoleDir) await registerConsole(server, settings.consoleDir);
   await server.ready();
-  return { server, keys, retirement, retention, metrics, routes, tensors, uploads, batchRunner, recentAccepts };
+  return { server, keys, retirement, retention, metrics, routes, tensors, uploads, bulkBatchRunner, recentAccepts };
 }

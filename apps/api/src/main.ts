@@ -11,7 +11,7 @@ import {
   UPLOAD_OBJECTS_PREFIX,
 } from '@inferq/storage';
 import { buildApp } from './app.ts';
-import { retentionCeilingS } from './services/retention-ceiling.ts';
+import { retentionCeilingS } from './services/jobs/retention-ceiling.ts';
 import { createDeadlineSweeper } from './background/deadline-sweeper.ts';
 import { createPartitionMaintainer } from './background/partition-maintainer.ts';
 import { createRetiredArtifactSweeper } from './background/retired-artifact-sweeper.ts';
@@ -21,7 +21,7 @@ import { createUploadsSweeper } from './background/uploads-sweeper.ts';
 import { createFilesSweeper } from './background/files-sweeper.ts';
 import { createStorageSetup } from './background/storage-setup.ts';
 import { apiConfig, checkApiConfig } from './config.ts';
-import { checkAcceptsAfterFailover } from './services/recent-accepts.ts';
+import { checkAcceptsAfterFailover } from './services/jobs/intake/recent-accepts.ts';
 import { createWebhookDispatcher, type WebhookSettings } from './webhooks/webhook-dispatcher.ts';
 
 const config = checkApiConfig(loadConfig(apiConfig));
@@ -53,7 +53,7 @@ const storageSetup = createStorageSetup({
   ],
 });
 
-const { server, keys, retirement, retention, metrics, tensors, batchRunner, recentAccepts } = await buildApp({
+const { server, keys, retirement, retention, metrics, tensors, bulkBatchRunner, recentAccepts } = await buildApp({
   storageSetup,
   logger,
   pool,
@@ -183,7 +183,7 @@ uploadsSweeper.start();
 filesSweeper.start();
 partitions.start();
 webhooks.start();
-batchRunner.start();
+bulkBatchRunner.start();
 // Closed in reverse: the server stops taking requests first, the sweeper before the pool it uses.
 onShutdown(logger, [
   () => tracing.shutdown(),
@@ -199,7 +199,7 @@ onShutdown(logger, [
   () => filesSweeper.stop(),
   () => partitions.stop(),
   () => webhooks.close(),
-  () => batchRunner.stop(),
+  () => bulkBatchRunner.stop(),
   () => server.close(),
 ]);
 const address = await server.listen({ host: config.HOST, port: config.PORT });

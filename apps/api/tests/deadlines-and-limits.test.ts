@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '@inferq/core';
 import { startJobs } from '@inferq/db';
-import { createRedisConnection, createQueueConsumer, removeWorkerStatus, type RedisClient } from '@inferq/queue';
+import { createRedisConnection, createQueueConsumer, deleteKeysWithPrefix, queueKeyStem, removeWorkerStatus, type RedisClient } from '@inferq/queue';
 import { publishFakeWorker, waitFor } from '@inferq/test-utils';
 import { createDeadlineSweeper } from '../src/background/deadline-sweeper.ts';
 import { buildTestApp, mlpInput, type TestApp } from './helpers.ts';
@@ -30,7 +30,7 @@ const submit = (body: Record<string, unknown> = {}, headers: Record<string, stri
   });
 const getJob = async (id: string) => (await t.server.inject({ method: 'GET', url: `/v1/jobs/${id}`, headers: t.auth() })).json();
 const clearQueue = async () => {
-  await t.producer.queueFor('mlp').obliterate({ force: true });
+  await deleteKeysWithPrefix(t.redis, queueKeyStem(t.producer.prefix, 'mlp'));
   await t.ctx.pool.query("UPDATE jobs SET status = 'canceled', finished_at = now() WHERE status = 'queued'");
 };
 

@@ -6,7 +6,7 @@ import { ADMIN_KEY, mlpJob, startStack, waitFor, type Stack, type TestProcess } 
 import Fastify from 'fastify';
 import { ProblemSchema } from '@inferq/contracts';
 import { jobEventsRoutes } from '../src/routes/job-events.ts';
-import { createJobEventStream, type JobEventStream } from '../src/services/job-event-stream.ts';
+import { createJobEventStream, type JobEventStream } from '../src/services/jobs/view/job-event-stream.ts';
 
 // GET /v1/jobs/:id/events against the real API and worker: the statuses come
 // in order and the stream ends after the terminal one; Last-Event-ID resumes

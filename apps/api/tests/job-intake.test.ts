@@ -4,8 +4,8 @@ import type { Pool } from '@inferq/db';
 import { createJobProducer, createRedisConnection, type JobProducer } from '@inferq/queue';
 import { createTestContext, type TestContext } from '@inferq/test-utils';
 import { buildApp, type App } from '../src/app.ts';
-import { createJobsService } from '../src/services/jobs-service.ts';
-import { createModelsService } from '../src/services/models-service.ts';
+import { createJobsService } from '../src/services/jobs/jobs-service.ts';
+import { createModelsService } from '../src/services/models/models-service.ts';
 import { buildTestApp, demoModelBytes, mlpInput, multipartBody, type TestApp } from './helpers.ts';
 
 const settings = {

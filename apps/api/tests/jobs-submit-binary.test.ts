@@ -1,9 +1,9 @@
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { encodeInferRequest } from '@inferq/contracts';
-import { createJobsService } from '../src/services/jobs-service.ts';
-import { createModelsService } from '../src/services/models-service.ts';
-import type { UploadClaims } from '../src/services/upload-claims.ts';
+import { createJobsService } from '../src/services/jobs/jobs-service.ts';
+import { createModelsService } from '../src/services/models/models-service.ts';
+import type { UploadClaims } from '../src/services/uploads/upload-claims.ts';
 import { buildTestApp, mlpInput, type TestApp } from './helpers.ts';
 
 // POST /v1/jobs in its binary body forms (docs/api.md): framed as the binary

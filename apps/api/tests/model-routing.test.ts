@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pickRoutedVersion } from '../src/services/models-service.ts';
+import { pickRoutedVersion } from '../src/services/models/models-service.ts';
 import { buildTestApp, mlpInput, type TestApp } from './helpers.ts';
 
 let t: TestApp;

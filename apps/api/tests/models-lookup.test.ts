@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createTestContext, type TestContext } from '@inferq/test-utils';
-import { createApiKeysService } from '../src/services/api-keys-service.ts';
-import { createModelsService, type ModelsService } from '../src/services/models-service.ts';
+import { createApiKeysService } from '../src/services/keys/api-keys-service.ts';
+import { createModelsService, type ModelsService } from '../src/services/models/models-service.ts';
 import { demoModelBytes } from './helpers.ts';
 
 // The submit path's model lookups: a batch submits hundreds of lines at once,

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { insertJobs } from '@inferq/db';
 import { createTestContext, insertTestOwner, newTestJob, type TestContext, testJobId } from '@inferq/test-utils';
-import { checkAcceptsAfterFailover, createRecentAccepts } from '../src/services/recent-accepts.ts';
+import { checkAcceptsAfterFailover, createRecentAccepts } from '../src/services/jobs/intake/recent-accepts.ts';
 
 // The jobs an API accepted lately, checked against the record after a Postgres failover: those with no row (an
 // asynchronous standby promoted before their commits reached it) are recorded as lost once, counted and said.

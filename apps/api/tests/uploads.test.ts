@@ -5,9 +5,9 @@ import { createLogger } from '@inferq/core';
 import { createRedisConnection, QueueNotReadyError, type JobProducer, type RedisClient } from '@inferq/queue';
 import { tensorKey, type TensorSlot } from '@inferq/storage';
 import { createUploadsSweeper } from '../src/background/uploads-sweeper.ts';
-import type { Principal } from '../src/services/api-keys-service.ts';
-import { createJobsService } from '../src/services/jobs-service.ts';
-import { createModelsService } from '../src/services/models-service.ts';
+import type { Principal } from '../src/services/keys/api-keys-service.ts';
+import { createJobsService } from '../src/services/jobs/jobs-service.ts';
+import { createModelsService } from '../src/services/models/models-service.ts';
 import { buildTestApp, type TestApp } from './helpers.ts';
 
 // Uploads (POST /v1/uploads): the route, then the claim the submit path makes

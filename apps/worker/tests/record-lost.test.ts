@@ -70,12 +70,14 @@ async function loseSomeWhileQueued(workerEnv: Record<string, string>, seed: numb
   const connection = createRedisConnection(stack.ctx.env.REDIS_URL!, 'producer');
   const producer = createJobProducer({ connection, prefix: stack.ctx.prefix });
   try {
-    const queue = producer.queueFor('mlp');
     await waitFor(
-      async () => Object.values(await queue.getJobCounts('waiting', 'active', 'prioritized', 'delayed', 'failed')).reduce((a, b) => a + b, 0) === 0,
+      async () => {
+        const { high, normal, low, batch, active, delayed } = await producer.readDepth('mlp');
+        return high + normal + low + batch + active + delayed === 0;
+      },
       { what: 'the queue to be empty' },
     );
-    for (const id of lost) expect(await queue.getJob(id)).toBeUndefined();
+    expect(await producer.findQueuedIds('mlp', lost)).toEqual(new Set());
   } finally {
     await producer.close();
     connection.disconnect();

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, type TestContext } from '@inferq/test-utils';
-import { copyRows, literal, parseBinaryCopy } from '../src/copy-rows.ts';
+import { copyRows, literal, parseBinaryCopy } from '../src/sql/copy-rows.ts';
 
 // Rows read as a binary COPY: bytea as its bytes, text as UTF-8, int4 big-endian,
 // NULL as null; values go in as literals, since COPY takes no parameters.

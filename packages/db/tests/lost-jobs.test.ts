@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, insertTestOwner, newTestJob, type TestContext, testJobId } from '@inferq/test-utils';
 import { cancelQueuedJob, insertJobs } from '../src/index.ts';
-import { findJobsWithoutRow } from '../src/job-runs.ts';
-import { deleteLostJobsBefore, findLostJob, recordLostJobs } from '../src/lost-jobs.ts';
+import { findJobsWithoutRow } from '../src/runs/job-claims.ts';
+import { deleteLostJobsBefore, findLostJob, recordLostJobs } from '../src/jobs/lost-jobs.ts';
 
 // Jobs the record lost (migration 0026): a queue entry whose job has no row at
 // all is told apart from a canceled or finished one, recorded once, found by

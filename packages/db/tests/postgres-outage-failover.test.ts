@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postgresHaAvailable, startPostgresHa, waitFor, type PostgresHa } from '@inferq/test-utils';
-import { createPool, type Pool } from '../src/pool.ts';
-import { watchPostgresOutages, type PostgresOutageWatch, type PostgresPrimary } from '../src/postgres-outage.ts';
+import { createPool, type Pool } from '../src/connection/pool.ts';
+import { watchPostgresOutages, type PostgresOutageWatch, type PostgresPrimary } from '../src/connection/postgres-outage.ts';
 
 // The outage watch on a real failover: two Patroni nodes behind HAProxy, a planned switchover. The pool reaches the
 // new primary through the endpoint; the watch sees the primary lost and back, on a new timeline and another server,

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, type TestContext } from '@inferq/test-utils';
-import { asyncReplicationWarning, readReplicationState } from '../src/replication-state.ts';
+import { asyncReplicationWarning, readReplicationState } from '../src/connection/replication-state.ts';
 
 // The API's start-up warning for a primary whose failover may lose acknowledged commits. The Patroni test
 // (apps/worker/tests/postgres-failover.test.ts) reads a synchronous cluster's state; here, a lone server and the rule.

@@ -2,8 +2,8 @@ import { once } from 'node:events';
 import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPrivatePostgres, waitFor, type PrivateService } from '@inferq/test-utils';
-import { createPool, isDatabaseUnavailable, type Pool } from '../src/pool.ts';
-import { parsePostgresUrl, type PostgresHost } from '../src/postgres-url.ts';
+import { createPool, isDatabaseUnavailable, type Pool } from '../src/connection/pool.ts';
+import { parsePostgresUrl, type PostgresHost } from '../src/connection/postgres-url.ts';
 
 // A multi-host DATABASE_URL with target_session_attrs=read-write, honoured as libpq does: every connection of the pool
 // goes to the host that takes writes, and moves when that changes. Two servers of the test's own stand for a primary

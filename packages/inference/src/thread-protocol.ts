@@ -57,7 +57,7 @@ export type ReadyReply = {
   inputNames: string[];
   outputNames: string[];
 } & SessionLoadNotes;
-export type LoadFailedReply = { type: 'load-failed'; message: string; failedProviders: FailedProvider[] };
+type LoadFailedReply = { type: 'load-failed'; message: string; failedProviders: FailedProvider[] };
 export type RequestReply =
   { type: 'result'; id: number; result: BatchRunResult } | { type: 'failed'; id: number; message: string } | { type: 'closed'; id: number };
 export type ThreadReply = ReadyReply | LoadFailedReply | RequestReply;

@@ -8,7 +8,7 @@ import { OnnxModelError } from './onnx-model-error.ts';
 
 export type ProtoReader = protobuf.Reader;
 
-export const WireType = { Varint: 0, Fixed64: 1, LengthDelimited: 2, StartGroup: 3, Fixed32: 5 } as const;
+const WireType = { Varint: 0, Fixed64: 1, LengthDelimited: 2, StartGroup: 3, Fixed32: 5 } as const;
 
 /** Called for each field; returns false when it did not read the value, which is then skipped. */
 export type FieldVisitor = (field: number, wireType: number) => boolean;

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import type { RedisClient } from './connection.ts';
+import type { RedisClient } from './connection/connection.ts';
 
 type ScriptCall = (...keysAndArgs: Array<string | number>) => Promise<unknown>;
 
@@ -40,17 +40,15 @@ export function readLuaSource(url: URL): LuaSource {
 }
 
 /**
- * A Lua script file, read once (at module load) from `url` (beside the
- * module: `new URL('./lua/….lua', import.meta.url)`; the server bundles get
- * a copy of src/lua beside them, scripts/build-server.mjs), run by its SHA
- * (EVALSHA; ioredis loads it on NOSCRIPT, on each node of a Cluster as
- * needed) rather than sent whole with each call as EVAL does: a kilobyte of
- * script text less to encode and for Redis to hash per call. Defined once
- * per connection under `name`. A call with another number of keys than the
- * header documents is refused (ioredis would shift arguments into KEYS).
+ * A Lua script file of src/lua, by its name, read once (at module load) from beside this module: whichever room
+ * defines a script, it is found here, and the server bundles get a copy of src/lua beside them
+ * (scripts/build-server.mjs), where this module's URL is the bundle's. Run by its SHA (EVALSHA; ioredis loads it on
+ * NOSCRIPT, on each node of a Cluster as needed) rather than sent whole with each call as EVAL does: a kilobyte of
+ * script text less to encode and for Redis to hash per call. Defined once per connection under `name`. A call with
+ * another number of keys than the header documents is refused (ioredis would shift arguments into KEYS).
  */
-export function luaScript(name: string, url: URL) {
-  const { file, lua, numberOfKeys } = readLuaSource(url);
+export function luaScript(name: string, file: string) {
+  const { lua, numberOfKeys } = readLuaSource(new URL(`./lua/${file}`, import.meta.url));
   const defined = new WeakSet<RedisClient>();
   return async (connection: RedisClient, keys: readonly string[], args: ReadonlyArray<string | number>): Promise<unknown> => {
     if (keys.length !== numberOfKeys) throw new Error(`${file} takes ${numberOfKeys} keys (its header's KEYS lines), called with ${keys.length}`);

@@ -1,4 +1,4 @@
-import type { RedisClient } from './connection.ts';
+import type { RedisClient } from './connection/connection.ts';
 import { luaScript } from './lua-script.ts';
 
 /** A key's requests in its current window, this one included, and the milliseconds until the window ends. */
@@ -27,7 +27,7 @@ export interface RequestCounter {
 export const REQUEST_COUNT_SYNC_MS = 100;
 
 /** Adds requests to a key's window, starting the window when the key is new; returns the count and the window's milliseconds left (src/lua). */
-const addRequests = luaScript('inferqAddRequests', new URL('./lua/request-counter-add-1.lua', import.meta.url));
+const addRequests = luaScript('inferqAddRequests', 'request-counter-add-1.lua');
 
 interface Tally {
   /** Where the window ends as far as this process knows: Redis's when it has synced, else a full window from its first request. */

@@ -5,17 +5,18 @@ import { PRIORITY_LIMIT, Queue, Worker } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requiredTestVar } from '@inferq/test-utils';
 import {
-  assignFairPriorities,
   CLASS_RANGE,
   classRange,
-  countWaitingPerClass,
   createRedisConnection,
   deleteKeysWithPrefix,
   duplicateForBlocking,
-  promoteJobs,
+  queueKey,
+  queueNameFor,
   type RedisClient,
 } from '../src/index.ts';
 import { readLuaSource } from '../src/lua-script.ts';
+// The scripts' callers, which the package keeps inside (its producer runs them).
+import { assignFairPriorities, countWaitingPerClass, promoteJobs } from '../src/producer/fair-priority.ts';
 
 // The fair-priority scripts (src/lua/fair-priority-*.lua) read and write
 // BullMQ's private keys: the prioritized set and its score layout, the
@@ -125,6 +126,11 @@ describe("BullMQ's private keys, as our scripts read and write them, on real Red
     const base = `${prefix}:${q.name}:`;
     for (const key of ['prioritized', 'pc', 'marker', 'meta']) expect(q.toKey(key), LAYOUT_CHANGED).toBe(base + key);
     expect(q.toKey(''), LAYOUT_CHANGED).toBe(base);
+    // names.ts names a model queue's keys as BullMQ does (queueKey: what tests read Redis with).
+    const model = `m-${randomUUID().slice(0, 8)}`;
+    const named = new Queue(queueNameFor(model), { connection: redis, prefix, skipVersionCheck: true });
+    queues.push(named);
+    for (const key of ['prioritized', 'pc', 'marker', 'meta', 'j1']) expect(queueKey(prefix, model, key), LAYOUT_CHANGED).toBe(named.toKey(key));
     // Our classes split BullMQ's priority range in four (fair-priority.ts).
     expect(PRIORITY_LIMIT, LAYOUT_CHANGED).toBe(2 ** 21 - 1);
     expect(CLASS_RANGE, LAYOUT_CHANGED).toBe(Math.floor(PRIORITY_LIMIT / 4));

@@ -20,11 +20,11 @@ describe('createJobAck', () => {
   it('keeps the first outcome and reports a second use without applying it', async () => {
     const repeats: unknown[] = [];
     const ack = createJobAck('j1', (...args) => repeats.push(args));
-    expect(ack.isSettled).toBe(false);
+    expect(ack.isAcknowledged).toBe(false);
     ack.release('worker fault');
     ack.ack();
     ack.fail(new Error('late'));
-    expect(ack.isSettled).toBe(true);
+    expect(ack.isAcknowledged).toBe(true);
     expect(await ack.outcome).toEqual({ kind: 'release', reason: 'worker fault' });
     expect(repeats).toEqual([
       ['j1', 'ack', 'release'],
@@ -70,7 +70,7 @@ describe('createQueueConsumer with its handles, on real Redis', () => {
         prefix,
         model,
         concurrency: 4,
-        onRepeatedSettle: (...args) => repeats.push(args),
+        onRepeatedAck: (...args) => repeats.push(args),
         onEntryCompleted: (id) => completed.push(id),
         onAttemptFailed: (entry, error) => failed.push({ ...entry, error }),
       },
@@ -93,7 +93,7 @@ describe('createQueueConsumer with its handles, on real Redis', () => {
       ]);
       // A NonRetryableError ends the job at its first attempt (a retried one would wait in the queue), told as the holder gave it.
       expect(failed.filter((f) => f.id === final)).toEqual([{ id: final, attemptsMade: 1, error: expect.any(NonRetryableError) }]);
-      expect(await producer.queueFor(model).getJob(final)).toBeUndefined();
+      expect(await producer.findQueuedIds(model, [final])).toEqual(new Set());
       expect(taken.filter((t) => t.id === final)).toHaveLength(1);
       expect(taken.filter((t) => t.id === back)).toEqual([
         { id: back, attemptsMade: 0 },

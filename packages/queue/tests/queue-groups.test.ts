@@ -8,11 +8,12 @@ import {
   createJobProducer,
   createQueueConsumer,
   createRedisConnection,
+  deleteKeysWithPrefix,
   formEntries,
   NonRetryableError,
   packCarried,
-  promoteJobs,
-  readQueueDepth,
+  queueKey,
+  queueKeyStem,
   unpackCarried,
   type EnqueueRequest,
   type JobAck,
@@ -59,22 +60,22 @@ describe('group entries on real Redis', () => {
     const model = `g-${randomUUID().slice(0, 8)}`;
     const rs = [...Array.from({ length: 6 }, () => request(model, 'a')), request(model, 'b'), request(model, 'a', 'low')];
     await producer.enqueueJobs(rs);
-    expect(await producer.queueFor(model).count()).toBe(4); // a: 4 + 2, b: 1, low: 1
+    expect(await redis.zcard(queueKey(prefix, model, 'prioritized'))).toBe(4); // a: 4 + 2, b: 1, low: 1
     expect(await producer.backlog(model)).toBe(8);
-    const depth = await readQueueDepth(redis, producer.queueFor(model), model);
+    const depth = await producer.readDepth(model);
     expect({ normal: depth.normal, low: depth.low }).toEqual({ normal: 7, low: 1 });
     const ids = rs.map((r) => r.jobId);
     expect(await producer.findQueuedIds(model, [...ids, 'not-queued'])).toEqual(new Set(ids));
     // Aging moves a member's entry, and its other members' count with it.
-    expect(await promoteJobs(redis, producer.queueFor(model), [{ id: rs[2]!.jobId, tenant: 'a', target: 'high' }])).toBe(1);
-    const aged = await readQueueDepth(redis, producer.queueFor(model), model);
+    expect(await producer.promoteJobs(model, [{ id: rs[2]!.jobId, tenant: 'a', target: 'high' }])).toBe(1);
+    const aged = await producer.readDepth(model);
     expect({ high: aged.high, normal: aged.normal }).toEqual({ high: 4, normal: 3 });
-    await producer.queueFor(model).obliterate({ force: true });
+    await deleteKeysWithPrefix(redis, queueKeyStem(prefix, model));
     // A count left behind (an add that failed after its bookkeeping) shows nowhere once nothing waits.
-    await redis.hincrby(producer.queueFor(model).toKey('group-extras'), '1', 5);
+    await redis.hincrby(queueKey(prefix, model, 'group-extras'), '1', 5);
     expect(await producer.backlog(model)).toBe(0);
-    expect((await readQueueDepth(redis, producer.queueFor(model), model)).normal).toBe(0);
-    await redis.del(producer.queueFor(model).toKey('group-extras'));
+    expect((await producer.readDepth(model)).normal).toBe(0);
+    await redis.del(queueKey(prefix, model, 'group-extras'));
   });
 
   it("are split by the consumer: each member's handle its own, failures and give-backs queued again alone", async () => {
@@ -106,7 +107,7 @@ describe('group entries on real Redis', () => {
       async (job, ack) => {
         taken.push({ id: job.id, attemptsMade: job.attemptsMade, maxAttempts: job.maxAttempts, entrySize: job.entrySize });
         // While the entry is held, its members count as held jobs, not waiting ones.
-        if (job.id.startsWith('done')) heldWhileRunning = (await readQueueDepth(redis, producer.queueFor(model), model)).active;
+        if (job.id.startsWith('done')) heldWhileRunning = (await producer.readDepth(model)).active;
         plan[job.id.split('-')[0]!]!(ack, job);
       },
     );
@@ -133,13 +134,13 @@ describe('group entries on real Redis', () => {
       expect(await producer.backlog(model)).toBe(0);
       expect(await producer.findQueuedIds(model, [done, bad, back, final])).toEqual(new Set());
       expect(heldWhileRunning).toBe(4);
-      expect(await redis.hlen(producer.queueFor(model).toKey('group-members'))).toBe(0);
-      expect(await redis.hlen(producer.queueFor(model).toKey('group-held'))).toBe(0);
+      expect(await redis.hlen(queueKey(prefix, model, 'group-members'))).toBe(0);
+      expect(await redis.hlen(queueKey(prefix, model, 'group-held'))).toBe(0);
     } finally {
       watch.stop();
       await consumer.close();
       await events.close();
-      await producer.queueFor(model).obliterate({ force: true });
+      await deleteKeysWithPrefix(redis, queueKeyStem(prefix, model));
     }
   });
 
@@ -190,7 +191,7 @@ describe('group entries on real Redis', () => {
       ]);
     } finally {
       await consumer.close();
-      await producer.queueFor(model).obliterate({ force: true });
+      await deleteKeysWithPrefix(redis, queueKeyStem(prefix, model));
     }
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseRedisUrl, redact } from '../src/redis-topology.ts';
+import { parseRedisUrl, redact } from '../src/connection/redis-topology.ts';
 
 describe('parseRedisUrl', () => {
   it('passes a single node URL to ioredis as it is', () => {

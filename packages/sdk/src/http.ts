@@ -2,9 +2,9 @@ import type { Problem } from '@inferq/contracts';
 import { InferqError } from './errors.ts';
 
 export type FetchLike = (input: string, init?: RequestInit) => Promise<Response>;
-export type QueryValue = string | number | boolean | undefined;
+type QueryValue = string | number | boolean | undefined;
 
-export interface HttpRequest {
+interface HttpRequest {
   method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   query?: Readonly<Record<string, QueryValue>>;
   /** Sent as JSON; FormData as multipart; a Blob, Uint8Array or ReadableStream as is (give its content-type in `headers`). */
@@ -31,7 +31,7 @@ const isProblem = (value: unknown): value is Problem =>
   typeof value === 'object' && value !== null && typeof (value as Problem).code === 'string' && typeof (value as Problem).status === 'number';
 
 /** `Retry-After` as seconds: either delta-seconds or an HTTP date. */
-export function parseRetryAfter(header: string | null, now = Date.now()): number | undefined {
+function parseRetryAfter(header: string | null, now = Date.now()): number | undefined {
   if (!header) return undefined;
   if (/^\d+$/.test(header.trim())) return Number(header.trim());
   const at = Date.parse(header);

@@ -15,7 +15,7 @@ import {
 import { isRedisOutageError, withLease, type RedisClient } from '@inferq/queue';
 
 /** The name of the pass's lease: one API replica creates partitions at a time. */
-export const PARTITION_PASS = 'job-partitions';
+const PARTITION_PASS = 'job-partitions';
 /** How often the days ahead are checked: a missed hour (Postgres down, a lock not granted) is caught well before a day runs out. */
 const INTERVAL_MS = 3_600_000;
 const LEASE_MS = 5 * 60_000;

@@ -1,7 +1,7 @@
 import { createPeriodicTask, type Logger } from '@inferq/core';
 import { findExpiredJobIds, findInputsToDrop, type Pool } from '@inferq/db';
 import { isRedisOutageError, withLease, type RedisClient } from '@inferq/queue';
-import type { JobRetention } from '../services/job-retention-service.ts';
+import type { JobRetention } from '../services/jobs/job-retention-service.ts';
 
 /** The name of the retention pass's lease: one API replica sweeps at a time. */
 export const RETENTION_PASS = 'job-retention';

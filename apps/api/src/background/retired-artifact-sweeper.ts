@@ -1,6 +1,6 @@
 import { isRedisOutageError } from '@inferq/queue';
 import { createPeriodicTask, type Logger } from '@inferq/core';
-import type { ModelRetirementService } from '../services/model-retirement.ts';
+import type { ModelRetirementService } from '../services/models/model-retirement.ts';
 
 /**
  * Deletes the artifacts of retired model versions once no queued or running

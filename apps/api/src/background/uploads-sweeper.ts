@@ -2,7 +2,7 @@ import { deleteExpiredUploads, type ExpiredUpload } from '@inferq/db';
 import { createExpirySweep, type ExpirySweeperDeps } from './expiry-sweep.ts';
 
 /** The name of the upload sweep's lease: one API replica sweeps at a time. */
-export const UPLOADS_PASS = 'uploads-expiry';
+const UPLOADS_PASS = 'uploads-expiry';
 
 export interface UploadsSweeperDeps extends ExpirySweeperDeps {
   /** Counts uploads deleted unused (expired before any job claimed them). */

@@ -3,18 +3,18 @@ import addFormats from 'ajv-formats';
 import { EmbeddingsBodySchema, SubmitJobBodySchema, type BatchEndpoint, type EmbeddingsBody, type SubmitJobBody } from '@inferq/contracts';
 import type { JobRecord } from '@inferq/db';
 import type { TensorStore } from '@inferq/storage';
-import type { Principal } from '../services/api-keys-service.ts';
-import type { EmbeddingPlan, EmbeddingsService } from '../services/embeddings-service.ts';
-import { toJobDetail } from '../services/job-view.ts';
-import { newJobSlot, type SubmitJobInput } from '../services/jobs-service.ts';
-import { submitTensors } from '../services/submit-body.ts';
-import { outputReader } from '../services/submit-and-wait.ts';
+import type { Principal } from '../services/keys/api-keys-service.ts';
+import type { EmbeddingPlan, EmbeddingsService } from '../services/protocols/embeddings-service.ts';
+import { toJobDetail } from '../services/jobs/view/job-view.ts';
+import { newJobSlot, type SubmitJobInput } from '../services/jobs/jobs-service.ts';
+import { submitTensors } from '../services/jobs/intake/submit-body.ts';
+import { outputReader } from '../services/jobs/submit-and-wait.ts';
 
 // What a batch line's `url` does, one handler per endpoint: the body it takes,
 // the jobs a line becomes, and the response body once they have succeeded.
 // The runner and the output writer know nothing else of an endpoint.
 
-export interface BatchLineRequest {
+interface BatchLineRequest {
   batchId: string;
   line: number;
   customId: string;

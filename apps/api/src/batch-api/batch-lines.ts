@@ -8,7 +8,7 @@ import type { BatchEndpointHandler } from './batch-endpoints.ts';
 // OpenAI's are, and line numbers count from 1 over the file's own lines.
 
 /** The longest custom_id kept (OpenAI's limit is not published; 512 is generous). */
-export const CUSTOM_ID_MAX = 512;
+const CUSTOM_ID_MAX = 512;
 /** Most errors a refused file reports (the first ones, in line order). */
 export const FILE_ERRORS_MAX = 100;
 

@@ -15,8 +15,8 @@ import {
 } from '@inferq/db';
 import type { JobProducer } from '@inferq/queue';
 import type { Storage } from '@inferq/storage';
-import type { Principal } from '../services/api-keys-service.ts';
-import { removeCanceledJobs, type JobsService } from '../services/jobs-service.ts';
+import type { Principal } from '../services/keys/api-keys-service.ts';
+import { removeCanceledJobs, type JobsService } from '../services/jobs/jobs-service.ts';
 import type { BatchEndpointHandler } from './batch-endpoints.ts';
 import { parseBatchLine, readLines, type BatchLine } from './batch-lines.ts';
 

@@ -2,10 +2,10 @@ import { v7 as uuidv7 } from 'uuid';
 import type { BulkBatch, BatchEndpoint, BulkBatchList, CreateBulkBatchBody, ListBulkBatchesQuery } from '@inferq/contracts';
 import { AppError } from '@inferq/core';
 import { findBulkBatch, findFile, insertBulkBatch, listBulkBatches, updateBulkBatch, type BulkBatchRecord, type Pool } from '@inferq/db';
-import { ownerFilter, type Principal } from '../services/api-keys-service.ts';
+import { ownerFilter, type Principal } from '../services/keys/api-keys-service.ts';
 
 // Batch API batches (POST /v1/batches): created `validating`; the runners
-// (batch-runner.ts) take them from there. A cancel only asks: the runner
+// (bulk-batch-runner.ts) take them from there. A cancel only asks: the runner
 // holding the batch cancels its queued jobs and writes what was done.
 
 export interface BatchesService {
@@ -16,11 +16,11 @@ export interface BatchesService {
 }
 
 /** A new batch id, OpenAI-like (`batch_` and 32 hex digits), time-ordered. */
-export const newBatchId = (): string => `batch_${uuidv7().replaceAll('-', '')}`;
+const newBatchId = (): string => `batch_${uuidv7().replaceAll('-', '')}`;
 
 const seconds = (d: Date | null): number | null => (d === null ? null : Math.floor(d.getTime() / 1000));
 
-export const toBatchObject = (b: BulkBatchRecord): BulkBatch => ({
+const toBatchObject = (b: BulkBatchRecord): BulkBatch => ({
   id: b.id,
   object: 'batch',
   endpoint: b.endpoint as BatchEndpoint,

@@ -6,7 +6,7 @@ import { FILE_EXPIRY_MAX_S, FILE_EXPIRY_MIN_S, type FileList, type FileObject, t
 import { AppError, type Logger } from '@inferq/core';
 import { deleteFile, fileInUse, findFile, insertFile, listFiles, type FileRecord, type Pool } from '@inferq/db';
 import { fileObjectKey, type Storage } from '@inferq/storage';
-import { ownerFilter, type Principal } from '../services/api-keys-service.ts';
+import { ownerFilter, type Principal } from '../services/keys/api-keys-service.ts';
 
 // Batch API files (POST /v1/files): a JSONL upload is streamed to object
 // storage as it arrives, counted on the way; the row is written once the
@@ -33,9 +33,9 @@ export interface FilesServiceDeps {
 }
 
 /** A new file id, OpenAI-like (`file-` and 32 hex digits), time-ordered. */
-export const newFileId = (): string => `file-${uuidv7().replaceAll('-', '')}`;
+const newFileId = (): string => `file-${uuidv7().replaceAll('-', '')}`;
 
-export const toFileObject = (f: FileRecord): FileObject => ({
+const toFileObject = (f: FileRecord): FileObject => ({
   id: f.id,
   object: 'file',
   bytes: f.bytes,

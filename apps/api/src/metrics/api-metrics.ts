@@ -11,7 +11,7 @@ import {
   type Pool,
 } from '@inferq/db';
 import { createRedisOutageMetrics, type JobProducer, type RedisClient } from '@inferq/queue';
-import { readQueueOverview } from '../services/stats-service.ts';
+import { readQueueOverview } from '../services/system/stats-service.ts';
 
 /** Reads of the queues made for one scrape are reused by its gauges within this. */
 const SCRAPE_REUSE_MS = 1_000;

@@ -1,8 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Scope } from '@inferq/contracts';
 import { AppError } from '@inferq/core';
-import type { ApiKeysService, Principal } from '../services/api-keys-service.ts';
-import type { AuditActor } from '../services/audit-service.ts';
+import type { ApiKeysService, Principal } from '../services/keys/api-keys-service.ts';
+import type { AuditActor } from '../services/keys/audit-service.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {

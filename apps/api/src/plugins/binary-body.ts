@@ -4,8 +4,9 @@
 // buffer after checking the lengths the headers claim, before reading anything.
 import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { INFERENCE_HEADER_CONTENT_LENGTH, parseHeaderLength, splitBinaryBody, type FramingFailure, type SplitBody } from '@inferq/contracts';
+import { INFERENCE_HEADER_CONTENT_LENGTH, parseHeaderLength, splitBinaryBody, type SplitBody } from '@inferq/contracts';
 import { AppError } from '@inferq/core';
+import { framingError } from '../services/jobs/intake/submit-body.ts';
 
 export interface BinaryBodyOptions {
   /**
@@ -26,10 +27,6 @@ const binaryBodies = new WeakMap<FastifyRequest, BinaryBody>();
 
 /** The binary section of a request read by this parser; undefined for a plain JSON body (no Inference-Header-Content-Length). */
 export const binaryBodyOf = (request: FastifyRequest): BinaryBody | undefined => binaryBodies.get(request);
-
-/** A framing failure from `@inferq/contracts` as the AppError routes throw (400 problem+json with the pointer). */
-export const framingError = (failure: FramingFailure): AppError =>
-  new AppError(failure.code, failure.detail, { errors: [{ pointer: failure.pointer, code: failure.code, detail: failure.detail }] });
 
 const headerValue = (request: FastifyRequest, name: string): string | undefined => {
   const v = request.headers[name];

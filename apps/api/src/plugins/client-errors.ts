@@ -29,7 +29,7 @@ function transferCodings(raw: unknown): string[] {
 const unsupportedCodings = (codings: readonly string[]): string[] => codings.filter((c) => c !== '' && c !== 'chunked');
 
 /** The catalogue code and detail for a parser or timeout error. */
-export function classifyClientError(err: ClientError): { code: ErrorCode; detail: string } {
+function classifyClientError(err: ClientError): { code: ErrorCode; detail: string } {
   switch (err.code) {
     case 'HPE_HEADER_OVERFLOW':
       return { code: 'HEADERS_TOO_LARGE', detail: 'the request line and headers exceed the size limit' };
@@ -47,7 +47,7 @@ export function classifyClientError(err: ClientError): { code: ErrorCode; detail
 }
 
 /** A complete HTTP/1.1 problem+json response that closes the connection. */
-export function rawProblemResponse(code: ErrorCode, detail: string, instance: string): string {
+function rawProblemResponse(code: ErrorCode, detail: string, instance: string): string {
   const { status } = ErrorCatalogue[code];
   const body = JSON.stringify(problemBody(code, detail, instance));
   return (

@@ -2,7 +2,7 @@ import rateLimit, { type FastifyRateLimitStore } from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '@inferq/core';
 import { createRequestCounter, rateLimitNamespace, type RedisClient, type RequestCounter } from '@inferq/queue';
-import type { Principal } from '../services/api-keys-service.ts';
+import type { Principal } from '../services/keys/api-keys-service.ts';
 
 export interface RateLimitOptions {
   redis: RedisClient;

@@ -2,10 +2,9 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { ApiKeySchema, CreateKeyBodySchema, CreatedKeySchema, UpdateKeyBodySchema, problemResponses } from '@inferq/contracts';
 import { AppError } from '@inferq/core';
-import type { ApiKeyRecord } from '@inferq/db';
 import { auditActor } from '../plugins/auth.ts';
-import type { ApiKeysService } from '../services/api-keys-service.ts';
-import { assertRetentionFits } from '../services/retention-ceiling.ts';
+import type { ApiKeyRecord, ApiKeysService } from '../services/keys/api-keys-service.ts';
+import { assertRetentionFits } from '../services/jobs/retention-ceiling.ts';
 
 const toApiKey = ({ secretHash: _h, ...key }: ApiKeyRecord) => key;
 

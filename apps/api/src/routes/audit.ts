@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { AuditListSchema, ListAuditQuerySchema, problemResponses } from '@inferq/contracts';
-import type { AuditService } from '../services/audit-service.ts';
+import type { AuditService } from '../services/keys/audit-service.ts';
 
 export const auditRoutes: FastifyPluginAsyncTypebox<{ audit: AuditService }> = async (app, { audit }) => {
   app.get(

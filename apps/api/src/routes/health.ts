@@ -1,8 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type, type Static } from '@sinclair/typebox';
-import { listLatestModels, type Pool } from '@inferq/db';
-import { checkEvictionPolicy, listServedModels, type JobProducer, type RedisClient } from '@inferq/queue';
-import { checkReachable } from '../services/readiness.ts';
+import { Type } from '@sinclair/typebox';
+import type { Readiness } from '../services/system/readiness.ts';
 
 const checkSchema = (description?: string) => Type.Object({ ok: Type.Boolean(), detail: Type.Optional(Type.String()) }, { description });
 const ReadySchema = Type.Object(
@@ -35,34 +33,8 @@ const ReadySchema = Type.Object(
   },
 );
 
-type Check = Static<ReturnType<typeof checkSchema>>;
-
-export const healthRoutes: FastifyPluginAsyncTypebox<{
-  pool: Pool;
-  redis: RedisClient;
-  producer: JobProducer;
-  storageSetup?: { check(): Check };
-}> = async (app, { pool, redis, producer, storageSetup }) => {
-  // Read once it succeeds: the policy rarely changes, and managed Redis may refuse CONFIG.
-  let evictionPolicy: Check | undefined;
-  async function readEvictionPolicy(): Promise<Check | undefined> {
-    if (evictionPolicy) return evictionPolicy;
-    const policy = await checkEvictionPolicy(redis);
-    if (policy === undefined) return undefined;
-    evictionPolicy = policy.ok ? { ok: true } : { ok: false, detail: policy.detail };
-    return evictionPolicy;
-  }
-
-  async function modelsWithoutWorker(): Promise<string[] | undefined> {
-    try {
-      const [models, served] = await Promise.all([listLatestModels(pool), listServedModels(redis, producer.prefix)]);
-      // A model whose versions are all retired takes no job: it needs no worker.
-      return models.filter((m) => !m.retiredAt && !served.has(m.name)).map((m) => m.name);
-    } catch {
-      return undefined; // Postgres or Redis down: their own checks say so.
-    }
-  }
-
+/** Liveness and readiness; the checks themselves are the readiness service's (services/system/readiness.ts). */
+export const healthRoutes: FastifyPluginAsyncTypebox<{ readiness: Readiness }> = async (app, { readiness }) => {
   app.get(
     '/healthz',
     { schema: { tags: ['health'], summary: 'Liveness', response: { 200: Type.Object({ status: Type.Literal('ok') }, { examples: [{ status: 'ok' }] }) } } },
@@ -82,18 +54,8 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{
       },
     },
     async (_request, reply) => {
-      const [reachable, policy, idle] = await Promise.all([checkReachable({ pool, redis }), readEvictionPolicy(), modelsWithoutWorker()]);
-      const workers = idle === undefined ? undefined : idle.length === 0 ? { ok: true } : { ok: false, detail: `no live worker serves ${idle.join(', ')}` };
-      const storage = storageSetup?.check();
-      const checks = {
-        postgres: reachable.postgres,
-        redis: reachable.redis,
-        ...(policy && { redisEvictionPolicy: policy }),
-        ...(workers && { workers }),
-        ...(storage && { storage }),
-      };
-      const ok = Object.values(checks).every((c) => c.ok);
-      return reply.status(reachable.ok ? 200 : 503).send({ status: ok ? 'ok' : 'degraded', checks, modelsWithoutWorker: idle ?? [] });
+      const { reachable, report } = await readiness.readReadiness();
+      return reply.status(reachable ? 200 : 503).send(report);
     },
   );
 };

@@ -2,9 +2,9 @@ import { PassThrough, type Readable } from 'node:stream';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { JobEventsHeadersSchema, JobParamsSchema, isTerminalStatus, problemResponses } from '@inferq/contracts';
-import { ownerFilter } from '../services/api-keys-service.ts';
-import { jobEventId, type JobEventStream } from '../services/job-event-stream.ts';
-import type { JobsService } from '../services/jobs-service.ts';
+import { ownerFilter } from '../services/keys/api-keys-service.ts';
+import { jobEventId, type JobEventStream } from '../services/jobs/view/job-event-stream.ts';
+import type { JobsService } from '../services/jobs/jobs-service.ts';
 
 export interface JobEventsRoutesOptions {
   jobs: Pick<JobsService, 'getJob'>;

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { BulkJobActionBodySchema, BulkJobActionResultSchema, problemResponses, RetryHeadersSchema } from '@inferq/contracts';
 import { auditActor } from '../plugins/auth.ts';
-import type { JobsBulkService } from '../services/jobs-bulk-service.ts';
+import type { JobsBulkService } from '../services/jobs/jobs-bulk-service.ts';
 
 const SCOPE_AND_BOUND =
   'The filter is the one `GET /v1/jobs` takes (no cursor or limit) and must name at least one field (400 `JOB_FILTER_EMPTY` otherwise). ' +

@@ -13,12 +13,12 @@ import type { TensorStore } from '@inferq/storage';
 import type { FastifyRequest } from 'fastify';
 import { binaryBodyOf, registerBinaryBody } from '../plugins/binary-body.ts';
 import { traceContextOf } from '../plugins/tracing.ts';
-import { prefersFramedJob, sendFramedJob } from '../services/job-binary-view.ts';
-import { toJobDetail } from '../services/job-view.ts';
-import { newJobSlot, type JobsService } from '../services/jobs-service.ts';
-import { readRequestPart, streamInputParts } from '../services/multipart-submit.ts';
-import { submitTensors } from '../services/submit-body.ts';
-import type { SubmitAndWait } from '../services/submit-and-wait.ts';
+import { prefersFramedJob, sendFramedJob } from '../services/jobs/view/job-binary-view.ts';
+import { toJobDetail } from '../services/jobs/view/job-view.ts';
+import { newJobSlot, type JobsService } from '../services/jobs/jobs-service.ts';
+import { readRequestPart, streamInputParts } from '../services/jobs/intake/multipart-submit.ts';
+import { submitTensors } from '../services/jobs/intake/submit-body.ts';
+import type { SubmitAndWait } from '../services/jobs/submit-and-wait.ts';
 
 export interface JobsSubmitRoutesOptions {
   /** Submits jobs (and, with `Prefer: wait`, waits for them: at most WAIT_MAX_S). */

@@ -13,13 +13,13 @@ import {
   TensorParamsSchema,
   problemResponses,
 } from '@inferq/contracts';
-import { ownerFilter } from '../services/api-keys-service.ts';
-import { toJobDetail, toJobSummary } from '../services/job-view.ts';
-import { prefersFramedJob, sendFramedJob } from '../services/job-binary-view.ts';
-import type { JobsService } from '../services/jobs-service.ts';
-import type { JobRetention } from '../services/job-retention-service.ts';
+import { ownerFilter } from '../services/keys/api-keys-service.ts';
+import { toJobDetail, toJobSummary } from '../services/jobs/view/job-view.ts';
+import { prefersFramedJob, sendFramedJob } from '../services/jobs/view/job-binary-view.ts';
+import type { JobsService } from '../services/jobs/jobs-service.ts';
+import type { JobRetention } from '../services/jobs/job-retention-service.ts';
 import { auditActor } from '../plugins/auth.ts';
-import type { SubmitAndWait } from '../services/submit-and-wait.ts';
+import type { SubmitAndWait } from '../services/jobs/submit-and-wait.ts';
 import { jobsSubmitRoutes } from './jobs-submit.ts';
 import type { TensorStore } from '@inferq/storage';
 

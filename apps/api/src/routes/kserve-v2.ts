@@ -13,17 +13,23 @@ import {
   v2ProblemResponses,
   type V2InferBody,
 } from '@inferq/contracts';
-import type { Pool } from '@inferq/db';
-import type { RedisClient } from '@inferq/queue';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { binaryBodyOf, registerBinaryBody } from '../plugins/binary-body.ts';
 import { addProblemMember } from '../plugins/error-handler.ts';
 import { traceContextOf } from '../plugins/tracing.ts';
-import type { JobWaiter } from '../services/job-waiter.ts';
-import type { ModelsService } from '../services/models-service.ts';
-import { checkReachable } from '../services/readiness.ts';
-import { requireSucceeded, type SubmitAndWait } from '../services/submit-and-wait.ts';
-import { checkInferRequest, modelRef, outputChoice, requestedOutputs, toInferResponse, toModelMetadata, toSubmitInputs } from '../services/v2-inference.ts';
+import type { JobWaiter } from '../services/jobs/view/job-waiter.ts';
+import type { ModelsService } from '../services/models/models-service.ts';
+import type { Readiness } from '../services/system/readiness.ts';
+import { requireSucceeded, type SubmitAndWait } from '../services/jobs/submit-and-wait.ts';
+import {
+  checkInferRequest,
+  modelRef,
+  outputChoice,
+  requestedOutputs,
+  toInferResponse,
+  toModelMetadata,
+  toSubmitInputs,
+} from '../services/protocols/v2-inference.ts';
 
 export interface KserveV2RoutesOptions {
   models: ModelsService;
@@ -31,8 +37,8 @@ export interface KserveV2RoutesOptions {
   runner: SubmitAndWait;
   /** Model readiness: whether a live worker serves the model. */
   waiter: Pick<JobWaiter, 'requireServed'>;
-  pool: Pool;
-  redis: RedisClient;
+  /** Server readiness: the same Postgres and Redis rule as `/readyz`. */
+  readiness: Pick<Readiness, 'reachable'>;
   /** The server version `GET /v2` reports. */
   version: string;
 }
@@ -69,7 +75,7 @@ export const kserveV2Routes: FastifyPluginAsyncTypebox<KserveV2RoutesOptions> = 
       },
     },
     async (_request, reply) => {
-      const { ok } = await checkReachable(o);
+      const { ok } = await o.readiness.reachable();
       return reply.status(ok ? 200 : 503).send({ ready: ok });
     },
   );

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ModelQueueSchema, ModelRoutingParamsSchema, problemResponses } from '@inferq/contracts';
 import { auditActor } from '../plugins/auth.ts';
-import type { QueueControl } from '../services/queue-control.ts';
+import type { QueueControl } from '../services/models/queue-control.ts';
 
 const PAUSE_DESCRIPTION =
   'Workers stop starting jobs of the model (every version); submissions are still accepted (202) and kept queued, in order, ' +

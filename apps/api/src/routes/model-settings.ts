@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ModelRoutingParamsSchema, ModelSettingsBodySchema, ModelSettingsSchema, problemResponses } from '@inferq/contracts';
 import { auditActor } from '../plugins/auth.ts';
-import type { ModelSettingsService } from '../services/model-settings-service.ts';
+import type { ModelSettingsService } from '../services/models/model-settings-service.ts';
 
 // Settings of a model name that are not per version (its retention), apart
 // from the version routes in models.ts.

@@ -12,12 +12,11 @@ import {
   RetireModelQuerySchema,
 } from '@inferq/contracts';
 import { AppError } from '@inferq/core';
-import type { ModelRecord } from '@inferq/db';
 import { auditActor } from '../plugins/auth.ts';
 import { validationError } from '../plugins/error-handler.ts';
-import type { ModelRetirementService } from '../services/model-retirement.ts';
-import type { ModelSettingsService } from '../services/model-settings-service.ts';
-import type { ModelsService } from '../services/models-service.ts';
+import type { ModelRetirementService } from '../services/models/model-retirement.ts';
+import type { ModelSettingsService } from '../services/models/model-settings-service.ts';
+import type { ModelRecord, ModelsService } from '../services/models/models-service.ts';
 
 const toModel = ({ id: _id, artifactKey: _key, tokenizerKey: _tokenizer, ...model }: ModelRecord) => model;
 

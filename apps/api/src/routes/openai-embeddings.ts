@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { EmbeddingsBodySchema, EmbeddingsHeadersSchema, EmbeddingsResponseSchema } from '@inferq/contracts';
 import { openAiProblems, registerOpenAiErrors } from '../plugins/openai-errors.ts';
 import { traceContextOf } from '../plugins/tracing.ts';
-import type { EmbeddingsService } from '../services/embeddings-service.ts';
+import type { EmbeddingsService } from '../services/protocols/embeddings-service.ts';
 
 export const openAiEmbeddingsRoutes: FastifyPluginAsyncTypebox<{ embeddings: EmbeddingsService }> = async (app, { embeddings }) => {
   registerOpenAiErrors(app);

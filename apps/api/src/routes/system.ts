@@ -1,14 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { PrincipalSchema, StatsQuerySchema, StatsSchema, WorkerListSchema, problemResponses } from '@inferq/contracts';
-import { listWorkerStatuses, type JobProducer, type RedisClient } from '@inferq/queue';
-import { ownerFilter } from '../services/api-keys-service.ts';
-import type { StatsService } from '../services/stats-service.ts';
+import { ownerFilter } from '../services/keys/api-keys-service.ts';
+import type { StatsService } from '../services/system/stats-service.ts';
 
 /** What the console's overview, workers page and sign-in read. */
-export const systemRoutes: FastifyPluginAsyncTypebox<{ stats: StatsService; redis: RedisClient; producer: JobProducer }> = async (
-  app,
-  { stats, redis, producer },
-) => {
+export const systemRoutes: FastifyPluginAsyncTypebox<{ stats: StatsService }> = async (app, { stats }) => {
   app.get(
     '/v1/me',
     {
@@ -46,6 +42,6 @@ export const systemRoutes: FastifyPluginAsyncTypebox<{ stats: StatsService; redi
       config: { scope: 'jobs:read' },
       schema: { tags: ['system'], summary: 'Live worker processes, from their heartbeats', response: { 200: WorkerListSchema, ...problemResponses(401, 403) } },
     },
-    async () => ({ items: await listWorkerStatuses(redis, producer.prefix) }),
+    async () => ({ items: await stats.listWorkers() }),
   );
 };

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { CreateUploadBodySchema, UploadSchema, problemResponses } from '@inferq/contracts';
-import type { UploadsService } from '../services/uploads-service.ts';
+import type { UploadsService } from '../services/uploads/uploads-service.ts';
 
 export const uploadsRoutes: FastifyPluginAsyncTypebox<{ uploads: Pick<UploadsService, 'create'> }> = async (app, { uploads }) => {
   app.post(

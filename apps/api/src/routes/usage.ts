@@ -1,13 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { BatchParamsSchema, BatchSchema, UsageQuerySchema, UsageSchema, problemResponses } from '@inferq/contracts';
-import { AppError } from '@inferq/core';
-import { findBatch, readUsage, type Pool } from '@inferq/db';
-import { ownerFilter } from '../services/api-keys-service.ts';
+import { ownerFilter } from '../services/keys/api-keys-service.ts';
+import type { UsageService } from '../services/system/usage-service.ts';
 
-const DAY_MS = 24 * 60 * 60 * 1000;
-
-/** Batch provenance and device-time accounting, read straight from Postgres. */
-export const usageRoutes: FastifyPluginAsyncTypebox<{ pool: Pool }> = async (app, { pool }) => {
+/** Batch provenance and device-time accounting (services/system/usage-service.ts). */
+export const usageRoutes: FastifyPluginAsyncTypebox<{ usage: UsageService }> = async (app, { usage }) => {
   app.get(
     '/v1/inference-batches/:id',
     {
@@ -23,11 +20,7 @@ export const usageRoutes: FastifyPluginAsyncTypebox<{ pool: Pool }> = async (app
         response: { 200: BatchSchema, ...problemResponses(400, 401, 403, 404) },
       },
     },
-    async (request) => {
-      const batch = await findBatch(pool, request.params.id);
-      if (!batch) throw new AppError('NOT_FOUND', `batch ${request.params.id} does not exist`);
-      return batch;
-    },
+    async (request) => usage.findBatch(request.params.id),
   );
 
   app.get(
@@ -45,17 +38,6 @@ export const usageRoutes: FastifyPluginAsyncTypebox<{ pool: Pool }> = async (app
         response: { 200: UsageSchema, ...problemResponses(400, 401, 403) },
       },
     },
-    async (request) => {
-      const to = request.query.to ? new Date(request.query.to) : new Date();
-      const from = request.query.from ? new Date(request.query.from) : new Date(to.getTime() - DAY_MS);
-      if (!(from < to)) {
-        throw new AppError('VALIDATION_FAILED', '`from` must be before `to`', {
-          errors: [{ pointer: '/querystring/from', code: 'VALIDATION_FAILED', detail: 'must be before to' }],
-        });
-      }
-      const groupBy = request.query.groupBy ?? 'key';
-      const usage = await readUsage(pool, { from, to, groupBy, ownerKeyId: ownerFilter(request.principal) });
-      return { from: from.toISOString(), to: to.toISOString(), groupBy, ...usage };
-    },
+    async (request) => usage.readUsage(request.query, ownerFilter(request.principal)),
   );
 };

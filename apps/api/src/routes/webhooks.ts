@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { JobParamsSchema, WebhookDeliveriesSchema, WebhookSecretSchema, problemResponses } from '@inferq/contracts';
-import { ownerFilter } from '../services/api-keys-service.ts';
-import type { WebhooksService } from '../services/webhooks-service.ts';
+import { ownerFilter } from '../services/keys/api-keys-service.ts';
+import type { WebhooksService } from '../services/webhooks/webhooks-service.ts';
 
 export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksService }> = async (app, { webhooks }) => {
   app.get(

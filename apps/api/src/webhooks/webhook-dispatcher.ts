@@ -5,9 +5,9 @@ import { WebhookHeader } from '@inferq/contracts';
 import type { Logger } from '@inferq/core';
 import { claimDueWebhooks, findJob, isDatabaseUnavailable, recordWebhookAttempts, type ClaimedWebhook, type Pool, type WebhookAttempt } from '@inferq/db';
 import type { TensorStore } from '@inferq/storage';
-import { toJobDetail } from '../services/job-view.ts';
+import { toJobDetail } from '../services/jobs/view/job-view.ts';
 import { webhookRetryDelayMs } from './backoff.ts';
-import { deriveSigningKey, signWebhook } from './signing.ts';
+import { deriveSigningKey, signWebhook } from '../services/webhooks/signing.ts';
 import { createWebhookSender } from './webhook-sender.ts';
 
 /** A claimed attempt stays leased this much longer than its timeout, for the reads and writes around the POST. */

@@ -1,8 +1,8 @@
 import http from 'node:http';
 import https from 'node:https';
-import { parseWebhookUrl, publicOnlyLookup } from './url-policy.ts';
+import { parseWebhookUrl, publicOnlyLookup } from '../services/webhooks/url-policy.ts';
 
-export interface WebhookResponse {
+interface WebhookResponse {
   /** The receiver's HTTP status; null when none came. */
   statusCode: number | null;
   /** Why no status came (timeout, refused address, connection error). */

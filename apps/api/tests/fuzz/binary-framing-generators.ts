@@ -107,14 +107,14 @@ const brokenFraming: fc.Arbitrary<{ what: string; framing: Framing; claim?: (hea
 );
 
 /** Valid binary framings of an mlp request for `url`: any answer but a 5xx (503 MODEL_UNAVAILABLE aside: no worker runs). */
-export const validBinaryInfer = (url: string): fc.Arbitrary<FuzzCase> => validFraming.map((f) => toCase(url, f, 'valid binary framing', 'any'));
+const validBinaryInfer = (url: string): fc.Arbitrary<FuzzCase> => validFraming.map((f) => toCase(url, f, 'valid binary framing', 'any'));
 
 /** Broken binary framings for `url`: each must be refused with a 4xx problem+json. */
-export const badBinaryFraming = (url: string): fc.Arbitrary<FuzzCase> =>
+const badBinaryFraming = (url: string): fc.Arbitrary<FuzzCase> =>
   brokenFraming.map(({ what, framing, claim }) => toCase(url, framing, `binary framing: ${what}`, 'reject', claim));
 
 /** A body that claims a multi-GB Content-Length and sends a few bytes: refused with 413 from the headers, never read. */
-export const hugeClaimedBody = (url: string): fc.Arbitrary<FuzzCase> =>
+const hugeClaimedBody = (url: string): fc.Arbitrary<FuzzCase> =>
   fc.tuple(validFraming, fc.constantFrom(2 ** 31, 5e9, 2 ** 40, Number.MAX_SAFE_INTEGER)).map(([f, claimed]) => {
     const c = toCase(url, f, 'multi-GB Content-Length', 'reject');
     return { ...c, headers: { ...c.headers, 'content-length': String(claimed) } };

@@ -81,7 +81,7 @@ const lyingProtobuf = fc.oneof(
 export type UploadFile = { bytes: Uint8Array; is: 'valid' | 'maybe' | 'invalid' };
 
 /** Files for the `file` part. */
-export const onnxFile = (model: Uint8Array): fc.Arbitrary<UploadFile> =>
+const onnxFile = (model: Uint8Array): fc.Arbitrary<UploadFile> =>
   fc.oneof(
     { arbitrary: fc.constant<UploadFile>({ bytes: model, is: 'valid' }), weight: 1 },
     { arbitrary: fc.constant<UploadFile>({ bytes: new Uint8Array(0), is: 'invalid' }), weight: 1 },

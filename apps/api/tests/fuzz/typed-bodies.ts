@@ -49,7 +49,7 @@ const INT_RANGES: Partial<Record<DataType, [number, number]>> = {
 const INT64_RANGES = { INT64: [-(2n ** 63n), 2n ** 63n - 1n], UINT64: [0n, 2n ** 64n - 1n] } as const;
 
 /** Values every datatype's tensor must take: its boundaries and values in between. */
-export function fittingElement(d: DataType): fc.Arbitrary<unknown> {
+function fittingElement(d: DataType): fc.Arbitrary<unknown> {
   if (d === 'BOOL') return fc.constantFrom(true, false, 0, 1);
   if (d === 'BYTES') return fc.string({ unit: 'grapheme', maxLength: 8 });
   if (d === 'INT64' || d === 'UINT64') {
@@ -70,7 +70,7 @@ export function fittingElement(d: DataType): fc.Arbitrary<unknown> {
 }
 
 /** Values that do not fit the datatype; RawJson ones are written as is (JSON.parse reads 1e400 as Infinity). */
-export function unfitElement(d: DataType): fc.Arbitrary<unknown> {
+function unfitElement(d: DataType): fc.Arbitrary<unknown> {
   const infinities = [new RawJson('1e400'), new RawJson('-1e400'), new RawJson('1e999')];
   if (d === 'BOOL') return fc.constantFrom<unknown>(2, -1, 0.5, 'true', 'false', '1', null, ...infinities);
   if (d === 'BYTES') return fc.constantFrom<unknown>(1, 0, true, null, { a: 1 });

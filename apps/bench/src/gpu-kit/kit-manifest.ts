@@ -12,7 +12,7 @@ export interface KitManifest {
   systemPackages: string[];
 }
 
-export interface CudaProviderEntry {
+interface CudaProviderEntry {
   version: string | null;
   source: string;
   /** The kit's folder holding the provider libraries and their record; absent: beside the project's core (NuGet). */

@@ -35,7 +35,7 @@ export const partName = (archive: string, index: number, count: number): string 
   `${basename(archive)}.part${String(index + 1).padStart(String(count).length, '0')}`;
 
 /** One line of a sha256sum list. */
-export const checksumLine = (sha256: string, name: string): string => `${sha256}  ${name}`;
+const checksumLine = (sha256: string, name: string): string => `${sha256}  ${name}`;
 
 export interface WrittenParts {
   dir: string;

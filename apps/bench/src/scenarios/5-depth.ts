@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { batchShapeKey, type StoredTensor } from '@inferq/contracts';
 import { listJobPartitions, type Pool } from '@inferq/db';
-import { createJobProducer, createRedisConnection, type JobProducer, type RedisClient } from '@inferq/queue';
+import { createJobProducer, createRedisConnection, deleteKeysWithPrefix, queueKeyStem, type JobProducer, type RedisClient } from '@inferq/queue';
 import { ADMIN_KEY, mlpRows, type Stack } from '@inferq/test-utils';
 import { mlpJobBody } from '../driver.ts';
 import { runLoad, type LoadResult } from '../load/autocannon.ts';
@@ -86,7 +86,7 @@ const medians = (runs: DepthRun[]): DepthFigures => ({
 async function measureAtDepth(stack: Stack, producer: JobProducer, redis: RedisClient, jobId: string, durationS: number): Promise<DepthRun> {
   const headers = { authorization: `Bearer ${ADMIN_KEY}` };
   const get = await runLoad({ url: `${stack.baseUrl}/v1/jobs/${jobId}`, headers, connections: CONNECTIONS, durationS });
-  const [memoryBefore, depthBefore] = await Promise.all([usedMemoryBytes(redis), producer.queueFor('mlp').count()]);
+  const [memoryBefore, depthBefore] = await Promise.all([usedMemoryBytes(redis), producer.backlog('mlp')]);
   const submit = await runLoad({
     url: `${stack.baseUrl}/v1/jobs`,
     method: 'POST',
@@ -95,7 +95,7 @@ async function measureAtDepth(stack: Stack, producer: JobProducer, redis: RedisC
     connections: CONNECTIONS,
     durationS,
   });
-  const [memoryAfter, depthAfter] = await Promise.all([usedMemoryBytes(redis), producer.queueFor('mlp').count()]);
+  const [memoryAfter, depthAfter] = await Promise.all([usedMemoryBytes(redis), producer.backlog('mlp')]);
   return { get, submit, redisBytesPerJob: (memoryAfter - memoryBefore) / (depthAfter - depthBefore) };
 }
 
@@ -121,7 +121,8 @@ export const depth: Scenario = {
         rows: [target],
       } = await stack.ctx.pool.query('SELECT id FROM jobs LIMIT 1');
 
-      const queue = producer.queueFor('mlp');
+      // The queue's keys and all of ours beside it (carried inputs, fair finishes) go: each run starts from nothing.
+      const clearQueue = () => deleteKeysWithPrefix(redis, queueKeyStem(stack.ctx.prefix, 'mlp'));
       const measure = () => measureAtDepth(stack, producer, redis, target.id, durationS);
       await measureAtDepth(stack, producer, redis, target.id, ctx.size(1, 0.5)); // warm-up: JIT, pools, caches
       // Empty and deep alternate, so what drifts during the run (autovacuum on
@@ -130,11 +131,11 @@ export const depth: Scenario = {
       const deepRuns: DepthRun[] = [];
       const bulk: Array<{ jobsPerS: number; bytesPerJob: number }> = [];
       const measureEmpty = async () => {
-        await queue.obliterate({ force: true });
+        await clearQueue();
         emptyRuns.push(await measure());
       };
       const measureDeep = async () => {
-        await queue.obliterate({ force: true });
+        await clearQueue();
         const memoryBefore = await usedMemoryBytes(redis);
         started = performance.now();
         await enqueueJobs(producer, deepQueue);

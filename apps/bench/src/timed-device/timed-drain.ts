@@ -35,7 +35,7 @@ type BareDrain = { jobsPerS: number; costs: TierCosts };
 const sum = (...us: Array<number | null>): number | null => (us.some((u) => u === null) ? null : (us as number[]).reduce((n, u) => n + u, 0));
 
 /** What a job costs beyond the session: the worker's main and other threads, Redis and Postgres (µs); null where a tier was not read. */
-export function bookkeepingUs(c: TierCosts): { worker: number | null; redis: number | null; postgres: number | null; total: number | null } {
+function bookkeepingUs(c: TierCosts): { worker: number | null; redis: number | null; postgres: number | null; total: number | null } {
   const worker = sum(c.cpuUsPerJob['worker main'], c.cpuUsPerJob['worker other']);
   const { redis, postgres } = c.cpuUsPerJob;
   return { worker, redis, postgres, total: sum(worker, redis, postgres) };

@@ -3,16 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Priority } from '@inferq/contracts';
 import { createLogger } from '@inferq/core';
 import { insertJobs } from '@inferq/db';
-import {
-  CLASS_RANGE,
-  classRange,
-  countWaitingPerClass,
-  createJobProducer,
-  createRedisConnection,
-  releaseLease,
-  type JobProducer,
-  type RedisClient,
-} from '@inferq/queue';
+import { CLASS_RANGE, classRange, createJobProducer, createRedisConnection, queueKey, releaseLease, type JobProducer, type RedisClient } from '@inferq/queue';
 import { createTestContext, newTestJob, waitFor, type TestContext } from '@inferq/test-utils';
 import { AGING_PASS, agedClass, createPriorityAger } from './priority-aging.ts';
 
@@ -57,8 +48,17 @@ async function submit(modelName: string, jobs: Array<{ tenant: string; priority?
   );
   return rows.map((r) => r.id);
 }
+/** One of a model queue's keys in Redis. */
+const keyOf = (modelName: string, suffix: string): string => queueKey(ctx.prefix, modelName, suffix);
 /** Job ids in the order BullMQ would hand them to a worker. */
-const serveOrder = async (modelName: string): Promise<string[]> => redis.zrange(producer.queueFor(modelName).toKey('prioritized'), 0, -1);
+const serveOrder = async (modelName: string): Promise<string[]> => redis.zrange(keyOf(modelName, 'prioritized'), 0, -1);
+/** The BullMQ priority a queue job's hash holds. */
+const priorityOf = async (modelName: string, id: string): Promise<number> => Number(await redis.hget(keyOf(modelName, id), 'priority'));
+/** Waiting jobs per priority class. */
+const waitingPerClass = async (modelName: string) => {
+  const { high, normal, low, batch } = await producer.readDepth(modelName);
+  return { high, normal, low, batch };
+};
 const fresh = () => `fair-${++model}`;
 
 describe('fair ordering within a priority', () => {
@@ -103,43 +103,42 @@ describe('fair ordering within a priority', () => {
       { tenant: keys.b, priority: 'high' },
     ]);
     expect(await serveOrder(m)).toEqual([...high, ...normal, ...low, ...batch]);
-    const queue = producer.queueFor(m);
-    expect(await countWaitingPerClass(redis, queue)).toEqual({ high: 2, normal: 1, low: 1, batch: 1 });
-    await queue.obliterate({ force: true });
+    expect(await waitingPerClass(m)).toEqual({ high: 2, normal: 1, low: 1, batch: 1 });
+    // Every waiting job taken: the prioritized set is empty, the keys' fair finishes are still there.
+    await redis.del(keyOf(m, 'prioritized'));
     const [again] = await submit(m, [{ tenant: keys.b, priority: 'high' }]);
-    expect((await queue.getJob(again!))!.priority).toBe(classRange('high').min);
+    expect(await priorityOf(m, again!)).toBe(classRange('high').min);
   });
 });
 
 describe('a class that never drains', () => {
   it('rebases once its first waiting job is past half the range: numbers, job hashes and finishes move down, order kept', async () => {
     const m = fresh();
-    const queue = producer.queueFor(m);
     const { min } = classRange('batch');
     const [first] = await submit(m, [{ tenant: keys.a, priority: 'batch' }]);
     // As if key a had had three quarters of a range of jobs served while the class never emptied.
     const far = Math.floor(CLASS_RANGE * 0.75);
-    await redis.hset(queue.toKey('fair:3'), keys.a, String(far));
+    await redis.hset(keyOf(m, 'fair:3'), keys.a, String(far));
     const flood = await submit(
       m,
       Array.from({ length: 3 }, () => ({ tenant: keys.a, priority: 'batch' as const })),
     );
-    expect((await queue.getJob(flood[0]!))!.priority).toBe(min + far);
+    expect(await priorityOf(m, flood[0]!)).toBe(min + far);
     // The first job is taken: the class's head is now three quarters up its range.
-    await redis.zrem(queue.toKey('prioritized'), first!);
+    await redis.zrem(keyOf(m, 'prioritized'), first!);
     const [trickle] = await submit(m, [{ tenant: keys.b, priority: 'batch' }]);
     const [next] = await submit(m, [{ tenant: keys.a, priority: 'batch' }]);
 
     // Key b's job is second (after the flood's first, its equal), key a's new one goes on after a's own.
     expect(await serveOrder(m)).toEqual([flood[0], trickle, flood[1], flood[2], next]);
     // Every number is back at the bottom of the class, and BullMQ's job hashes say the same as its zset.
-    const scores = await redis.zrange(queue.toKey('prioritized'), 0, -1, 'WITHSCORES');
+    const scores = await redis.zrange(keyOf(m, 'prioritized'), 0, -1, 'WITHSCORES');
     for (let i = 0; i < scores.length; i += 2) {
       const priority = Math.floor(Number(scores[i + 1]) / 2 ** 32);
       expect(priority).toBeLessThan(min + 10);
-      expect((await queue.getJob(scores[i]!))!.priority).toBe(priority);
+      expect(await priorityOf(m, scores[i]!)).toBe(priority);
     }
-    expect(Number(await redis.hget(queue.toKey('fair:3'), keys.a))).toBe(4);
+    expect(Number(await redis.hget(keyOf(m, 'fair:3'), keys.a))).toBe(4);
   });
 });
 
@@ -226,17 +225,16 @@ describe('priority aging', () => {
     await ctx.pool.query('DELETE FROM jobs');
     const m = fresh();
     const [lowJob] = await submit(m, [{ tenant: keys.c, priority: 'low' }]);
-    const queue = producer.queueFor(m);
     await producer.pause(m);
-    await redis.del(queue.toKey('marker'));
+    await redis.del(keyOf(m, 'marker'));
     const logger = createLogger({ service: 'test', level: 'silent' });
     const ager = createPriorityAger({ pool: ctx.pool, producer, connection: redis, agingMs: 10_000, logger, now: () => Date.now() + 10_001, passLeaseMs: 0 });
     expect(await ager.run()).toBe(1);
     expect(await serveOrder(m)).toEqual([lowJob]);
-    expect(await countWaitingPerClass(redis, queue)).toEqual({ high: 0, normal: 1, low: 0, batch: 0 });
-    expect(await redis.exists(queue.toKey('marker'))).toBe(0);
+    expect(await waitingPerClass(m)).toEqual({ high: 0, normal: 1, low: 0, batch: 0 });
+    expect(await redis.exists(keyOf(m, 'marker'))).toBe(0);
     expect(await producer.isPaused(m)).toBe(true);
     await producer.resume(m);
-    expect(await redis.exists(queue.toKey('marker'))).toBe(1);
+    expect(await redis.exists(keyOf(m, 'marker'))).toBe(1);
   });
 });

@@ -1,7 +1,7 @@
 import type { Priority } from '@inferq/contracts';
 import type { Logger } from '@inferq/core';
 import { findAgedQueuedJobs, type Pool } from '@inferq/db';
-import { promoteJobs, takeLease, type JobProducer, type RedisClient } from '@inferq/queue';
+import { takeLease, type JobProducer, type PromoteRequest, type RedisClient } from '@inferq/queue';
 
 /** Each key's oldest jobs looked at per pass and model; one of them moves. */
 const PER_KEY = 20;
@@ -46,7 +46,7 @@ export function createPriorityAger(deps: {
     async run(): Promise<number> {
       if (deps.passLeaseMs > 0 && !(await takeLease(deps.connection, deps.producer.prefix, AGING_PASS, deps.passLeaseMs))) return 0;
       const candidates = await findAgedQueuedJobs(deps.pool, { olderThan: new Date(now() - deps.agingMs), perKey: PER_KEY });
-      const byModel = new Map<string, Array<{ id: string; tenant: string; target: Priority }>>();
+      const byModel = new Map<string, PromoteRequest[]>();
       for (const job of candidates) {
         const target = agedClass(job.priority, now() - job.createdAt.getTime(), deps.agingMs);
         if (target === job.priority) continue;
@@ -54,7 +54,7 @@ export function createPriorityAger(deps: {
       }
       // Jobs a worker holds, in retry backoff, or already in their class are left where they are (the script checks).
       let moved = 0;
-      for (const [model, jobs] of byModel) moved += await promoteJobs(deps.connection, deps.producer.queueFor(model), jobs);
+      for (const [model, jobs] of byModel) moved += await deps.producer.promoteJobs(model, jobs);
       if (moved > 0) deps.logger.info({ moved }, 'aged jobs moved up a priority class');
       return moved;
     },

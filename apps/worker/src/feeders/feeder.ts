@@ -17,10 +17,10 @@ import { createModelConsumer, type ModelConsumer } from '../pipeline/model-consu
 import type { WorkerMetrics } from '../telemetry/worker-metrics.ts';
 import type { WorkerStatusTracker } from '../telemetry/worker-status.ts';
 
-export type FeederSessions = RunnerSessions;
-export type FeederHealth = RunnerHealth;
-export type FeederStatus = RunnerStatus & Pick<WorkerStatusTracker, 'adaptiveBatching' | 'setModelsServed'>;
-export type FeederMetrics = RunnerMetrics & Pick<WorkerMetrics, 'modelFaulted'>;
+type FeederSessions = RunnerSessions;
+type FeederHealth = RunnerHealth;
+type FeederStatus = RunnerStatus & Pick<WorkerStatusTracker, 'adaptiveBatching' | 'setModelsServed'>;
+type FeederMetrics = RunnerMetrics & Pick<WorkerMetrics, 'modelFaulted'>;
 
 /**
  * What a feeder needs of the device's host, which holds one of each per worker process: in process, the objects

@@ -39,4 +39,3 @@ export function createPendingCalls() {
     },
   };
 }
-export type PendingCalls = ReturnType<typeof createPendingCalls>;

@@ -66,11 +66,11 @@ function makeGate(): { opened: Promise<void>; open: () => void } {
 }
 
 /** Every handle used a second time, by any test: none may be. */
-const repeatedSettles: unknown[] = [];
-afterAll(() => expect(repeatedSettles).toEqual([]));
+const repeatedAcks: unknown[] = [];
+afterAll(() => expect(repeatedAcks).toEqual([]));
 
 function pending(jobId: string, deadlineAt?: number): PendingJob & { outcome: Promise<boolean> } {
-  const ack = createJobAck(jobId, (...use) => repeatedSettles.push(use));
+  const ack = createJobAck(jobId, (...use) => repeatedAcks.push(use));
   return {
     jobId,
     model: 'slow',

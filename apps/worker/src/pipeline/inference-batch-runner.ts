@@ -91,7 +91,7 @@ export function createInferenceBatchRunner(deps: InferenceBatchDeps) {
       // attempt (their rows as the batch found them), and the queue retries them.
       log.error({ err }, 'batch failed before its results were stored');
       const error = err instanceof Error ? err : new Error(String(err));
-      acknowledge(batch.filter((job) => !job.ack.isSettled).map((job) => ({ job, ack: { kind: 'fail', error } })));
+      acknowledge(batch.filter((job) => !job.ack.isAcknowledged).map((job) => ({ job, ack: { kind: 'fail', error } })));
       return undefined;
     } finally {
       // No mark after the batch's end; one in flight settles by itself (it never rejects).

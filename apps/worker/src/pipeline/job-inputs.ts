@@ -27,7 +27,7 @@ async function loadTensor(t: StoredTensor, tensors: TensorStore): Promise<RawTen
 }
 
 /** Each input's bytes, in a buffer of its own that moves to the session thread without a copy. */
-export const loadJobInputs = (inputs: StoredTensor[], tensors: TensorStore): Promise<RawTensor[]> => Promise.all(inputs.map((t) => loadTensor(t, tensors)));
+const loadJobInputs = (inputs: StoredTensor[], tensors: TensorStore): Promise<RawTensor[]> => Promise.all(inputs.map((t) => loadTensor(t, tensors)));
 
 /**
  * Reads each claimed job's inputs (carried, inline, or from S3); a job whose inputs cannot be read fails alone, but an

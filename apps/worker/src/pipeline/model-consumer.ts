@@ -169,7 +169,7 @@ export function createModelConsumer(o: ModelConsumerOptions) {
       lockDurationMs: o.lockDurationMs,
       stalledIntervalMs: o.stalledIntervalMs,
       maxStalledCount: 3,
-      onRepeatedSettle: (jobId, repeated, first) =>
+      onRepeatedAck: (jobId, repeated, first) =>
         o.logger.warn({ jobId, model: o.model, repeated, first }, 'queue job handle used twice; the second use is ignored'),
       onError: (err) => {
         // A failover's driver errors (a lost connection, a job entry the new primary never had) are told once by the

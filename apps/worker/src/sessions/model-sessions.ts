@@ -8,7 +8,7 @@ import { warmUpSession } from './model-warmup.ts';
 import { estimateSessionBytes, pickEvictions } from './session-budget.ts';
 import type { WorkerMetrics } from '../telemetry/worker-metrics.ts';
 
-export interface SessionSettings {
+interface SessionSettings {
   device: string;
   providers: string[] | undefined;
   intraOpNumThreads: number;

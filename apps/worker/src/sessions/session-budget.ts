@@ -6,7 +6,7 @@
  * sequences, big batches) can need more. The thread and runtime themselves
  * (some tens of MB per session) are not counted.
  */
-export const SESSION_BYTES_PER_ARTIFACT_BYTE = 2;
+const SESSION_BYTES_PER_ARTIFACT_BYTE = 2;
 
 export const estimateSessionBytes = (artifactBytes: number): number => artifactBytes * SESSION_BYTES_PER_ARTIFACT_BYTE;
 

@@ -37,7 +37,7 @@ const valueInfo = (v: ValueSpec) => ({
   },
 });
 
-export function buildModel(spec: ModelSpec): Uint8Array {
+function buildModel(spec: ModelSpec): Uint8Array {
   const model = onnx.ModelProto.create({
     irVersion: 8,
     producerName: 'inferq-tests',

@@ -13,7 +13,7 @@ import { emit, integerOption, requiredOption, stringOption, type Command, type C
 import { binaryThresholdOption } from './jobs-commands.ts';
 import { readTensorFile } from './tensor-files.ts';
 
-export type BulkLineResult = { line: number; id: string } | { line: number; code: string; detail: string };
+type BulkLineResult = { line: number; id: string } | { line: number; code: string; detail: string };
 
 /** Runs `task` for each item with at most `limit` in flight. */
 async function forEachLimited<T>(items: readonly T[], limit: number, task: (item: T) => Promise<void>): Promise<void> {

@@ -1,6 +1,6 @@
 // The one place the CLI reads its settings: flags first, then the environment.
 
-export const DEFAULT_URL = 'http://127.0.0.1:8080';
+const DEFAULT_URL = 'http://127.0.0.1:8080';
 
 export interface CliConfig {
   baseUrl: string;

@@ -5,7 +5,7 @@ import { inferq } from '../sdk-client.ts';
 
 export type BulkJobAction = 'cancel' | 'retry';
 
-export interface BulkJobRequest {
+interface BulkJobRequest {
   action: BulkJobAction;
   filter: JobFilterQuery;
   limit: number;

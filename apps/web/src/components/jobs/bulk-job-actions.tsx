@@ -7,7 +7,7 @@ import { Button } from '../ui/button.tsx';
 import { ErrorAlert } from '../ui/states.tsx';
 
 /** The most jobs one click acts on (the API's default limit); more matching says so and asks for another run. */
-export const BULK_LIMIT = 1000;
+const BULK_LIMIT = 1000;
 
 const WORDS = {
   cancel: { button: 'Cancel matching', applies: 'queued', verb: 'Cancel', done: 'Canceled', pending: 'Canceling…' },

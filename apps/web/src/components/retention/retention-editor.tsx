@@ -5,7 +5,7 @@ import { Input } from '../ui/form-controls.tsx';
 import { ErrorAlert } from '../ui/states.tsx';
 
 /** What the editor needs of a retention mutation (a TanStack `useMutation` result whose variable is the seconds, null: the default). */
-export interface RetentionSave {
+interface RetentionSave {
   mutate(seconds: number | null, options: { onSuccess: () => void }): void;
   isPending: boolean;
   error: Error | null;
