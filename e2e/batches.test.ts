@@ -1,44 +1,32 @@
 import { readFile } from 'node:fs/promises';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN_KEY, mlpJob, startStack, waitFor, type Stack } from '@inferq/test-utils';
-import { launchBrowser, newConsolePage, screenshot } from './browser.ts';
+import { describe, expect, it } from 'vitest';
+import { ADMIN_KEY, mlpJob, waitFor } from '@inferq/test-utils';
+import { screenshot } from './browser.ts';
+import { useConsoleSuite } from './console-suite.ts';
 
 // A Batch API batch in the console against the real stack: a JSONL file of
 // three mlp requests uploaded and a batch created through the API, one CPU
 // worker running its jobs; the console lists it, follows it to its end,
 // downloads its output and lists its jobs (and no other job).
 
-let stack: Stack;
-let browser: Browser;
-let page: Page;
-
-const CUSTOM_IDS = ['r1', 'r2', 'r3'];
-
-beforeAll(async () => {
-  stack = await startStack();
+const suite = useConsoleSuite(async (stack) => {
   await stack.registerModel('mlp');
   await stack.startWorker({ WORKER_MODELS: 'mlp' });
   await stack.waitUntilServed('mlp');
-  browser = await launchBrowser();
-  page = await newConsolePage(browser);
-}, 120_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await stack?.close();
 });
+
+const CUSTOM_IDS = ['r1', 'r2', 'r3'];
 
 /** Uploads the lines as a `purpose=batch` file and creates a `/v1/jobs` batch over it; resolves to the batch id. */
 async function createBatch(lines: string[]): Promise<string> {
   const form = new FormData();
   form.set('purpose', 'batch');
   form.set('file', new Blob([lines.join('\n') + '\n'], { type: 'application/jsonl' }), 'requests.jsonl');
-  const upload = await fetch(`${stack.baseUrl}/v1/files`, { method: 'POST', body: form, headers: { authorization: `Bearer ${ADMIN_KEY}` } });
+  const upload = await fetch(`${suite.stack.baseUrl}/v1/files`, { method: 'POST', body: form, headers: { authorization: `Bearer ${ADMIN_KEY}` } });
   expect(upload.status, await upload.clone().text()).toBe(200);
   const file = (await upload.json()) as { id: string };
   const body = { input_file_id: file.id, endpoint: '/v1/jobs', completion_window: '24h', metadata: { run: 'e2e' } };
-  const { status, json } = await stack.request('POST', '/v1/batches', body);
+  const { status, json } = await suite.stack.request('POST', '/v1/batches', body);
   expect(status, JSON.stringify(json)).toBe(200);
   return json.id as string;
 }
@@ -46,26 +34,22 @@ async function createBatch(lines: string[]): Promise<string> {
 describe('Batch API batches in the console', () => {
   it('lists a batch, follows it to completion, downloads its output and lists its jobs', async () => {
     // A job outside the batch, which its jobs list must leave out.
-    const { json: other } = await stack.request('POST', '/v1/jobs', mlpJob(99));
+    const { json: other } = await suite.stack.request('POST', '/v1/jobs', mlpJob(99));
     const lines = CUSTOM_IDS.map((customId, i) => JSON.stringify({ custom_id: customId, method: 'POST', url: '/v1/jobs', body: mlpJob(i) }));
     const batchId = await createBatch(lines);
 
-    await page.goto(stack.baseUrl);
-    await page.getByLabel('API key').fill(ADMIN_KEY);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
-    await page.getByRole('navigation').getByRole('link', { name: 'Batches', exact: true }).first().click();
-    await page.getByRole('heading', { level: 1, name: 'Batches' }).waitFor();
-    const row = page.getByRole('table', { name: 'Batches' }).getByRole('row').filter({ hasText: batchId });
+    await suite.signIn();
+    await suite.openPage('Batches');
+    const row = suite.page.getByRole('table', { name: 'Batches' }).getByRole('row').filter({ hasText: batchId });
     await row.getByText('run=e2e').waitFor();
-    await screenshot(page, 'batches');
+    await screenshot(suite.page, 'batches');
 
     await row.getByRole('link', { name: batchId }).click();
-    await page.getByRole('heading', { level: 1, name: 'Batch' }).waitFor();
+    await suite.heading('Batch').waitFor();
     // The page polls every 2 s until the batch has ended.
-    await page.getByRole('status', { name: 'Batch status' }).filter({ hasText: 'completed' }).waitFor({ timeout: 60_000 });
-    expect(await page.getByRole('meter', { name: 'Batch progress' }).getAttribute('aria-valuetext')).toBe('3 of 3 (100.0%)');
-    const counts = page.getByLabel('Request counts');
+    await suite.page.getByRole('status', { name: 'Batch status' }).filter({ hasText: 'completed' }).waitFor({ timeout: 60_000 });
+    expect(await suite.page.getByRole('meter', { name: 'Batch progress' }).getAttribute('aria-valuetext')).toBe('3 of 3 (100.0%)');
+    const counts = suite.page.getByLabel('Request counts');
     for (const [label, value] of [
       ['Total', '3'],
       ['Completed', '3'],
@@ -74,10 +58,10 @@ describe('Batch API batches in the console', () => {
     ] as const) {
       expect(await counts.getByText(label, { exact: true }).locator('xpath=following-sibling::dd').textContent()).toBe(value);
     }
-    expect(await page.getByRole('button', { name: 'Cancel batch' }).count()).toBe(0);
-    await screenshot(page, 'batch-detail');
+    expect(await suite.page.getByRole('button', { name: 'Cancel batch' }).count()).toBe(0);
+    await screenshot(suite.page, 'batch-detail');
 
-    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download output' }).click()]);
+    const [download] = await Promise.all([suite.page.waitForEvent('download'), suite.page.getByRole('button', { name: 'Download output' }).click()]);
     expect(download.suggestedFilename()).toBe(`${batchId}-output.jsonl`);
     const output = (await readFile(await download.path(), 'utf8'))
       .split('\n')
@@ -87,11 +71,11 @@ describe('Batch API batches in the console', () => {
     expect(output.map((o) => o.response.status_code)).toEqual([200, 200, 200]);
     const jobIds = output.map((o) => o.response.body.id);
 
-    await page.getByRole('link', { name: 'Jobs of this batch' }).click();
-    await page.getByRole('heading', { level: 1, name: 'Jobs' }).waitFor();
-    expect(new URL(page.url()).searchParams.get('batch')).toBe(batchId);
-    expect(await page.getByLabel('Batch id').inputValue()).toBe(batchId);
-    const jobLinks = page.getByRole('table', { name: 'Jobs' }).getByRole('link');
+    await suite.page.getByRole('link', { name: 'Jobs of this batch' }).click();
+    await suite.heading('Jobs').waitFor();
+    expect(new URL(suite.page.url()).searchParams.get('batch')).toBe(batchId);
+    expect(await suite.page.getByLabel('Batch id').inputValue()).toBe(batchId);
+    const jobLinks = suite.page.getByRole('table', { name: 'Jobs' }).getByRole('link');
     const hrefs = await waitFor(
       async () => {
         const found = await jobLinks.evaluateAll((links) => links.map((link) => link.getAttribute('href')));
@@ -101,6 +85,6 @@ describe('Batch API batches in the console', () => {
     );
     expect(hrefs.sort()).toEqual(jobIds.map((id) => `/jobs/${id}`).sort());
     expect(hrefs).not.toContain(`/jobs/${other.id}`);
-    await screenshot(page, 'batch-jobs');
+    await screenshot(suite.page, 'batch-jobs');
   });
 });

@@ -5,7 +5,7 @@ import { CHROMIUM, createExecutableFinder, resolveDebianBinary } from '@inferq/d
 import { optionalTestVar } from '@inferq/test-utils';
 
 /** Screenshots of every page land here; CI keeps the folder as an artifact of the run. */
-export const SCREENSHOT_DIR = resolve(import.meta.dirname, '../test-results/screenshots');
+const SCREENSHOT_DIR = resolve(import.meta.dirname, '../test-results/screenshots');
 
 /** Headless Chromium from the system (Debian's `chromium`): no browser downloads. */
 export async function launchBrowser(): Promise<Browser> {
