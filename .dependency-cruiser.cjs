@@ -17,6 +17,19 @@ const mustNotTouch = (name, comment, module, to, { sourcesOnly = false } = {}) =
   to: { path: to },
 });
 
+/**
+ * A package's rooms (its src/ folders), each allowed the rooms below it and no other: one rule per room. Files at the
+ * package's src/ root (names, the index) are not rooms and stay open to all.
+ */
+const roomsMayUse = (src, pkg, rooms) =>
+  Object.entries(rooms).map(([room, below]) => ({
+    name: `${pkg}-room-${room}`,
+    comment: `${src}/${room}/ imports only ${below.length > 0 ? below.map((r) => `${r}/`).join(', ') : 'no other room'} of ${src}: its rooms stand one floor on another (the package's README).`,
+    severity: 'error',
+    from: { path: `^${src}/${room}/` },
+    to: { path: `^${src}/[^/]+/`, pathNot: `^${src}/(${[room, ...below].join('|')})/` },
+  }));
+
 module.exports = {
   forbidden: [
     {
@@ -86,6 +99,23 @@ module.exports = {
       'packages/queue',
       `${ws('db', 'inference')}|${npm('pg', 'onnxruntime-node', 'onnxruntime-common')}`,
     ),
+    ...roomsMayUse('packages/db/src', 'db', {
+      connection: [],
+      sql: ['connection'],
+      retention: ['connection', 'sql'],
+      jobs: ['connection', 'sql', 'retention'],
+      runs: ['connection', 'sql', 'retention'],
+      models: ['connection', 'sql', 'retention'],
+      keys: ['connection', 'sql', 'retention'],
+      'batch-api': ['connection', 'sql', 'retention'],
+    }),
+    ...roomsMayUse('packages/queue/src', 'queue', {
+      connection: [],
+      producer: ['connection'],
+      fleet: ['connection'],
+      // A group entry is the producer's format, and a group's requeued members go back through the producer.
+      consumer: ['connection', 'producer'],
+    }),
     mustNotTouch(
       'storage-only-s3',
       'packages/storage is the S3 client: no Postgres, queue or HTTP server.',
