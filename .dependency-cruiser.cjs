@@ -24,7 +24,9 @@ const mustNotTouch = (name, comment, module, to, { sourcesOnly = false } = {}) =
 const roomsMayUse = (src, pkg, rooms) =>
   Object.entries(rooms).map(([room, below]) => ({
     name: `${pkg}-room-${room}`,
-    comment: `${src}/${room}/ imports only ${below.length > 0 ? below.map((r) => `${r}/`).join(', ') : 'no other room'} of ${src}: its rooms stand one floor on another (the package's README).`,
+    comment:
+      `${src}/${room}/ imports only ${below.length > 0 ? below.map((r) => `${r}/`).join(', ') : 'no other room'} of ${src}: ` +
+      "its rooms stand one floor on another (the package's README).",
     severity: 'error',
     from: { path: `^${src}/${room}/` },
     to: { path: `^${src}/[^/]+/`, pathNot: `^${src}/(${[room, ...below].join('|')})/` },
