@@ -89,6 +89,8 @@ export interface AppDeps {
     submitQueueTimeoutMs?: number;
     /** Jobs waiting per model queue above which submissions get 429 QUEUE_FULL; 0: no limit. @default 0 */
     queueMaxDepth?: number;
+    /** INPUT_SEGMENTS: a submit group's small inputs are written as one S3 object, not into the job rows. @default true */
+    inputSegments?: boolean;
     /** QUEUE_CARRIED_INPUTS_MB: Redis memory a model's queue may spend carrying inline inputs (carriesInputs); 0: none. @default 64 */
     queueCarriedInputsMb?: number;
     /** The longest `Prefer: wait=N` honoured, in seconds. @default 60 */
@@ -244,6 +246,12 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     models,
     webhookAllowPrivate: settings.webhooks.allowPrivate,
     onCacheLookup: metrics.cacheLookup,
+    inputSegments: settings.inputSegments !== false && {
+      onSegment: (jobs, err) => {
+        metrics.inputSegment(err === undefined);
+        if (err !== undefined) deps.logger.warn({ err, jobs }, 'input segment not written: the group keeps its inputs in its rows');
+      },
+    },
     limits: {
       inputMaxBytes: settings.inputMaxBytes,
       submitGroupMax: settings.submitGroupMax ?? 256,

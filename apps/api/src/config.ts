@@ -32,6 +32,12 @@ export const apiConfig = {
    * from such a release, then unset it (docs/deploy.md).
    */
   INLINE_TENSOR_FORM: Type.Union([Type.Literal('bytes'), Type.Literal('base64')], { default: 'bytes' }),
+  /**
+   * Inline-sized inputs of a submit group are written as one S3 object (a segment; the rows name it and an offset), not
+   * into the job rows, where each job's bytes cost the WAL ~14 KB over its life. A group whose segment cannot be written
+   * keeps its inputs in its rows. Workers of this release read both; turn it on once every worker runs it.
+   */
+  INPUT_SEGMENTS: Type.Boolean({ default: true }),
   /** Most submissions written in one group commit (one INSERT and one queue round trip). */
   SUBMIT_GROUP_MAX: Type.Integer({ default: 256, minimum: 1, maximum: 10_000 }),
   /**

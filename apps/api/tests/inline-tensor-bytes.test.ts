@@ -8,11 +8,13 @@ import { buildTestApp, mlpInput, type TestApp } from './helpers.ts';
 // Inline tensors as bytes (issue 18, migration 0022): a job's inline inputs are
 // kept raw in input_data, its outputs in output_data, the jsonb naming each
 // tensor's offset (`at`); rows written before keep base64 in `b64` and still read.
+// Inputs are kept so with INPUT_SEGMENTS=false, and when a group's segment
+// cannot be written (input-segments.test.ts has the segments).
 
 let t: TestApp;
 let owner: string;
 beforeAll(async () => {
-  t = await buildTestApp();
+  t = await buildTestApp({ inputSegments: false });
   expect((await t.registerModel('mlp')).statusCode).toBe(201);
   owner = (await t.ctx.pool.query<{ id: string }>(`SELECT id FROM api_keys WHERE name = 'admin'`)).rows[0]!.id;
 });

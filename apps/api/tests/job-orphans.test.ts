@@ -2,10 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StoredTensor } from '@inferq/contracts';
 import { createLogger } from '@inferq/core';
-import { completeJobs, startJobs } from '@inferq/db';
+import { completeJobs, dropInputs, insertCachedJob, insertJobs, startJobs } from '@inferq/db';
 import { createRedisConnection, releaseLease, takeLease, type RedisClient } from '@inferq/queue';
-import { jobInputKey, jobOutputKey } from '@inferq/storage';
-import { testBatchRun } from '@inferq/test-utils';
+import { createTensorStore, inputSegmentKey, jobInputKey, jobOutputKey } from '@inferq/storage';
+import { newTestJob, testBatchRun } from '@inferq/test-utils';
 import { createOrphanSweeper, ORPHAN_PASS } from '../src/background/orphan-sweeper.ts';
 import { buildTestApp, demoModelBytes, mlpInput, type TestApp } from './helpers.ts';
 
@@ -57,7 +57,7 @@ async function run(id: string, { finish = true } = {}): Promise<{ batchId: strin
   return { batchId, outputKey };
 }
 
-function sweeper(maxObjectsPerPass = 1_000) {
+function sweeper(maxObjectsPerPass = 1_000, minAgeS = 86_400) {
   return createOrphanSweeper({
     pool: t.ctx.pool,
     redis,
@@ -66,7 +66,7 @@ function sweeper(maxObjectsPerPass = 1_000) {
     logger: createLogger({ service: 'orphans-test', level: 'warn', pretty: false }),
     intervalMs: 60_000,
     maxObjectsPerPass,
-    minAgeS: 86_400,
+    minAgeS,
     onDeleted: t.metrics.jobOrphanedObjectsDeleted,
   });
 }
@@ -131,6 +131,54 @@ describe('the orphan sweep', () => {
     for (const key of orphans) expect(await exists(key)).toBe(false);
     const metrics = (await t.server.inject({ method: 'GET', url: '/metrics' })).body;
     expect(metrics).toMatch(/inferq_job_orphaned_objects_deleted_total [1-9]/);
+  });
+
+  it('deletes an input segment with the last row that names it: a drop or a purge of its group, a cache hit, else the sweep', async () => {
+    const owner = (await t.ctx.pool.query<{ id: string }>(`SELECT id FROM api_keys WHERE name = 'user'`)).rows[0]!.id;
+    const store = createTensorStore({ storage: t.ctx.storage, inlineMaxBytes: 1024 });
+    /** A group of `n` jobs (ids made, rows inserted unless `insert` is false) whose inputs share one segment. */
+    const group = async (n: number, over: Parameters<typeof newTestJob>[1] = {}, insert = true) => {
+      const jobs = Array.from({ length: n }, () => newTestJob(owner, over));
+      const data = new Uint8Array(256).fill(7);
+      const inputs = await store.segmentInputs(
+        jobs.map((j) => ({ id: j.id, inputs: [{ name: 'features', datatype: 'FP32' as const, shape: [1, 64], bytes: 256, data }] })),
+      );
+      const rows = jobs.map((j, i) => ({ ...j, inputs: inputs[i]! }));
+      if (insert) await insertJobs(t.ctx.pool, rows);
+      const name = inputs[0]![0]!.segment!;
+      return { ids: rows.map((r) => r.id), name, key: inputSegmentKey(name) };
+    };
+    const purge = async (id: string) => expect((await request('DELETE', `/v1/jobs/${id}`)).statusCode).toBe(200);
+
+    // Two jobs of one group: the first one's purge leaves the segment to the second, whose purge deletes it.
+    const pair = await group(2);
+    for (const id of pair.ids) await run(id);
+    await purge(pair.ids[0]!);
+    expect(await exists(pair.key)).toBe(true);
+    await purge(pair.ids[1]!);
+    expect(await exists(pair.key)).toBe(false);
+
+    // A drop of a succeeded job's inputs deletes its segment too.
+    const dropped = await group(1);
+    await run(dropped.ids[0]!);
+    expect((await dropInputs(t.ctx.pool, dropped.ids)).segments).toEqual([dropped.name]);
+
+    // A source's inputs copied by a cache hit: the hit keeps them past the source's purge, and its own purge deletes them.
+    const source = await group(1, { modelName: 'cached', inputSha256: 'f'.repeat(64) });
+    await run(source.ids[0]!);
+    const hit = newTestJob(owner, { modelName: 'cached' });
+    expect(await insertCachedJob(t.ctx.pool, { ...hit, inputs: undefined, inputSha256: 'f'.repeat(64) })).toBe(true);
+    await purge(source.ids[0]!);
+    expect(await exists(source.key)).toBe(true);
+    expect((await request('GET', `/v1/jobs/${hit.id}/inputs/0`)).rawPayload).toEqual(Buffer.alloc(256, 7));
+    await purge(hit.id);
+    expect(await exists(source.key)).toBe(false);
+
+    // The sweep: a segment whose group was never inserted goes, a queued job's stays (the horizon is tomorrow: today's are looked at).
+    const [unnamed, queued] = [await group(2, {}, false), await group(1)];
+    await sweeper(1_000, -86_400).sweepOnce();
+    expect(await exists(unnamed.key)).toBe(false);
+    expect(await exists(queued.key)).toBe(true);
   });
 
   it('is one replica at a time: a pass skips while another holds the lease', async () => {

@@ -158,7 +158,7 @@ describe('purging every kind of job', () => {
     expect(await keysOf(hit.id)).toEqual(shared);
 
     const first = await t.retention.purge([hit.id], 'retention');
-    expect(first).toEqual({ ids: [hit.id], keys: [] });
+    expect(first).toEqual({ ids: [hit.id], keys: [], segments: [] });
     for (const key of shared) expect(await exists(key)).toBe(true);
     await expectPurgedEverywhere(hit.id);
     expect((await request('GET', `/v1/jobs/${hit.id}`)).json().job).toMatchObject({ cacheHit: true, status: 'succeeded' });

@@ -240,7 +240,7 @@ describe('objects shared by response-cache hits', () => {
     const [inputKey] = await inputKeysOf(source);
     const hit = (await request('POST', '/v1/jobs', t.userKey, { model: 'cached', inputs: [input] })).json().id;
     const dropped = await t.retention.dropInputs([source]);
-    expect(dropped).toEqual({ ids: [source], keys: [] });
+    expect(dropped).toEqual({ ids: [source], keys: [], segments: [] });
     expect(await exists(inputKey!)).toBe(true);
     await expectGone(await request('GET', `/v1/jobs/${source}/inputs/0`), 'JOB_INPUTS_DROPPED');
     expect((await request('GET', `/v1/jobs/${hit}/inputs/0`)).statusCode).toBe(200);

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCarriedInputs, queueKey } from '@inferq/queue';
+import { inputSegmentKey } from '@inferq/storage';
+import type { StoredTensor } from '@inferq/contracts';
 import { buildTestApp, mlpInput, type TestApp } from './helpers.ts';
 
 let t: TestApp;
@@ -32,14 +34,16 @@ describe('POST /v1/jobs', () => {
     expect(queued.rows[0].status).toBe('queued');
   });
 
-  it('queues the batch key and, within QUEUE_CARRIED_INPUTS_MB, the inline inputs; the row keeps them too (invariant 5)', async () => {
+  it('queues the batch key and, within QUEUE_CARRIED_INPUTS_MB, the inline inputs; the record keeps them too, in a segment (invariant 5)', async () => {
     const { id } = (await submit({ model: 'mlp', inputs: [mlpInput(2)] })).json();
     const payload = await queuedPayload(t, id);
-    const { rows } = await t.ctx.pool.query<{ input_data: Buffer }>('SELECT input_data FROM jobs WHERE id = $1', [id]);
+    const { rows } = await t.ctx.pool.query<{ inputs: StoredTensor[]; input_data: Buffer | null }>('SELECT inputs, input_data FROM jobs WHERE id = $1', [id]);
     const carried = [{ name: 'features', datatype: 'FP32', shape: [2, 64], bytes: 512, at: 0 }];
     expect(payload).toEqual({ modelVersion: 1, batchKey: 'features:64', priority: 'normal', inputs: carried });
     const [bytes] = await createCarriedInputs(t.redis, t.producer.prefix).take('mlp', [id]);
-    expect(bytes).toEqual(rows[0]!.input_data);
+    const { segment, offset } = rows[0]!.inputs[0]!;
+    expect(rows[0]!.input_data).toBeNull();
+    expect(Buffer.from(await t.ctx.storage.getObjectRange(inputSegmentKey(segment!), offset!, 512))).toEqual(bytes);
   });
 
   it('carries inputs kept in S3 too, from the bytes the request holds: the worker then reads no object for them', async () => {

@@ -1,13 +1,16 @@
 /**
  * One worker-side drain on a fresh stack, for quick before/after runs of the
  * worker's path: `node --import tsx apps/bench/src/drain-probe.ts [jobs] [timed|real] [batches in flight] [feeders]
- * [carried MB] [checkpoint] [inline=N] [group=N] [prof=DIR] [node=FLAG…] [warm=N]` (default 20,000 CNN jobs on the timed device, H200
- * figures, WORKER_BATCHES_IN_FLIGHT 2, `auto` to follow latencies; WORKER_FEEDERS 1; the API's QUEUE_CARRIED_INPUTS_MB,
- * 0 for claims that read every input; `checkpoint`: a CHECKPOINT between the submits and the drain, whose full-page
- * images the drain then writes; `inline=N`: the API's INLINE_TENSOR_MAX_BYTES, below the input's 12 KiB to keep inputs
- * in object storage; `group=N`: the API's QUEUE_GROUP_MAX; `prof=DIR`: the worker under `node --cpu-prof`, each
- * thread's profile written to DIR as it stops, its figures then dearer; `node=FLAG`: a Node flag for the worker, e.g.
- * `node=--max-semi-space-size=32`, repeatable; `warm=N`: N jobs drained first by the same worker, outside the
+ * [carried MB] [checkpoint] [inline=N] [segments=BOOL] [life] [group=N] [prof=DIR] [apiprof=DIR] [node=FLAG…] [warm=N]`
+ * (default 20,000 CNN jobs on the timed device, H200 figures, WORKER_BATCHES_IN_FLIGHT 2, `auto` to follow latencies;
+ * WORKER_FEEDERS 1; the API's QUEUE_CARRIED_INPUTS_MB, 0 for claims that read every input; `checkpoint`: a CHECKPOINT
+ * between the submits and the drain, whose full-page images the drain then writes; `inline=N`: the API's
+ * INLINE_TENSOR_MAX_BYTES, below the input's 12 KiB to keep inputs in object storage; `segments=false`: the API's
+ * INPUT_SEGMENTS off, inputs kept in the rows; `life`: then the WAL the drained jobs write at a freeze and a purge
+ * (drainQueued's laterWal); `group=N`: the API's QUEUE_GROUP_MAX; `prof=DIR`: the worker under `node --cpu-prof`, each
+ * thread's profile written to DIR as it stops, its figures then dearer; `apiprof=DIR`: the API the same way;
+ * `node=FLAG`: a Node flag for the worker, e.g. `node=--max-semi-space-size=32`, repeatable; `warm=N`: N jobs drained
+ * first by the same worker, outside the
  * readings: drainQueued's warmupJobs). The worker runs bundled, as the images run it,
  * unless BENCH_WORKER_FROM=sources (worker-entries.ts). Prints the
  * drain's items/s, device busy share, CPU a job by tier and WAL (the submits' Postgres CPU and WAL apart), then the
@@ -36,8 +39,11 @@ const carriedMb = process.argv[6];
 const options = process.argv.slice(7);
 const checkpointFirst = options.includes('checkpoint');
 const inlineMax = options.find((a) => a.startsWith('inline='))?.slice('inline='.length);
+const segments = options.find((a) => a.startsWith('segments='))?.slice('segments='.length);
+const laterWal = options.includes('life');
 const groupMax = options.find((a) => a.startsWith('group='))?.slice('group='.length);
 const profileDir = options.find((a) => a.startsWith('prof='))?.slice('prof='.length);
+const apiProfileDir = options.find((a) => a.startsWith('apiprof='))?.slice('apiprof='.length);
 const warmupJobs = Number(options.find((a) => a.startsWith('warm='))?.slice('warm='.length) ?? 0);
 const nodeFlags = options.filter((a) => a.startsWith('node=')).map((a) => a.slice('node='.length));
 const ROOT = resolve(import.meta.dirname, '../../..');
@@ -50,9 +56,11 @@ const stack = await startStack({
   logLevel: 'warn',
   entryPoints: { worker: entries.worker },
   workerRuntime: runtime,
+  ...(apiProfileDir !== undefined && { apiNodeArgs: ['--cpu-prof', `--cpu-prof-dir=${resolve(apiProfileDir)}`] }),
   apiEnv: {
     ...(carriedMb !== undefined && { QUEUE_CARRIED_INPUTS_MB: carriedMb }),
     ...(inlineMax !== undefined && { INLINE_TENSOR_MAX_BYTES: inlineMax }),
+    ...(segments !== undefined && { INPUT_SEGMENTS: segments }),
     ...(groupMax !== undefined && { QUEUE_GROUP_MAX: groupMax }),
   },
 });
@@ -101,6 +109,7 @@ try {
     },
     sessionCores: 1,
     checkpointFirst,
+    laterWal,
     workerEntry: timed ? entries.timedWorker : undefined,
     workerNodeArgs: [...nodeFlags, ...(profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${resolve(profileDir)}`])],
     warmupJobs,
@@ -124,6 +133,7 @@ try {
       submitRedis: run.submitCosts.cpuUsPerJob.redis,
       submitPg: run.submitCosts.cpuUsPerJob.postgres,
       submitWal: run.submitCosts.walBytesPerJob,
+      ...(run.laterWal && { freezeWal: run.laterWal.freeze, purgeWal: run.laterWal.purge }),
     }),
   );
   for (const [q, n] of [...seen].sort((a, b) => b[1] - a[1]).slice(0, 15)) console.log(n, q);

@@ -4,6 +4,7 @@ export * from './datatypes.ts';
 export * from './tensor-codec.ts';
 export * from './binary-framing/index.ts';
 export * from './tensors.ts';
+export * from './input-segment.ts';
 export * from './signature.ts';
 export * from './queue-payload.ts';
 export * from './http/problem.ts';

@@ -54,9 +54,12 @@ export type OutputTensor = Static<typeof OutputTensorSchema>;
 
 /**
  * How a tensor is kept in Postgres (DESIGN invariant 5): its header plus, when
- * small, its bytes inline in the job row (`at`: their offset in the row's
- * input_data / output_data bytea; rows written before migration 0022 hold
- * base64 text in `b64` instead), or the S3 key of its raw bytes when large.
+ * small, where its bytes are: a job's inputs in a segment (`segment`, `offset`:
+ * one S3 object per group of submits, so they never pass through the WAL), or
+ * inline in the job row (`at`: their offset in the row's input_data /
+ * output_data bytea, outputs and inputs kept where segments are off; rows
+ * written before migration 0022 hold base64 text in `b64` instead); when large,
+ * the S3 key of its raw bytes (`key`).
  */
 export const StoredTensorSchema = Type.Object({
   name: Type.String(),
@@ -66,6 +69,8 @@ export const StoredTensorSchema = Type.Object({
   at: Type.Optional(Type.Integer({ minimum: 0, description: "Offset of the inline bytes in the row's data column" })),
   b64: Type.Optional(Type.String({ description: 'Inline bytes as base64 (rows written before migration 0022)' })),
   key: Type.Optional(Type.String()),
+  segment: Type.Optional(Type.String({ description: 'Name of the segment holding the bytes from `offset` (inputSegmentName)' })),
+  offset: Type.Optional(Type.Integer({ minimum: 0, description: 'Offset of the bytes in the segment object' })),
 });
 /**
  * A stored tensor in memory: an inline one read from (or going to) its row

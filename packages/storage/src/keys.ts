@@ -27,6 +27,20 @@ export function jobInputKey(jobId: string, createdAt: Date, index: number): stri
   return `${jobObjectsDayPrefix(createdAt)}${jobId}/inputs/${index}.bin`;
 }
 
+/**
+ * A segment's object (input-segments.ts): the small inputs of one group of submits, back to back, filed under the
+ * day of its group's first job (its name's first id, a UUIDv7, carries the time): `jobs/<day>/segments/<name>.bin`.
+ */
+export function inputSegmentKey(name: string): string {
+  return `${jobObjectsDayPrefix(new Date(parseInt(name.slice(0, 12), 16)))}segments/${name}.bin`;
+}
+
+/** The name of the segment whose object this is; undefined for any other key. */
+export function inputSegmentOfKey(key: string): string | undefined {
+  const name = /^jobs\/\d{4}-\d{2}-\d{2}\/segments\/([0-9a-f]{32}\.[0-9a-f]{32})\.bin$/.exec(key)?.[1];
+  return name !== undefined && inputSegmentKey(name) === key ? name : undefined;
+}
+
 /** Under the batch that computed it: a stale attempt writing late never overwrites the objects of the attempt whose result stands. */
 export function jobOutputKey(jobId: string, createdAt: Date, batchId: string, index: number): string {
   return `${jobObjectsDayPrefix(createdAt)}${jobId}/outputs/${batchId}/${index}.bin`;

@@ -71,6 +71,8 @@ export interface Storage {
    */
   putObjectStream(key: string, body: NodeJS.ReadableStream, options?: Pick<PutObjectOptions, 'contentType'>): Promise<void>;
   getObject(key: string): Promise<Uint8Array>;
+  /** `length` bytes of the object from `offset` (a ranged GET): fewer when the object ends first. */
+  getObjectRange(key: string, offset: number, length: number): Promise<Uint8Array>;
   getObjectStream(key: string): Promise<NodeJS.ReadableStream>;
   /** Undefined when the object does not exist. */
   headObject(key: string): Promise<{ sizeBytes: number } | undefined>;
@@ -161,6 +163,13 @@ export function createStorage(options: StorageOptions): Storage {
     async getObject(key) {
       const res = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
       if (!res.Body) throw new Error(`getObject(${key}): response has no body`);
+      return res.Body.transformToByteArray();
+    },
+
+    async getObjectRange(key, offset, length) {
+      if (length === 0) return new Uint8Array(0);
+      const res = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key, Range: `bytes=${offset}-${offset + length - 1}` }));
+      if (!res.Body) throw new Error(`getObjectRange(${key}): response has no body`);
       return res.Body.transformToByteArray();
     },
 

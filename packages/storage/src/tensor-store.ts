@@ -1,10 +1,12 @@
 import { Readable } from 'node:stream';
 import { encodeBase64, type StoredTensor } from '@inferq/contracts';
+import { createSegmentReader, inSegment, writeSegment, type SegmentJob } from './input-segments.ts';
 import { jobInputKey, jobOutputKey } from './keys.ts';
 import { isNotFound, type Storage } from './s3-client.ts';
 
 // The one place that decides where a job's tensor lives (inline bytes in its
-// row, or an S3 object: DESIGN invariant 5) and reads it back. Inline, a
+// row, a segment of its group's inputs, or an S3 object: DESIGN invariant 5)
+// and reads it back. Inline, a
 // tensor carries its bytes (`data`; packages/db keeps them in the row's bytea
 // and maps them back); rows written before migration 0022 hold base64 text
 // (`b64`), decoded here at read. Nothing else looks at `.data`, `.b64` or `.key`.
@@ -18,7 +20,7 @@ export type TensorBytes = TensorHead & { data: Uint8Array };
 /** Whose tensors these are: a job's inputs, or the outputs one batch computed for it (filed under the batch, `keys.ts`). */
 export type TensorSlot = { jobId: string; createdAt: Date } & ({ kind: 'inputs' } | { kind: 'outputs'; batchId: string });
 
-/** Where a stored tensor's bytes are: in hand (an inline one), or behind a presigned URL (one in S3). */
+/** Where a stored tensor's bytes are: in hand (an inline one, or one read from its segment), or behind a presigned URL (one in S3). */
 export type TensorLocation = { data: Uint8Array } | { url: string };
 
 /** The stored bytes are not there as recorded: the object is missing, or it (or the inline text) is not the recorded size. */
@@ -55,6 +57,11 @@ export interface TensorStore {
    * server side to the slot's key, or read in and kept inline when small. The source object is left for the caller to delete.
    */
   adoptObject(slot: TensorSlot, index: number, head: TensorHead, srcKey: string, bytes: number): Promise<StoredTensor>;
+  /**
+   * Moves the inline bytes of a group of jobs' inputs into one segment object (input-segments.ts): each job's inputs,
+   * in order, then name it and an offset instead of holding the bytes.
+   */
+  segmentInputs(jobs: readonly SegmentJob[]): Promise<StoredTensor[][]>;
 }
 
 export interface TensorStoreOptions {
@@ -107,6 +114,15 @@ function inlineBytes(t: StoredTensor): Uint8Array {
 
 export function createTensorStore({ storage, inlineMaxBytes, inlineForm = 'bytes' }: TensorStoreOptions): TensorStore {
   const missingAs = (name: string) => (err: unknown) => Promise.reject(isNotFound(err) ? new TensorNotFoundError(name, 'missing') : err);
+  const readSegment = createSegmentReader(storage);
+
+  /** Bytes that are not in an S3 object of their own: inline, or a range of a segment. */
+  async function heldBytes(t: StoredTensor): Promise<Uint8Array> {
+    if (!inSegment(t)) return inlineBytes(t);
+    const data = await readSegment(t).catch(missingAs(t.name));
+    if (!data) throw new TensorNotFoundError(t.name, 'wrong-size');
+    return data;
+  }
 
   async function putTensor(slot: TensorSlot, index: number, t: TensorBytes): Promise<StoredTensor> {
     const head = { ...headOf(t), bytes: t.data.byteLength };
@@ -136,7 +152,7 @@ export function createTensorStore({ storage, inlineMaxBytes, inlineForm = 'bytes
     putTensorStream,
 
     async readTensor(t) {
-      if (!t.key) return inlineBytes(t);
+      if (!t.key) return heldBytes(t);
       const data = await storage.getObject(t.key).catch(missingAs(t.name));
       if (data.byteLength !== t.bytes) throw new TensorNotFoundError(t.name, 'wrong-size');
       return data;
@@ -144,19 +160,29 @@ export function createTensorStore({ storage, inlineMaxBytes, inlineForm = 'bytes
 
     async readTensorStream(t) {
       if (t.key) return storage.getObjectStream(t.key).catch(missingAs(t.name));
-      const data = inlineBytes(t);
+      const data = await heldBytes(t);
       // A Buffer is emitted whole (not byte by byte).
       return Readable.from(Buffer.from(data.buffer, data.byteOffset, data.byteLength));
     },
 
     async locateTensor(t, urlTtlS) {
-      return t.key ? { url: await storage.presignGet(t.key, urlTtlS) } : { data: inlineBytes(t) };
+      // A range of a segment has no URL of its own (a presigned GET cannot carry the Range header): its bytes are small.
+      return t.key ? { url: await storage.presignGet(t.key, urlTtlS) } : { data: await heldBytes(t) };
     },
 
     objectKeys: (tensors) => tensors.flatMap((t) => (t.key ? [t.key] : [])),
 
-    copyTensors: (slot, tensors) => Promise.all(tensors.map((t, i) => (t.key ? copyObjectTo(slot, i, t, t.key, t.bytes) : t))),
+    // A segment's range is read back in, to go where the new job's own inputs go: a segment outlives only the rows of its own day.
+    copyTensors: (slot, tensors) =>
+      Promise.all(
+        tensors.map(async (t, i) => {
+          if (t.key) return copyObjectTo(slot, i, t, t.key, t.bytes);
+          return inSegment(t) ? { ...headOf(t), bytes: t.bytes, data: await heldBytes(t) } : t;
+        }),
+      ),
 
     adoptObject: copyObjectTo,
+
+    segmentInputs: (jobs) => writeSegment(storage, jobs),
   };
 }

@@ -1,7 +1,7 @@
 import { createPeriodicTask, type Logger } from '@inferq/core';
-import { findUnnamedJobObjects, type JobObject, type Pool } from '@inferq/db';
+import { findUnnamedJobObjects, findUnnamedSegments, type JobObject, type Pool } from '@inferq/db';
 import { isRedisOutageError, passCursorKey, withLease, type RedisClient } from '@inferq/queue';
-import { JOB_OBJECTS_PREFIX, jobObjectsDayPrefix, type Storage } from '@inferq/storage';
+import { inputSegmentKey, inputSegmentOfKey, JOB_OBJECTS_PREFIX, jobObjectsDayPrefix, type Storage } from '@inferq/storage';
 
 /** The name of the orphaned-object pass's lease: one API replica sweeps at a time. */
 export const ORPHAN_PASS = 'job-orphans';
@@ -14,7 +14,10 @@ const CHECK_BATCH = 1_000;
  * and attempts of that day are long over, and a purge's own deletes have run.
  */
 export const ORPHAN_SWEEP_MARGIN_S = 86_400;
-/** `jobs/<day>/<jobId>/inputs|outputs/…`: anything else under jobs/ is not ours to judge and is left to the bucket's expiry rule. */
+/**
+ * `jobs/<day>/<jobId>/inputs|outputs/…` and `jobs/<day>/segments/<id>.bin`: anything else under jobs/ is not ours to
+ * judge and is left to the bucket's expiry rule.
+ */
 const JOB_OBJECT_KEY = /^jobs\/\d{4}-\d{2}-\d{2}\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\/(?:inputs|outputs)\//;
 
 export interface OrphanSweeperDeps {
@@ -42,7 +45,8 @@ export interface OrphanSweepResult {
 /**
  * Deletes job objects no row names: outputs of an attempt whose result was
  * fenced out, inputs of a submit whose insert failed, objects a purge could
- * not delete, objects of jobs whose partition was dropped. Every interval, on
+ * not delete, objects of jobs whose partition was dropped, and input segments
+ * a drop or a purge left while no row names them any more (findUnnamedSegments). Every interval, on
  * one API replica at a time (a lease in Redis), it lists `jobs/` from where
  * the last pass stopped (a cursor in Redis) up to the first day younger than
  * `minAgeS`, at most `maxObjectsPerPass` objects, and deletes those that
@@ -53,13 +57,16 @@ export interface OrphanSweepResult {
 export function createOrphanSweeper(deps: OrphanSweeperDeps) {
   const cursorKey = passCursorKey(deps.prefix, ORPHAN_PASS);
 
-  async function deleteUnnamed(objects: JobObject[]): Promise<number> {
-    const keys = await findUnnamedJobObjects(deps.pool, objects, { keepUnfinished: true });
+  /** Deletes the keys no row needs (`unnamed` says which): the count deleted. */
+  async function deleteUnnamed(unnamed: Promise<string[]>): Promise<number> {
+    const keys = await unnamed;
     if (keys.length === 0) return 0;
     await deps.storage.deleteObjects(keys);
     deps.onDeleted?.(keys.length);
     return keys.length;
   }
+  const checkObjects = (objects: JobObject[]) => deleteUnnamed(findUnnamedJobObjects(deps.pool, objects, { keepUnfinished: true }));
+  const checkSegments = (names: string[]) => deleteUnnamed(findUnnamedSegments(deps.pool, names).then((unnamed) => unnamed.map(inputSegmentKey)));
 
   async function pass(): Promise<OrphanSweepResult> {
     const startedAt = Date.now();
@@ -71,6 +78,7 @@ export function createOrphanSweeper(deps: OrphanSweeperDeps) {
     let wrapped = true;
     let cursor: string | undefined;
     let batch: JobObject[] = [];
+    let segments: string[] = [];
     for await (const o of deps.storage.listObjects(JOB_OBJECTS_PREFIX, { startAfter })) {
       if (o.key >= end) break;
       if (examined === deps.maxObjectsPerPass) {
@@ -80,14 +88,19 @@ export function createOrphanSweeper(deps: OrphanSweeperDeps) {
       examined++;
       cursor = o.key;
       const jobId = JOB_OBJECT_KEY.exec(o.key)?.[1];
-      if (jobId === undefined) continue;
-      batch.push({ key: o.key, jobId });
+      const segment = inputSegmentOfKey(o.key);
+      if (jobId !== undefined) batch.push({ key: o.key, jobId });
+      else if (segment !== undefined) segments.push(segment);
       if (batch.length === CHECK_BATCH) {
-        deleted += await deleteUnnamed(batch);
+        deleted += await checkObjects(batch);
         batch = [];
       }
+      if (segments.length === CHECK_BATCH) {
+        deleted += await checkSegments(segments);
+        segments = [];
+      }
     }
-    deleted += await deleteUnnamed(batch);
+    deleted += (await checkObjects(batch)) + (await checkSegments(segments));
     if (wrapped) await deps.redis.del(cursorKey);
     else await deps.redis.set(cursorKey, cursor!);
     const result = { examined, deleted, wrapped };

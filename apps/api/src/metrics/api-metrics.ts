@@ -48,6 +48,12 @@ export function createApiMetrics(deps: { pool: Pool; producer: JobProducer; redi
     labelNames: ['model', 'result'],
     registers: [registry],
   });
+  const inputSegments = new Counter({
+    name: 'inferq_input_segments_total',
+    help: 'Submit groups whose small inputs were written as one segment object (written), or kept in the job rows because it could not be (failed)',
+    labelNames: ['outcome'],
+    registers: [registry],
+  });
 
   const jobViews = new Counter({
     name: 'inferq_job_views_total',
@@ -227,6 +233,9 @@ export function createApiMetrics(deps: { pool: Pool; producer: JobProducer; redi
     },
     cacheLookup(model: string, hit: boolean): void {
       cacheLookups.inc({ model, result: hit ? 'hit' : 'miss' });
+    },
+    inputSegment(written: boolean): void {
+      inputSegments.inc({ outcome: written ? 'written' : 'failed' });
     },
     jobViewRead(source: 'memory' | 'postgres'): void {
       jobViews.inc({ source });

@@ -1,7 +1,7 @@
-import type { PurgeReason } from '@inferq/contracts';
+import { inputSegmentJobIds, type PurgeReason } from '@inferq/contracts';
 import { withTransaction, type Pool, type PoolClient } from '../connection/pool.ts';
 import { unpurgedJobIds } from './job-floors.ts';
-import { daysOf, idRangeSql, type IdRange } from '../sql/job-id-range.ts';
+import { DAY_MS, daysOf, idRangeSql, type IdRange } from '../sql/job-id-range.ts';
 
 // Retention: a finished job is purged to a tombstone once its retention has
 // run out (or when it is deleted), and its input tensors may be dropped
@@ -27,6 +27,32 @@ const SUCCEEDED = `finished_at IS NOT NULL AND status = 'succeeded'`;
 /** The keys of every tensor of the rows in `target` (a CTE with inputs and outputs columns). */
 const TENSOR_KEYS = (tensors: string) => `jsonb_array_elements(${tensors}) AS e WHERE e ? 'key'`;
 
+/** The first and last job ids of a segment's name (contracts' inputSegmentName: `<32 hex>.<32 hex>`). */
+const segmentIdSql = (name: string, n: 1 | 2) => `substr(${name}, ${n === 1 ? 1 : 34}, 32)::uuid`;
+/** Whether row `alias` names `value` as a tensor's `field` (an object's `key`, a `segment`): the cache-hit index's form (jobs_cache_hit_keys_idx). */
+const namesTensor = (alias: string, field: 'key' | 'segment', value: string) =>
+  `(${alias}.inputs || COALESCE(${alias}.outputs, '[]'::jsonb)) @> jsonb_build_array(jsonb_build_object('${field}', ${value}))`;
+
+/**
+ * Of the segments in `segments` (a query of `name`s), those no row but $1's needs: no unpurged job of its group names
+ * it (a primary-key probe of the group's ids, within `groups`), nor any unpurged response-cache hit (jobs_cache_hit_keys_idx).
+ */
+const unneededSegments = (segments: string, groups: IdRange | null, unpurged: IdRange | null) => `
+  SELECT s.name FROM (${segments}) s
+   WHERE NOT EXISTS (SELECT 1 FROM jobs o WHERE ${idRangeSql(groups, 'o.id')} AND o.id BETWEEN ${segmentIdSql('s.name', 1)} AND ${segmentIdSql('s.name', 2)}
+                        AND o.id <> ALL($1::uuid[]) AND o.purged_at IS NULL AND ${namesTensor('o', 'segment', 's.name')})
+     AND NOT EXISTS (SELECT 1 FROM jobs h WHERE ${idRangeSql(unpurged, 'h.id')} AND h.cached_from IS NOT NULL AND h.purged_at IS NULL
+                        AND h.id <> ALL($1::uuid[]) AND ${namesTensor('h', 'segment', 's.name')})`;
+
+/** The segments the rows of `target` name. */
+const TARGET_SEGMENTS = `SELECT DISTINCT e->>'segment' AS name FROM target, jsonb_array_elements(target.inputs) AS e WHERE e ? 'segment'`;
+
+/** The days of `ids` and one either side: where the other jobs of their segments' groups are (a group spans seconds). */
+function groupDays(ids: string[]): IdRange | null {
+  const days = daysOf(ids);
+  return days && { fromMs: days.fromMs - DAY_MS, toMs: days.toMs + DAY_MS };
+}
+
 /** Keys still referenced by another row (not in $1, not purged; `unpurged` bounds their ids) of the same response-cache groups as `target`. */
 const sharedKeys = (unpurged: IdRange) => `
   SELECT e->>'key' AS key
@@ -42,6 +68,8 @@ export interface PurgeResult {
   ids: string[];
   /** S3 objects no row references any more: the caller deletes them. */
   keys: string[];
+  /** Input segments (by name) no row references any more: the caller deletes their objects too. */
+  segments: string[];
 }
 
 /** Locks the rows that may be acted on, in id order (no deadlock between two callers); SKIP LOCKED leaves rows another caller holds. */
@@ -64,12 +92,13 @@ async function lockRows(client: PoolClient, ids: string[], condition: string, sk
  * webhook is never sent. Unfinished and already purged jobs are skipped.
  */
 export async function purgeJobs(pool: Pool, ids: string[], reason: PurgeReason, options: { skipLocked?: boolean } = {}): Promise<PurgeResult> {
-  if (ids.length === 0) return { ids: [], keys: [] };
+  if (ids.length === 0) return { ids: [], keys: [], segments: [] };
   return withTransaction(pool, async (client) => {
     const locked = await lockRows(client, ids, `purged_at IS NULL AND ${FINISHED}`, options.skipLocked ?? false);
-    if (locked.length === 0) return { ids: [], keys: [] };
+    if (locked.length === 0) return { ids: [], keys: [], segments: [] };
     const days = idRangeSql(daysOf(locked));
-    const { rows } = await client.query<{ ids: string[]; keys: string[] }>(
+    const unpurged = await unpurgedJobIds(pool);
+    const { rows } = await client.query<PurgeResult>(
       `WITH target AS (SELECT id, model_name, model_version, input_sha256, inputs, outputs FROM jobs WHERE id = ANY($1::uuid[]) AND ${days}),
        purged AS (
          UPDATE jobs SET inputs = '[]'::jsonb, outputs = NULL, input_data = NULL, output_data = NULL, metadata = '{}'::jsonb, webhook_url = NULL,
@@ -79,7 +108,8 @@ export async function purgeJobs(pool: Pool, ids: string[], reason: PurgeReason, 
        deliveries AS (DELETE FROM webhook_deliveries WHERE job_id = ANY($1::uuid[]))
        SELECT ARRAY(SELECT id::text FROM purged) AS ids,
               ARRAY(SELECT e->>'key' FROM target, ${TENSOR_KEYS(`target.inputs || COALESCE(target.outputs, '[]'::jsonb)`)}
-                    EXCEPT ${sharedKeys(await unpurgedJobIds(pool))}) AS keys`,
+                    EXCEPT ${sharedKeys(unpurged)}) AS keys,
+              ARRAY(${unneededSegments(TARGET_SEGMENTS, groupDays(locked), unpurged)}) AS segments`,
       [locked, reason],
     );
     return rows[0]!;
@@ -94,19 +124,21 @@ export async function purgeJobs(pool: Pool, ids: string[], reason: PurgeReason, 
  * purged, so they can be retried.
  */
 export async function dropInputs(pool: Pool, ids: string[], options: { skipLocked?: boolean } = {}): Promise<PurgeResult> {
-  if (ids.length === 0) return { ids: [], keys: [] };
+  if (ids.length === 0) return { ids: [], keys: [], segments: [] };
   return withTransaction(pool, async (client) => {
     const condition = `inputs_dropped_at IS NULL AND purged_at IS NULL AND keep_inputs = false AND ${SUCCEEDED}`;
     const locked = await lockRows(client, ids, condition, options.skipLocked ?? false);
-    if (locked.length === 0) return { ids: [], keys: [] };
+    if (locked.length === 0) return { ids: [], keys: [], segments: [] };
     const days = idRangeSql(daysOf(locked));
-    const { rows } = await client.query<{ ids: string[]; keys: string[] }>(
+    const unpurged = await unpurgedJobIds(pool);
+    const { rows } = await client.query<PurgeResult>(
       `WITH target AS (SELECT id, model_name, model_version, input_sha256, inputs, outputs FROM jobs WHERE id = ANY($1::uuid[]) AND ${days}),
        dropped AS (
          UPDATE jobs SET inputs = '[]'::jsonb, input_data = NULL, inputs_dropped_at = now() FROM target
           WHERE jobs.id = target.id AND ${idRangeSql(daysOf(locked), 'jobs.id')} RETURNING jobs.id)
        SELECT ARRAY(SELECT id::text FROM dropped) AS ids,
-              ARRAY(SELECT e->>'key' FROM target, ${TENSOR_KEYS('target.inputs')} EXCEPT ${sharedKeys(await unpurgedJobIds(pool))}) AS keys`,
+              ARRAY(SELECT e->>'key' FROM target, ${TENSOR_KEYS('target.inputs')} EXCEPT ${sharedKeys(unpurged)}) AS keys,
+              ARRAY(${unneededSegments(TARGET_SEGMENTS, groupDays(locked), unpurged)}) AS segments`,
       [locked],
     );
     return rows[0]!;
@@ -170,14 +202,28 @@ export interface JobObject {
  */
 export async function findUnnamedJobObjects(pool: Pool, objects: JobObject[], options: { keepUnfinished: boolean }): Promise<string[]> {
   if (objects.length === 0) return [];
-  const names = (alias: string) => `(${alias}.inputs || COALESCE(${alias}.outputs, '[]'::jsonb)) @> jsonb_build_array(jsonb_build_object('key', o.key))`;
   const { rows } = await pool.query<{ key: string }>(
     `SELECT o.key FROM unnest($1::text[], $2::uuid[]) AS o(key, job_id)
       WHERE NOT EXISTS (SELECT 1 FROM jobs j WHERE j.id = o.job_id AND ${idRangeSql(daysOf(objects.map((o) => o.jobId)), 'j.id')}
-                           AND j.purged_at IS NULL AND (($3 AND NOT (${FINISHED})) OR ${names('j')}))
+                           AND j.purged_at IS NULL AND (($3 AND NOT (${FINISHED})) OR ${namesTensor('j', 'key', 'o.key')}))
         AND NOT EXISTS (SELECT 1 FROM jobs h WHERE ${idRangeSql(await unpurgedJobIds(pool), 'h.id')}
-                           AND h.cached_from IS NOT NULL AND h.purged_at IS NULL AND ${names('h')})`,
+                           AND h.cached_from IS NOT NULL AND h.purged_at IS NULL AND ${namesTensor('h', 'key', 'o.key')})`,
     [objects.map((o) => o.key), objects.map((o) => o.jobId), options.keepUnfinished],
   );
   return rows.map((r) => r.key);
+}
+
+/**
+ * Of these input segments (their names), those no row names, for the caller to delete: neither a job of the group that
+ * wrote it (unpurged; a queued or running one names its inputs) nor an unpurged response-cache hit. The sweep's
+ * backstop for a segment a drop or a purge left (two at once each saw the other's rows still naming it).
+ */
+export async function findUnnamedSegments(pool: Pool, names: string[]): Promise<string[]> {
+  const ids = names.flatMap((name) => Object.values(inputSegmentJobIds(name) ?? {}));
+  if (ids.length === 0) return [];
+  const { rows } = await pool.query<{ name: string }>(unneededSegments('SELECT unnest($2::text[]) AS name', groupDays(ids), await unpurgedJobIds(pool)), [
+    [],
+    names.filter((name) => inputSegmentJobIds(name) !== undefined),
+  ]);
+  return rows.map((r) => r.name);
 }

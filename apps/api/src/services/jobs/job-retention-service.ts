@@ -1,7 +1,7 @@
 import { AuditAction, type PurgeReason } from '@inferq/contracts';
 import { AppError, type Logger } from '@inferq/core';
 import { dropInputs, insertAuditEntries, purgeJobs, type JobRecord, type Pool, type PurgeResult } from '@inferq/db';
-import type { Storage } from '@inferq/storage';
+import { inputSegmentKey, type Storage } from '@inferq/storage';
 import { ownerFilter, type Principal } from '../keys/api-keys-service.ts';
 import { auditEntry, type AuditActor } from '../keys/audit-service.ts';
 import type { JobsService } from './jobs-service.ts';
@@ -34,8 +34,12 @@ export interface JobRetention {
 }
 
 export function createJobRetention(deps: JobRetentionDeps): JobRetention {
-  /** After the rows changed: an object left by a failed delete is a leak the bucket lifecycle catches, never a dangling key. */
-  async function deleteObjects(keys: string[], what: string): Promise<void> {
+  /**
+   * The objects and segments no row references after the rows changed: one a failed delete leaves is a leak the orphan
+   * sweep and the bucket lifecycle catch, never a dangling key.
+   */
+  async function deleteObjects({ keys: objects, segments }: PurgeResult, what: string): Promise<void> {
+    const keys = [...objects, ...segments.map(inputSegmentKey)];
     if (keys.length === 0) return;
     await deps.storage.deleteObjects(keys).catch((err: unknown) => {
       deps.logger.error({ err, keys: keys.length, firstKey: keys[0], what }, 'job objects could not be deleted');
@@ -45,7 +49,7 @@ export function createJobRetention(deps: JobRetentionDeps): JobRetention {
   async function purge(ids: string[], reason: PurgeReason, options: { skipLocked?: boolean } = {}): Promise<PurgeResult> {
     const result = await purgeJobs(deps.pool, ids, reason, options);
     deps.jobs.forgetJobs(result.ids);
-    await deleteObjects(result.keys, 'purge');
+    await deleteObjects(result, 'purge');
     if (result.ids.length > 0) deps.onPurged?.(reason, result.ids.length);
     return result;
   }
@@ -55,7 +59,7 @@ export function createJobRetention(deps: JobRetentionDeps): JobRetention {
     async dropInputs(ids, options = {}) {
       const result = await dropInputs(deps.pool, ids, options);
       deps.jobs.forgetJobs(result.ids);
-      await deleteObjects(result.keys, 'inputs');
+      await deleteObjects(result, 'inputs');
       if (result.ids.length > 0) deps.onInputsDropped?.(result.ids.length);
       return result;
     },

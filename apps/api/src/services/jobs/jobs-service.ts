@@ -109,6 +109,8 @@ export interface JobsServiceDeps {
   uploads: UploadClaims;
   /** Every job accepted, checked against the record after a Postgres failover (main.ts). */
   recentAccepts?: RecentAccepts;
+  /** INPUT_SEGMENTS (on unless false): a submit group's small inputs go to one segment object; told of each (job-intake.ts). */
+  inputSegments?: false | { onSegment?(jobs: number, err?: unknown): void };
 }
 
 /** Time-ordered ids: the (created_at, id) keyset order is submission order even within a millisecond. */
@@ -148,6 +150,7 @@ export function createJobsService(deps: JobsServiceDeps): JobsService {
     maxGroupSize: deps.limits.submitGroupMax,
     queueTimeoutMs: deps.limits.submitQueueTimeoutMs ?? 3_000,
     recent: deps.recentAccepts,
+    ...(deps.inputSegments !== false && { segmentInputs: deps.tensors.segmentInputs, onSegment: deps.inputSegments?.onSegment }),
   });
   const backlog = createBacklogGuard({ producer: deps.producer, maxDepth: deps.limits.queueMaxDepth, refreshMs: BACKLOG_REFRESH_MS });
   /** Small tensors travel inline; large ones are written to S3 and referenced (invariant 5): the tensor store decides. */

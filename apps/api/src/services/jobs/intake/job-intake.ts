@@ -55,8 +55,31 @@ export function createJobIntake(deps: {
   queueTimeoutMs: number;
   /** Told of every job accepted, to check against the record after a failover (recent-accepts.ts). */
   recent?: RecentAccepts;
+  /** INPUT_SEGMENTS: moves a group's inline input bytes into one segment object (the tensor store's segmentInputs); unset: they stay in the rows. */
+  segmentInputs?(jobs: ReadonlyArray<{ id: string; inputs: readonly StoredTensor[] }>): Promise<StoredTensor[][]>;
+  /** Told of each segment written, or not written (`err`: the group's inputs went into its rows instead). */
+  onSegment?(jobs: number, err?: unknown): void;
 }): JobIntake {
   let inFlight: Promise<unknown> = Promise.resolve();
+
+  /**
+   * The group's rows, their inline inputs moved into one segment: the record then holds where the bytes are, not the
+   * bytes (no WAL for them). When the segment cannot be written (object storage down) the rows keep the bytes, as
+   * without segments: a submit never waits on, or fails for, object storage that its inputs do not need.
+   */
+  async function placeInputs(jobs: NewJob[]): Promise<NewJob[]> {
+    const inline = jobs.filter((j) => j.inputs.some((t) => t.data !== undefined));
+    if (!deps.segmentInputs || inline.length === 0) return jobs;
+    try {
+      const rows = await deps.segmentInputs(inline);
+      deps.onSegment?.(inline.length);
+      const placed = new Map(inline.map((j, i) => [j, rows[i]!]));
+      return jobs.map((j) => ({ ...j, inputs: placed.get(j) ?? j.inputs }));
+    } catch (err) {
+      deps.onSegment?.(inline.length, err);
+      return jobs;
+    }
+  }
 
   /**
    * The group's queue write, given at most `queueTimeoutMs`: a write the driver keeps retrying (a Cluster shard
@@ -81,7 +104,7 @@ export function createJobIntake(deps: {
 
   async function commit(submissions: readonly Submission[]): Promise<Array<boolean | Error>> {
     const jobs = submissions.map((s) => s.job);
-    const inserted = await insertJobs(deps.pool, jobs);
+    const inserted = await insertJobs(deps.pool, await placeInputs(jobs));
     const fresh = submissions.filter((s) => inserted.has(s.job.id));
     const accepted = () => {
       deps.recent?.note(fresh.map((s) => ({ id: s.job.id, model: s.job.modelName })));
