@@ -51,15 +51,16 @@ const commit = (() => {
   }
 })();
 try {
-  const results = await runScenarios(
-    ctx,
-    SCENARIOS.filter((s) => !only || only.includes(s.id)),
-  );
   const pool = createPool({ url: requiredTestVar('DATABASE_URL'), schema: 'public', max: 1 });
   // A consumer connection queues the INFO until it is connected; a producer one would fail it.
   const redis = createRedisConnection(requiredTestVar('REDIS_URL'), 'consumer');
   const machine = await describeMachine({ pool, redisInfo: () => redis.info('server') });
   await Promise.all([pool.end(), redis.quit()]);
+  log(`database: ${machine.database.state} (${machine.database.relations} relations, catalog ${machine.database.catalogMiB} MiB)`);
+  const results = await runScenarios(
+    ctx,
+    SCENARIOS.filter((s) => !only || only.includes(s.id)),
+  );
   const out = resolve(ROOT, args.out ?? 'docs/benchmarks');
   await writeReport(out, {
     machine,

@@ -2,7 +2,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { costTableMarkdown } from './costs/cost-table.ts';
 import type { Machine } from './machine.ts';
-import type { ScenarioResult } from './scenario.ts';
+import { goalFigure, goalVerdict, type ScenarioResult } from './scenario.ts';
 import { renderLineChart } from './svg-chart.ts';
 
 const cell = (v: unknown) => (v === null || v === undefined ? '—' : String(v));
@@ -10,8 +10,8 @@ const cell = (v: unknown) => (v === null || v === undefined ? '—' : String(v))
 function scenarioMarkdown(r: ScenarioResult): string {
   const lines = [`## ${r.id}. ${r.title}`, ''];
   if (r.goals.length > 0) {
-    lines.push('| goal | target | measured | met |', '| --- | --- | --- | --- |');
-    for (const g of r.goals) lines.push(`| ${g.name} | ${g.target} | ${cell(g.value)} | ${g.met ? 'yes' : '**no**'} |`);
+    lines.push('| goal | target | measured (median, run-to-run range) | met |', '| --- | --- | --- | --- |');
+    for (const g of r.goals) lines.push(`| ${g.name} | ${g.target} | ${goalFigure(g)} | ${g.met ? goalVerdict(g) : `**${goalVerdict(g)}**`} |`);
     lines.push('');
   }
   lines.push('| metric | value |', '| --- | --- |');
@@ -46,6 +46,10 @@ export async function writeReport(
     '',
     `Machine: ${m.cpu}, ${m.cores} cores, ${m.memoryGiB} GiB; ${m.os}; Node ${m.node}, onnxruntime-node ` +
       `${m.onnxruntime}, Redis ${m.redis}, Postgres ${m.postgres}.`,
+    '',
+    `Database when the run began: **${m.database.state}** (${m.database.relations} relations; catalog ${m.database.catalogMiB} MiB on disk, ` +
+      'pg_class, pg_attribute, pg_depend and pg_index with their dead rows). A long-used one (a catalog past 16 MiB: the schemas of ' +
+      'many test runs made and dropped) plans and runs the same statements slower; compare figures across runs of the same state.',
     '',
     'Every scenario measures its own ceiling in the same run on the same machine and reports the ratio to it.',
     '',

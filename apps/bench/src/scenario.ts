@@ -1,5 +1,6 @@
 import type { Stack } from '@inferq/test-utils';
 import type { TierCosts } from './costs/tier-costs.ts';
+import { median, round } from './stats.ts';
 import type { WorkerRuntime } from './worker-entries.ts';
 
 /** A goal from the issue's bar, checked against what the run measured. */
@@ -7,8 +8,11 @@ export interface Goal {
   name: string;
   /** e.g. `≥ 0.90`, `≤ 25 ms`. */
   target: string;
+  /** The figure: the median where it was measured in several runs. */
   value: number | null;
   met: boolean;
+  /** Where measured in several runs: their lowest and highest, and whether every run met the target (a robust meet). */
+  runs?: { n: number; min: number; max: number; everyMet: boolean };
 }
 
 /** One line of a chart: y over x. */
@@ -74,9 +78,33 @@ export interface Scenario {
   run(ctx: BenchContext): Promise<ScenarioResult>;
 }
 
+const meets = (value: number | null, op: '>=' | '<=', bound: number): boolean => value !== null && (op === '>=' ? value >= bound : value <= bound);
+
 export const goal = (name: string, value: number | null, op: '>=' | '<=', bound: number, unit = ''): Goal => ({
   name,
   target: `${op === '>=' ? '≥' : '≤'} ${bound}${unit ? ` ${unit}` : ''}`,
   value,
-  met: value !== null && (op === '>=' ? value >= bound : value <= bound),
+  met: meets(value, op, bound),
 });
+
+/**
+ * A goal read in several runs: its value their median (rounded to `digits`), beside the run-to-run range and whether
+ * every run met it; null where a run's figure was not read.
+ */
+export function goalOverRuns(name: string, runs: ReadonlyArray<number | null>, op: '>=' | '<=', bound: number, unit = '', digits = 3): Goal {
+  const values = runs.filter((v): v is number => v !== null);
+  if (values.length === 0 || values.length < runs.length) return goal(name, null, op, bound, unit);
+  const g = goal(name, round(median(values), digits), op, bound, unit);
+  const [min, max] = [Math.min(...values), Math.max(...values)];
+  return { ...g, runs: { n: values.length, min: round(min, digits)!, max: round(max, digits)!, everyMet: values.every((v) => meets(v, op, bound)) } };
+}
+
+/** How a goal stands, in words: met in every run, by the median only, or not. */
+export function goalVerdict(g: Goal): string {
+  if (!g.runs || g.runs.n < 2) return g.met ? 'met' : 'NOT MET';
+  if (g.runs.everyMet) return `met in every run (${g.runs.n})`;
+  return g.met ? `met by the median only (${g.runs.n} runs)` : `NOT MET (${g.runs.n} runs)`;
+}
+
+/** A goal's measured figure with its run-to-run range: `0.91 (0.88–0.95)`. */
+export const goalFigure = (g: Goal): string => `${g.value === null ? '—' : g.value}${g.runs && g.runs.n > 1 ? ` (${g.runs.min}–${g.runs.max})` : ''}`;

@@ -39,10 +39,14 @@ describe('benchmark suite (smoke)', () => {
     expect(Number.isFinite(workerSide.metrics.worker_side_to_raw_ratio)).toBe(true);
     expect(workerSide.costs!.find((c) => c.name === 'worker side')!.costs.cpuUsPerJob['worker main']).not.toBeNull();
     const dir = await mkdtemp(join(tmpdir(), 'inferq-bench-'));
-    const machine = { cpu: 'test', cores: 1, memoryGiB: 1, os: 'test', node: process.version, onnxruntime: '-', redis: '-', postgres: '-' };
+    const database = { relations: 400, catalogMiB: 2, state: 'fresh' as const };
+    const machine = { cpu: 'test', cores: 1, memoryGiB: 1, os: 'test', node: process.version, onnxruntime: '-', redis: '-', postgres: '-', database };
     await writeReport(dir, { machine, startedAt: new Date().toISOString(), smoke: true, command: 'smoke', results });
     const readme = await readFile(join(dir, 'README.md'), 'utf8');
     expect(readme).toContain('## 6.');
     expect(readme).toContain('| worker main CPU µs/job |');
+    expect(readme).toContain('Database when the run began: **fresh**');
+    // Scenario 1's goals over its rounds: the median with the run-to-run range.
+    expect(workerSide.goals.every((g) => g.value === null || g.runs !== undefined || g.name.includes('over its life'))).toBe(true);
   }, 900_000);
 });

@@ -4,12 +4,12 @@ import { demoModel, requiredTestVar } from '@inferq/test-utils';
 import { measureBareBullmq } from '../ceilings/bare-bullmq.ts';
 import { runRawOnnx } from '../ceilings/raw-onnx.ts';
 import { loadBenchEnv } from '../bench-env.ts';
-import { drainQueued } from '../drain-run.ts';
+import { drainQueued, type DrainRun } from '../drain-run.ts';
 import { BODY_FORMS, runBurst, SHIPPED_WORKER_ENV, tensorBody, waitForLoadedModel, type BodyForm, type JobsRun } from '../driver.ts';
 import { BODY_TABLE_COLUMNS, bodyTableRow, cpuFigure, summariseBursts } from '../burst-figures.ts';
 import { sampleGpu, type GpuUtilisation } from '../gpu-sampler.ts';
-import { goal, type BenchContext, type Scenario } from '../scenario.ts';
-import { round } from '../stats.ts';
+import { goalOverRuns, type BenchContext, type Scenario } from '../scenario.ts';
+import { median, round } from '../stats.ts';
 import { deviceTimeFromEnv } from '../timed-device/device-time.ts';
 import { timedDeviceDrains } from '../timed-device/timed-drain.ts';
 import { workerEntries } from '../worker-entries.ts';
@@ -112,9 +112,8 @@ export const batchingEfficiency: Scenario = {
         throw new Error(`the worker runs the CNN on ${provider}, not on ${ctx.device}: its log (model loaded, failedProviders) says why`);
       // The worker's side alone: the e2e worker goes, the jobs queue up, then one worker drains them.
       await worker.stop();
-      const drains = [];
-      for (const inFlight of drainInFlight(ctx.device)) {
-        const run = await drainQueued(stack, {
+      const drainWith = (inFlight: number) =>
+        drainQueued(stack, {
           model: 'cnn',
           jobs: drainJobs,
           warmupJobs,
@@ -123,8 +122,13 @@ export const batchingEfficiency: Scenario = {
           sessionCores: INTRA_OP_THREADS,
           device: ctx.device,
         });
-        drains.push({ inFlight, run });
-      }
+      // The reported setting's drain runs `rounds` times (its figures the median drain's, its goal with the range); the sweep's once each.
+      const [reported, ...swept] = drainInFlight(ctx.device);
+      const drainRounds: DrainRun[] = [];
+      for (let i = 0; i < rounds; i++) drainRounds.push(await drainWith(reported!));
+      const medianDrain = median(drainRounds.map((r) => r.itemsPerS));
+      const drains = [{ inFlight: reported!, run: drainRounds.find((r) => r.itemsPerS === medianDrain)! }];
+      for (const inFlight of swept) drains.push({ inFlight, run: await drainWith(inFlight) });
       // BullMQ's own part of the bookkeeping: a bare Worker draining as many queued jobs (held as inferq's worker holds them).
       const bareDrain = {
         redisUrl: requiredTestVar('REDIS_URL'),
@@ -149,7 +153,6 @@ export const batchingEfficiency: Scenario = {
         body: bodies.json,
         workerEnv: { ...workerEnv, WORKER_DEVICE: 'cpu' },
         device: deviceTimeFromEnv(),
-        inputBytes: image.byteLength,
         rawCpuUsPerItem,
         feederSweep: feederSweep(ctx.device),
         bullmqFloor,
@@ -159,6 +162,7 @@ export const batchingEfficiency: Scenario = {
       const resnet = await measureResnet(ctx, stack);
       const drain = drains[0]!.run;
       const drainRatio = drain.itemsPerS / rawItemsPerS;
+      const toRaw = (itemsPerS: number[]) => itemsPerS.map((v) => v / rawItemsPerS);
       const sweep = drains.slice(1);
       const json = summariseBursts(runs.json, jobs, rawItemsPerS);
       const binary = summariseBursts(runs.binary, jobs, rawItemsPerS);
@@ -190,6 +194,7 @@ export const batchingEfficiency: Scenario = {
           worker_side_jobs: drainJobs,
           worker_side_warmup_jobs: warmupJobs,
           worker_side_items_per_s: round(drain.itemsPerS, 0),
+          worker_side_items_per_s_rounds: drainRounds.map((r) => Math.round(r.itemsPerS)).join(' / '),
           worker_side_to_raw_ratio: round(drainRatio, 3),
           worker_side_avg_batch_size: round(drain.avgBatchSize, 1),
           worker_side_main_thread_us_per_job: round(drain.costs.cpuUsPerJob['worker main'], 1),
@@ -212,9 +217,9 @@ export const batchingEfficiency: Scenario = {
           ...resnet.metrics,
         },
         goals: [
-          goal('e2e ÷ raw onnxruntime, max batch 32 (JSON body)', round(json.ratio, 3), '>=', 0.9),
-          goal('e2e ÷ raw onnxruntime, max batch 32 (binary body)', round(binary.ratio, 3), '>=', 0.5),
-          goal('worker side ÷ raw onnxruntime, max batch 32 (jobs queued first)', round(drainRatio, 3), '>=', 0.9),
+          goalOverRuns('e2e ÷ raw onnxruntime, max batch 32 (JSON body)', toRaw(runs.json.map((b) => b.jobsPerS)), '>=', 0.9),
+          goalOverRuns('e2e ÷ raw onnxruntime, max batch 32 (binary body)', toRaw(runs.binary.map((b) => b.jobsPerS)), '>=', 0.5),
+          goalOverRuns('worker side ÷ raw onnxruntime, max batch 32 (jobs queued first)', toRaw(drainRounds.map((r) => r.itemsPerS)), '>=', 0.9),
           ...timed.goals,
         ],
         costs: [
@@ -245,7 +250,8 @@ export const batchingEfficiency: Scenario = {
             `${drainJobs} jobs are submitted to the paused queue, which then resumes; items/s from the first claim ` +
             '(started_at) to the last finished_at. ' +
             "Its worker main thread's CPU per job is the worker's own work beyond session.run (claim, inputs, results, acknowledgement). " +
-            `It runs with ${drains[0]!.inFlight} batches in flight (WORKER_BATCHES_IN_FLIGHT)` +
+            `It runs ${rounds} times with ${drains[0]!.inFlight} batches in flight (WORKER_BATCHES_IN_FLIGHT), a fresh worker each time; ` +
+            'its figures are the median drain’s, its goal the median with the range (worker_side_items_per_s_rounds)' +
             (sweep.length ? `, then again with ${sweep.map((d) => d.inFlight).join(', ')} (the *_in_flight_N figures; BENCH_BATCHES_IN_FLIGHT).` : '.'),
           "Tier costs: the median round's for each body form; the raw ceiling's is the bench process's CPU per item, as the worker tier.",
           `Workers run from ${
