@@ -205,7 +205,8 @@ export async function timedDeviceDrains(stack: Stack, o: TimedDrainOptions) {
       "Busy: the batches' inference time over the drain's span. Bookkeeping: the worker's main and other threads, Redis and Postgres CPU a job " +
       '(the session thread left out), against raw onnxruntime’s CPU an item in the same run (the lower of two raw runs, before the ' +
       'stack starts and just before these drains: raw_onnx_cpu_us_per_item_runs); WAL end to end (the submits, metered apart, ' +
-      'plus the drain) against 2 KB whatever the input weighs (issue 45), and 4 KB over the life: the first drain’s jobs also frozen (VACUUM (FREEZE), the aggressive ' +
+      'plus the drain) against 2 KB whatever the input weighs (issue 45), and 4 KB over the life: the first drain’s jobs also ' +
+      'frozen (VACUUM (FREEZE), the aggressive ' +
       'vacuum a job kept past about 150 M transactions meets) and purged by the retention sweep’s statement, each after a CHECKPOINT, ' +
       'as always lies between (the first change of a page after one writes its full image: the TOASTed input again). ' +
       'Cores for 90 % busy: the worker process’s CPU a job (every thread) times 90 % of the capacity, on cores like these; ' +
