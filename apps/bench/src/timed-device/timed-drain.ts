@@ -50,6 +50,42 @@ const medianOf = (runs: DrainRun[], figure: (r: DrainRun) => number | null): num
 
 const share = (us: number | null, raw: number | null): number | null => (us === null || raw === null || raw <= 0 ? null : us / raw);
 
+/** The timed drains' goals, each over the rounds: the median beside the run-to-run range. */
+function timedDrainGoals(runs: DrainRun[], capacity: number, rawCpuUsPerItem: number | null, walLife: number | null): Goal[] {
+  const goals: Goal[] = [
+    goalOverRuns(
+      'timed device fed: worker side ÷ the device’s capacity',
+      runs.map((r) => r.itemsPerS / capacity),
+      '>=',
+      0.9,
+    ),
+    goalOverRuns(
+      'bookkeeping a job (worker beyond the session + Redis + Postgres) ÷ raw CPU an item',
+      runs.map((r) => share(bookkeepingUs(r.costs).total, rawCpuUsPerItem)),
+      '<=',
+      0.75,
+    ),
+    goalOverRuns(
+      'Postgres CPU a job ÷ raw CPU an item',
+      runs.map((r) => share(r.costs.cpuUsPerJob.postgres, rawCpuUsPerItem)),
+      '<=',
+      0.3,
+    ),
+    goalOverRuns(
+      'WAL a job end to end (submit + worker side)',
+      runs.map((r) => sum(r.costs.walBytesPerJob, r.submitCosts.walBytesPerJob)),
+      '<=',
+      WAL_TO_RESULT_GOAL_BYTES,
+      'B',
+      0,
+    ),
+  ];
+  // Read for the first drain's jobs alone (their freeze and purge): one figure.
+  if (walLife !== null)
+    goals.push(goal('WAL a job over its life (to its result, its freeze and its purge)', round(walLife, 0), '<=', WAL_LIFE_GOAL_BYTES, 'B'));
+  return goals;
+}
+
 /**
  * Worker-side drains on the timed device: whether the pipeline keeps a device
  * of this speed fed (items/s ÷ its capacity, its busy share) and what the
@@ -165,37 +201,7 @@ export async function timedDeviceDrains(stack: Stack, o: TimedDrainOptions) {
       bullmq_floor_grouped_to_raw_item_cpu: round(share(groupedUs, o.rawCpuUsPerItem), 3),
     }),
   };
-  // Each goal over the rounds: the median beside the run-to-run range.
-  const goals: Goal[] = [
-    goalOverRuns(
-      'timed device fed: worker side ÷ the device’s capacity',
-      runs.map((r) => r.itemsPerS / capacity),
-      '>=',
-      0.9,
-    ),
-    goalOverRuns(
-      'bookkeeping a job (worker beyond the session + Redis + Postgres) ÷ raw CPU an item',
-      runs.map((r) => share(bookkeepingUs(r.costs).total, o.rawCpuUsPerItem)),
-      '<=',
-      0.75,
-    ),
-    goalOverRuns(
-      'Postgres CPU a job ÷ raw CPU an item',
-      runs.map((r) => share(r.costs.cpuUsPerJob.postgres, o.rawCpuUsPerItem)),
-      '<=',
-      0.3,
-    ),
-    goalOverRuns(
-      'WAL a job end to end (submit + worker side)',
-      runs.map((r) => sum(r.costs.walBytesPerJob, r.submitCosts.walBytesPerJob)),
-      '<=',
-      WAL_TO_RESULT_GOAL_BYTES,
-      'B',
-      0,
-    ),
-  ];
-  if (walLife !== null)
-    goals.push(goal('WAL a job over its life (to its result, its freeze and its purge)', round(walLife, 0), '<=', WAL_LIFE_GOAL_BYTES, 'B'));
+  const goals = timedDrainGoals(runs, capacity, o.rawCpuUsPerItem, walLife);
   const costs: CostRun[] = [{ name: 'worker side, timed device', costs: medianRun.costs, measuredJobsPerS: round(itemsPerS, 0) }];
   const notes = [
     `Timed device (apps/bench/src/timed-device): the worker's session stood in for by one whose batch of up to ${o.device.batchItems} items ` +
