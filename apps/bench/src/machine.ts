@@ -16,7 +16,7 @@ export interface Machine {
   database: DatabaseState;
 }
 
-export interface DatabaseState {
+interface DatabaseState {
   /** Rows of pg_class (relations of every schema) when the run began. */
   relations: number;
   /** pg_class, pg_attribute, pg_depend and pg_index on disk, dead rows included, in MiB. */
