@@ -30,8 +30,9 @@ async function loadTensor(t: StoredTensor, tensors: TensorStore): Promise<RawTen
 const loadJobInputs = (inputs: StoredTensor[], tensors: TensorStore): Promise<RawTensor[]> => Promise.all(inputs.map((t) => loadTensor(t, tensors)));
 
 /**
- * Reads each claimed job's inputs (carried, inline, or from S3); a job whose inputs cannot be read fails alone, but an
- * unreachable S3 is waited out. Returns the jobs read and the failures.
+ * Reads each claimed job's inputs (carried, inline, from their segment or S3: the tensor store fetches the segment
+ * ranges asked for together in one GET a run); a job whose inputs cannot be read fails alone, but an unreachable S3 is
+ * waited out. Returns the jobs read and the failures.
  */
 export async function readBatchInputs(
   jobs: Array<{ job: ClaimedJob; inputs: StoredTensor[] }>,
