@@ -1,12 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { buffer } from 'node:stream/consumers';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { StoredTensor } from '@inferq/contracts';
-import { optionalTestVar, requiredTestVar } from '@inferq/test-utils';
 import { createSegmentReader, writeSegment, type SegmentTensor } from './input-segments.ts';
 import { inputSegmentKey } from './keys.ts';
-import { createStorage, type Storage } from './s3-client.ts';
-import { createTensorStore, isTensorNotFound } from './tensor-store.ts';
 
 const head = { name: 'x', datatype: 'UINT8' as const, shape: [1] };
 const bytes = (n: number) => new Uint8Array(randomBytes(n));
@@ -84,43 +80,5 @@ describe('writeSegment and createSegmentReader', () => {
     const read = createSegmentReader(storage);
     expect(await read({ ...t, bytes: 9 })).toBeUndefined();
     await expect(read({ ...t, segment: `${'0'.repeat(32)}.${'0'.repeat(32)}` })).rejects.toThrow('NoSuchKey');
-  });
-});
-
-describe('a tensor store with segments, on S3', () => {
-  let storage: Storage;
-  beforeAll(async () => {
-    storage = createStorage({
-      endpoint: requiredTestVar('S3_ENDPOINT'),
-      region: optionalTestVar('S3_REGION', 'us-east-1'),
-      bucket: `segments${randomBytes(4).toString('hex')}`,
-      accessKeyId: optionalTestVar('S3_ACCESS_KEY_ID', ''),
-      secretAccessKey: optionalTestVar('S3_SECRET_ACCESS_KEY', ''),
-      forcePathStyle: true,
-    });
-    await storage.ensureBucket();
-  });
-  afterAll(() => storage.close());
-
-  it('reads, streams, locates and copies a tensor kept in a segment; a missing segment or a short one is TensorNotFoundError', async () => {
-    const store = createTensorStore({ storage, inlineMaxBytes: 1024 });
-    const [a, b] = [bytes(300), bytes(500)];
-    const [[ta], [tb]] = (await store.segmentInputs(group([inline(a)], [inline(b)]))) as [[SegmentTensor], [SegmentTensor]];
-    expect(tb!.data).toBeUndefined();
-    expect(await store.readTensor(tb!)).toEqual(b);
-    expect(new Uint8Array(await buffer(await store.readTensorStream(ta!)))).toEqual(a);
-    expect(await store.locateTensor(tb!, 60)).toEqual({ data: b });
-    // A retry's copy holds the bytes again, to go where the new job's inputs go.
-    const [copy] = await store.copyTensors({ jobId: 'j2', createdAt: new Date(), kind: 'inputs' }, [tb!]);
-    expect(copy).toEqual({ ...head, shape: [500], bytes: 500, data: b });
-    const missing = await store.readTensor({ ...ta!, segment: `${'0'.repeat(32)}.${'0'.repeat(32)}` }).catch((err: unknown) => err);
-    expect(isTensorNotFound(missing) && missing.reason).toBe('missing');
-    for (const wrong of [
-      { ...tb!, bytes: 501 },
-      { ...tb!, offset: 5_000 },
-    ]) {
-      const err = await store.readTensor(wrong).catch((e: unknown) => e);
-      expect(isTensorNotFound(err) && err.reason).toBe('wrong-size');
-    }
   });
 });

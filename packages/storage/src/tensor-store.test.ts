@@ -141,4 +141,31 @@ describe('createTensorStore', () => {
       .catch((e: unknown) => e);
     expect(isTensorNotFound(err) && err.reason).toBe('wrong-size');
   });
+
+  it('reads, streams, locates and copies a tensor kept in its group’s segment; a missing segment or a short one is a typed not-found', async () => {
+    const [a, b] = [bytes(300), bytes(500)];
+    const ids = ['01a25000-0000-7000-8000-000000000001', '01a25000-0000-7000-8000-000000000002'];
+    const [ta, tb] = (await store().segmentInputs([a, b].map((data, i) => ({ id: ids[i]!, inputs: [{ ...head, bytes: data.byteLength, data }] })))).map(
+      (inputs) => inputs[0],
+    );
+    expect(tb!.data).toBeUndefined();
+    expect(await store().readTensor(tb!)).toEqual(b);
+    expect(await collect(await store().readTensorStream(ta!))).toEqual(a);
+    expect(await store().locateTensor(tb!, 60)).toEqual({ data: b });
+    // A retry's copy holds the bytes again, to go where the new job's inputs go.
+    expect((await store().copyTensors(slot, [tb!]))[0]).toEqual({ ...head, bytes: 500, data: b });
+    const missing = await store()
+      .readTensor({ ...ta!, segment: `${'0'.repeat(32)}.${'0'.repeat(32)}` })
+      .catch((err: unknown) => err);
+    expect(isTensorNotFound(missing) && missing.reason).toBe('missing');
+    for (const wrong of [
+      { ...tb!, bytes: 501 },
+      { ...tb!, offset: 5_000 },
+    ]) {
+      const err = await store()
+        .readTensor(wrong)
+        .catch((e: unknown) => e);
+      expect(isTensorNotFound(err) && err.reason).toBe('wrong-size');
+    }
+  });
 });
