@@ -5,11 +5,11 @@ import { jobInputKey, jobOutputKey } from './keys.ts';
 import { isNotFound, type Storage } from './s3-client.ts';
 
 // The one place that decides where a job's tensor lives (inline bytes in its
-// row, a segment of its group's inputs, or an S3 object: DESIGN invariant 5)
-// and reads it back. Inline, a
-// tensor carries its bytes (`data`; packages/db keeps them in the row's bytea
-// and maps them back); rows written before migration 0022 hold base64 text
-// (`b64`), decoded here at read. Nothing else looks at `.data`, `.b64` or `.key`.
+// row, a range of its submit group's segment, or an S3 object: DESIGN
+// invariant 5) and reads it back. Inline, a tensor carries its bytes (`data`;
+// packages/db keeps them in the row's bytea and maps them back); rows written
+// before migration 0022 hold base64 text (`b64`), decoded here at read.
+// Nothing else looks at `.data`, `.b64`, `.key` or `.segment`.
 
 /** A tensor's header: what the row keeps beside its bytes. */
 export type TensorHead = Pick<StoredTensor, 'name' | 'datatype' | 'shape'>;
@@ -172,7 +172,7 @@ export function createTensorStore({ storage, inlineMaxBytes, inlineForm = 'bytes
 
     objectKeys: (tensors) => tensors.flatMap((t) => (t.key ? [t.key] : [])),
 
-    // A segment's range is read back in, to go where the new job's own inputs go: a segment outlives only the rows of its own day.
+    // A segment's range is read back in, to go where the new job's own inputs go: a segment lives only as long as its group's rows.
     copyTensors: (slot, tensors) =>
       Promise.all(
         tensors.map(async (t, i) => {

@@ -15,8 +15,8 @@ const CHECK_BATCH = 1_000;
  */
 export const ORPHAN_SWEEP_MARGIN_S = 86_400;
 /**
- * `jobs/<day>/<jobId>/inputs|outputs/…` and `jobs/<day>/segments/<id>.bin`: anything else under jobs/ is not ours to
- * judge and is left to the bucket's expiry rule.
+ * `jobs/<day>/<jobId>/inputs|outputs/…` and input segments (`jobs/<day>/segments/<name>.bin`, inputSegmentOfKey):
+ * anything else under jobs/ is not ours to judge and is left to the bucket's expiry rule.
  */
 const JOB_OBJECT_KEY = /^jobs\/\d{4}-\d{2}-\d{2}\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\/(?:inputs|outputs)\//;
 
@@ -46,8 +46,8 @@ export interface OrphanSweepResult {
  * Deletes job objects no row names: outputs of an attempt whose result was
  * fenced out, inputs of a submit whose insert failed, objects a purge could
  * not delete, objects of jobs whose partition was dropped, and input segments
- * a drop or a purge left while no row names them any more (findUnnamedSegments). Every interval, on
- * one API replica at a time (a lease in Redis), it lists `jobs/` from where
+ * no row names any more that a drop or a purge left (findUnnamedSegments).
+ * Every interval, on one API replica at a time (a lease in Redis), it lists `jobs/` from where
  * the last pass stopped (a cursor in Redis) up to the first day younger than
  * `minAgeS`, at most `maxObjectsPerPass` objects, and deletes those that
  * neither their job (unpurged) nor any unpurged response-cache hit names
