@@ -12,6 +12,7 @@ import { registerAuth } from './plugins/auth.ts';
 import { createClientErrorHandler, registerTransferEncodingCheck } from './plugins/client-errors.ts';
 import { registerConsole } from './plugins/console.ts';
 import { registerErrorHandler, replyWithProblem } from './plugins/error-handler.ts';
+import { registerGracefulClose } from './plugins/graceful-close.ts';
 import { registerRateLimit } from './plugins/rate-limit.ts';
 import { registerTracing } from './plugins/tracing.ts';
 import { apiKeysRoutes } from './routes/api-keys.ts';
@@ -182,6 +183,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
 
   if (settings.tracing) registerTracing(server);
   registerTransferEncodingCheck(server);
+  registerGracefulClose(server);
   const routes: RouteSummary[] = [];
   server.addHook('onRoute', (route) => {
     for (const method of [route.method].flat()) routes.push({ method, url: route.url, scope: route.config?.scope });

@@ -51,7 +51,8 @@ describe('a rolling update of the API replicas and the workers under load', () =
       lb.add(fresh.baseUrl);
       lb.remove(old.baseUrl);
       await new Promise((r) => setTimeout(r, DRAIN_MS));
-      expect(await old.process.stop('SIGTERM')).toBe(0);
+      const code = await old.process.stop('SIGTERM');
+      expect(code, `the old API's output:\n${old.process.output().slice(-4000)}`).toBe(0);
     }
     const acceptedAfterApis = load.accepted.length;
 
