@@ -69,7 +69,7 @@ describe('a batch across failures', () => {
     expect(batch).toMatchObject({ status: 'completed', request_counts: { total: LINES, completed: LINES, failed: 0 }, error_file_id: null });
     expect(await jobsOf(id)).toBe(LINES);
     const output = await fileLines(api, batch.output_file_id);
-    expect(output.map((o) => o.custom_id)).toEqual(Array.from({ length: LINES }, (_, i) => `r-${i}`));
+    expect(output.map((o) => o.custom_id).sort()).toEqual(Array.from({ length: LINES }, (_, i) => `r-${i}`).sort());
   });
 
   it('survives its worker killed mid-run: the jobs it held run on the next one, and every line is answered once', async () => {
@@ -89,7 +89,7 @@ describe('a batch across failures', () => {
     expect(batch).toMatchObject({ status: 'completed', request_counts: { total: LINES, completed: LINES, failed: 0 }, error_file_id: null });
     expect(await jobsOf(id)).toBe(LINES);
     const output = await fileLines(api, batch.output_file_id);
-    expect(output.map((o) => o.custom_id)).toEqual(Array.from({ length: LINES }, (_, i) => `w-${i}`));
+    expect(output.map((o) => o.custom_id).sort()).toEqual(Array.from({ length: LINES }, (_, i) => `w-${i}`).sort());
   });
 
   it('ends expired past its window: its queued jobs canceled, the lines not run in the error file', async () => {

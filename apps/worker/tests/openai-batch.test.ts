@@ -60,7 +60,7 @@ describe('the Batch API with the openai client', () => {
     expect(batch.completed_at).toBeGreaterThanOrEqual(batch.created_at);
 
     const output = await jsonl(batch.output_file_id!);
-    expect(output.map((o) => o.custom_id)).toEqual(good.map((_, i) => `req-${i}`));
+    expect(output.map((o) => o.custom_id).sort()).toEqual(good.map((_, i) => `req-${i}`).sort());
     for (const o of output) {
       expect(o.response!.status_code).toBe(200);
       expect(o.response!.body).toMatchObject({ status: 'succeeded', model: 'mlp', metadata: { 'inferq.batch_id': batch.id, 'inferq.custom_id': o.custom_id } });
@@ -97,7 +97,7 @@ describe('the Batch API with the openai client', () => {
     const batch = await waitForEnd((await openai.batches.create({ input_file_id: file.id, endpoint: '/v1/embeddings', completion_window: '24h' })).id);
     expect(batch).toMatchObject({ status: 'completed', request_counts: { total: 3, completed: 2, failed: 1 } });
     const output = await jsonl(batch.output_file_id!);
-    expect(output.map((o) => o.custom_id)).toEqual(['e-0', 'e-1']);
+    expect(output.map((o) => o.custom_id).sort()).toEqual(['e-0', 'e-1'].sort());
     for (const [i, o] of output.entries()) {
       const direct = await openai.embeddings.create({ ...bodies[i]!, encoding_format: 'float' } as OpenAI.EmbeddingCreateParams);
       const got = o.response!.body as unknown as OpenAI.CreateEmbeddingResponse;
@@ -141,7 +141,7 @@ describe('the Batch API with the openai client', () => {
       const batch = await waitForEnd(created.id);
       expect(batch).toMatchObject({ status: 'cancelled', output_file_id: null, request_counts: { total: 20, completed: 0, failed: 20 } });
       const errors = await jsonl(batch.error_file_id!);
-      expect(errors.map((e) => e.custom_id)).toEqual(Array.from({ length: 20 }, (_, i) => `c-${i}`));
+      expect(errors.map((e) => e.custom_id).sort()).toEqual(Array.from({ length: 20 }, (_, i) => `c-${i}`).sort());
       expect(errors[0]!.error).toMatchObject({ code: 'batch_cancelled' });
     } finally {
       await stack.request('POST', '/v1/models/mlp/resume', {});

@@ -27,6 +27,7 @@ export * from './sql/job-id-range.ts';
 export * from './retention/job-floors.ts';
 export * from './batch-api/batch-files.ts';
 export * from './batch-api/bulk-batches.ts';
+export * from './batch-api/bulk-batch-lines.ts';
 export * from './connection/postgres-url.ts';
 export * from './connection/postgres-outage.ts';
 export * from './connection/postgres-outage-metrics.ts';

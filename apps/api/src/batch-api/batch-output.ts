@@ -1,23 +1,31 @@
-import { once } from 'node:events';
-import { PassThrough } from 'node:stream';
-import { findJobsByIds, insertFile, readBulkBatchLines, type BulkBatchLine, type BulkBatchRecord, type JobRecord, type Pool } from '@inferq/db';
-import { fileObjectKey, type Storage } from '@inferq/storage';
-import type { BatchEndpointHandler } from './batch-endpoints.ts';
+import { Readable } from 'node:stream';
+import {
+  findFile,
+  insertFile,
+  readBulkBatchLines,
+  readBulkBatchParts,
+  type BulkBatchFile,
+  type BulkBatchPart,
+  type BulkBatchRecord,
+  type Pool,
+} from '@inferq/db';
+import { batchPartsPrefix, fileObjectKey, type Storage } from '@inferq/storage';
+import type { BatchAnswers, Ending } from './batch-answers.ts';
 
-// A batch's answers, written once its jobs are done: one line per request of
-// the input file, in its order, in OpenAI's shape — the succeeded ones to the
-// output file, the rest to the error file — streamed to object storage a
-// chunk of lines at a time (never the whole file in memory). The files' ids
-// are the batch's own, so a runner that takes the batch over mid-write writes
-// the same objects again.
+// A batch's output and error files, made when it ends. Its lines were
+// answered into parts as they ended (batch-answers.ts); what is left is to
+// answer the lines that never ran (cancelled, expired), then join each
+// file's parts into the file's one object — a copy of bytes, no job read —
+// and record the file. The files' ids are the batch's own, so a runner that
+// takes the finalize over writes the same objects again; one whose file is
+// recorded already skips it (every line had its part before any file was).
 
+/** Lines read at once when answering the rest. */
 const LINE_CHUNK = 500;
 
 export interface BatchOutputDeps {
   pool: Pool;
-  storage: Pick<Storage, 'putObjectStream' | 'deleteObjects'>;
-  /** The batch's endpoint: it makes a succeeded line's response body. */
-  handler: Pick<BatchEndpointHandler, 'respond'>;
+  storage: Pick<Storage, 'getObjectStream' | 'putObjectStream' | 'listObjects' | 'deleteObjects'>;
 }
 
 export interface BatchFilesWritten {
@@ -27,130 +35,55 @@ export interface BatchFilesWritten {
   failed: number;
 }
 
-type Ending = 'completed' | 'cancelled' | 'expired';
-
-const NOT_RUN: Record<Ending, { code: string; message: string }> = {
-  completed: { code: 'not_run', message: 'The request was not run.' },
-  cancelled: { code: 'batch_cancelled', message: 'The batch was cancelled before this request ran.' },
-  expired: { code: 'batch_expired', message: 'This request could not be executed before the completion window expired.' },
-};
-
-const problem = (status: number, requestId: string | null, code: string, message: string) => ({
-  status_code: status,
-  request_id: requestId,
-  body: { error: { code, message } },
-});
-
-/** One line's answer: for the output file (every job of the line succeeded) or the error file. */
-async function answer(line: BulkBatchLine, jobs: ReadonlyArray<JobRecord | undefined>, ending: Ending, deps: BatchOutputDeps) {
-  const base = { id: `batch_req_${(jobs[0]?.id ?? String(line.line)).replaceAll('-', '')}`, custom_id: line.customId };
-  const requestId = jobs[0]?.id ?? null;
-  const done = jobs.length > 0 && jobs.every((j) => j?.status === 'succeeded');
-  if (done) {
-    try {
-      const body = await deps.handler.respond(line.answer, jobs as JobRecord[]);
-      return { ok: true, text: JSON.stringify({ ...base, response: { status_code: 200, request_id: requestId, body }, error: null }) };
-    } catch (err) {
-      const { code = 'INTERNAL', message } = err as { code?: string; message: string };
-      return { ok: false, text: JSON.stringify({ ...base, response: problem(500, requestId, code, message), error: null }) };
-    }
-  }
-  // Refused at submit: as the endpoint would have answered it.
-  if (line.error)
-    return { ok: false, text: JSON.stringify({ ...base, response: problem(line.error.status, null, line.error.code, line.error.message), error: null }) };
-  const bad = jobs.find((j) => j?.status === 'failed' || (j?.status === 'expired' && j.errorCode));
-  if (bad) {
-    const response = problem(500, bad.id, bad.errorCode ?? bad.status, bad.errorMessage ?? `the job ${bad.status}`);
-    return { ok: false, text: JSON.stringify({ ...base, response, error: null }) };
-  }
-  const error = jobs.some((j) => j?.status === 'expired')
-    ? { code: 'deadline_exceeded', message: 'A job of the request passed its deadline before it ran.' }
-    : NOT_RUN[ending === 'completed' && jobs.some((j) => j?.status === 'canceled') ? 'cancelled' : ending];
-  return { ok: false, text: JSON.stringify({ ...base, response: null, error }) };
+/** The parts' objects one after another, as one stream (each part opened when the one before has been read). */
+function joined(storage: BatchOutputDeps['storage'], parts: readonly BulkBatchPart[]): Readable {
+  return Readable.from(
+    (async function* () {
+      for (const part of parts) yield* await storage.getObjectStream(part.objectKey);
+    })(),
+  );
 }
 
-/** A JSONL object being written: lines go in with backpressure, the upload runs beside. */
-function jsonlObject(deps: BatchOutputDeps, id: string) {
-  const stream = new PassThrough();
+/** Writes one file from its parts (none: no file) and records it; its id. */
+async function writeFile(deps: BatchOutputDeps, batch: BulkBatchRecord, file: BulkBatchFile, parts: readonly BulkBatchPart[]): Promise<string | null> {
+  if (parts.length === 0) return null;
+  const id = `file-${batch.id.slice('batch_'.length)}-${file}`;
+  if (await findFile(deps.pool, id, null)) return id;
   const objectKey = fileObjectKey(id);
-  const upload = deps.storage.putObjectStream(objectKey, stream, { contentType: 'application/jsonl' });
-  let bytes = 0;
-  let lines = 0;
-  return {
+  await deps.storage.putObjectStream(objectKey, joined(deps.storage, parts), { contentType: 'application/jsonl' });
+  const createdAt = new Date();
+  await insertFile(deps.pool, {
     id,
+    ownerKeyId: batch.ownerKeyId,
+    purpose: 'batch_output',
+    filename: `${batch.id}_${file}.jsonl`,
+    bytes: parts.reduce((sum, p) => sum + p.bytes, 0),
     objectKey,
-    get lines() {
-      return lines;
-    },
-    get bytes() {
-      return bytes;
-    },
-    async write(text: string): Promise<void> {
-      const chunk = `${text}\n`;
-      bytes += Buffer.byteLength(chunk);
-      lines++;
-      if (!stream.write(chunk)) await Promise.race([once(stream, 'drain'), upload]);
-    },
-    async end(): Promise<void> {
-      stream.end();
-      await upload;
-    },
-  };
+    createdAt,
+    expiresAt: batch.outputExpiresAfterS === null ? null : new Date(createdAt.getTime() + batch.outputExpiresAfterS * 1000),
+  });
+  return id;
 }
 
-/** Writes the batch's output and error files and records them; a file with no line is not kept. */
-export async function writeBatchFiles(deps: BatchOutputDeps, batch: BulkBatchRecord, ending: Ending): Promise<BatchFilesWritten> {
-  const hex = batch.id.slice('batch_'.length);
-  const output = jsonlObject(deps, `file-${hex}-output`);
-  const errors = jsonlObject(deps, `file-${hex}-errors`);
-  try {
-    for (let after = 0; ;) {
-      const lines = await readBulkBatchLines(deps.pool, batch.id, after, LINE_CHUNK);
-      if (lines.length === 0) break;
-      after = lines.at(-1)!.line;
-      const jobs = new Map(
-        (
-          await findJobsByIds(
-            deps.pool,
-            lines.flatMap((l) => l.jobIds ?? []),
-          )
-        ).map((j) => [j.id, j]),
-      );
-      for (const line of lines) {
-        const { ok, text } = await answer(
-          line,
-          (line.jobIds ?? []).map((id) => jobs.get(id)),
-          ending,
-          deps,
-        );
-        await (ok ? output : errors).write(text);
-      }
-    }
-  } finally {
-    await Promise.allSettled([output.end(), errors.end()]);
+/** Answers the lines no part holds yet, writes the batch's output and error files from its parts, and deletes the parts. */
+export async function writeBatchFiles(deps: BatchOutputDeps, answers: BatchAnswers, batch: BulkBatchRecord, ending: Ending): Promise<BatchFilesWritten> {
+  // The answers in hand first: their lines are then no longer unanswered.
+  await answers.flush();
+  for (let after = 0; ;) {
+    const lines = await readBulkBatchLines(deps.pool, batch.id, after, LINE_CHUNK, true);
+    if (lines.length === 0) break;
+    after = lines.at(-1)!.line;
+    await answers.answer(lines, ending);
   }
-  await Promise.all([output.end(), errors.end()]);
-  const kept: Record<'output' | 'errors', string | null> = { output: null, errors: null };
-  for (const [name, file] of [
-    ['output', output],
-    ['errors', errors],
-  ] as const) {
-    if (file.lines === 0) {
-      await deps.storage.deleteObjects([file.objectKey]);
-      continue;
-    }
-    const createdAt = new Date();
-    await insertFile(deps.pool, {
-      id: file.id,
-      ownerKeyId: batch.ownerKeyId,
-      purpose: 'batch_output',
-      filename: `${batch.id}_${name}.jsonl`,
-      bytes: file.bytes,
-      objectKey: file.objectKey,
-      createdAt,
-      expiresAt: batch.outputExpiresAfterS === null ? null : new Date(createdAt.getTime() + batch.outputExpiresAfterS * 1000),
-    });
-    kept[name] = file.id;
-  }
-  return { outputFileId: kept.output, errorFileId: kept.errors, completed: output.lines, failed: errors.lines };
+  await answers.flush();
+  const parts = await readBulkBatchParts(deps.pool, batch.id);
+  const of = (file: BulkBatchFile) => parts.filter((p) => p.file === file);
+  const lines = (file: BulkBatchFile) => of(file).reduce((sum, p) => sum + p.lines, 0);
+  const outputFileId = await writeFile(deps, batch, 'output', of('output'));
+  const errorFileId = await writeFile(deps, batch, 'errors', of('errors'));
+  // Every object under the prefix, recorded or not: a part written by a runner that lost the lease before recording it too.
+  const keys: string[] = [];
+  for await (const o of deps.storage.listObjects(batchPartsPrefix(batch.id))) keys.push(o.key);
+  await deps.storage.deleteObjects(keys);
+  return { outputFileId, errorFileId, completed: lines('output'), failed: lines('errors') };
 }

@@ -9,6 +9,7 @@ import {
   readBulkBatchLines,
   recordBulkBatchSubmits,
   updateBulkBatch,
+  type BulkBatchLine,
   type BulkBatchRecord,
   type BulkLineOutcome,
   type Pool,
@@ -17,6 +18,7 @@ import type { JobProducer } from '@inferq/queue';
 import type { Storage } from '@inferq/storage';
 import type { Principal } from '../services/keys/api-keys-service.ts';
 import { removeCanceledJobs, type JobsService } from '../services/jobs/jobs-service.ts';
+import type { BatchAnswers } from './batch-answers.ts';
 import type { BatchEndpointHandler } from './batch-endpoints.ts';
 import { parseBatchLine, readLines, type BatchLine } from './batch-lines.ts';
 
@@ -46,15 +48,21 @@ export interface BatchControl {
   check(): Promise<BulkBatchRecord>;
   ending(): 'cancelled' | 'expired' | undefined;
   endpoint: { path: string; handler: BatchEndpointHandler };
+  /** Where the batch's lines are answered as they end. */
+  answers: BatchAnswers;
   log: Logger;
 }
 
-/** The submitted lines still running, by their jobs (a line may have several: one a text), and the counts of those that ended. */
+/**
+ * The submitted lines still running, by their jobs (a line may have several: one a text); the counts of those that
+ * ended, and the ended ones not yet answered.
+ */
 class LineProgress {
   completed = 0;
   failed = 0;
-  private readonly lineOf = new Map<string, number>();
-  private readonly lines = new Map<number, { left: number; failed: boolean }>();
+  private readonly lineOf = new Map<string, BulkBatchLine>();
+  private readonly left = new Map<number, { jobs: number; failed: boolean }>();
+  private ended: BulkBatchLine[] = [];
 
   get jobsInFlight(): number {
     return this.lineOf.size;
@@ -62,24 +70,35 @@ class LineProgress {
   unfinishedJobs(): string[] {
     return [...this.lineOf.keys()];
   }
-  /** A submitted line: its jobs, or none (its submit was refused: it failed). */
-  add(line: number, jobIds: readonly string[] | null): void {
-    if (!jobIds?.length) return void this.failed++;
-    this.lines.set(line, { left: jobIds.length, failed: false });
-    for (const id of jobIds) this.lineOf.set(id, line);
+  /** A submitted line: answered already (counted), or its jobs, or none (its submit was refused: it failed). */
+  add(line: BulkBatchLine): void {
+    if (line.written) return void (line.written === 'output' ? this.completed++ : this.failed++);
+    if (!line.jobIds?.length) {
+      this.failed++;
+      return void this.ended.push(line);
+    }
+    this.left.set(line.line, { jobs: line.jobIds.length, failed: false });
+    for (const id of line.jobIds) this.lineOf.set(id, line);
   }
   /** A job's end: its line ends with its last job, failed if any of them did not succeed. */
-  ended(jobId: string, status: JobStatus): void {
+  jobEnded(jobId: string, status: JobStatus): void {
     const line = this.lineOf.get(jobId);
     if (line === undefined || !FINISHED.has(status)) return;
     this.lineOf.delete(jobId);
-    const l = this.lines.get(line)!;
-    l.left--;
+    const l = this.left.get(line.line)!;
+    l.jobs--;
     l.failed ||= status !== 'succeeded';
-    if (l.left > 0) return;
-    this.lines.delete(line);
+    if (l.jobs > 0) return;
+    this.left.delete(line.line);
     if (l.failed) this.failed++;
     else this.completed++;
+    this.ended.push(line);
+  }
+  /** The lines that ended since the last call, to be answered. */
+  takeEnded(): BulkBatchLine[] {
+    const ended = this.ended;
+    this.ended = [];
+    return ended;
   }
 }
 
@@ -100,7 +119,7 @@ export function createBatchSubmitter(deps: BatchSubmitterDeps) {
       const chunk = ids.slice(i, i + LINE_CHUNK);
       const statuses = new Map((await findJobStatuses(pool, chunk)).map((j) => [j.id, j.status]));
       // A job deleted meanwhile (DELETE /v1/jobs/:id) is over: its line did not succeed.
-      for (const id of chunk) progress.ended(id, statuses.get(id) ?? 'canceled');
+      for (const id of chunk) progress.jobEnded(id, statuses.get(id) ?? 'canceled');
       if (!all && [...statuses.values()].some((s) => !FINISHED.has(s))) return;
     }
   }
@@ -112,7 +131,7 @@ export function createBatchSubmitter(deps: BatchSubmitterDeps) {
       const lines = (await readBulkBatchLines(pool, batch.id, after, LINE_CHUNK)).filter((l) => l.line <= batch.submitted);
       if (lines.length === 0) break;
       after = lines.at(-1)!.line;
-      for (const l of lines) progress.add(l.line, l.jobIds);
+      for (const l of lines) progress.add(l);
     }
     await observe(progress, true);
     return progress;
@@ -161,6 +180,7 @@ export function createBatchSubmitter(deps: BatchSubmitterDeps) {
     const refresh = async (): Promise<boolean> => {
       await control.check();
       await observe(progress);
+      await control.answers.answer(progress.takeEnded(), control.ending() ?? 'completed');
       const counts = `${progress.completed}/${progress.failed}`;
       if (counts !== written) {
         await updateBulkBatch(pool, start.id, { completed: progress.completed, failed: progress.failed });
@@ -193,7 +213,7 @@ export function createBatchSubmitter(deps: BatchSubmitterDeps) {
         await sleep(settings.pollMs * 4);
       }
       await recordBulkBatchSubmits(pool, start.id, outcomes, chunk.at(-1)!.line);
-      for (const o of outcomes) progress.add(o.line, o.jobIds);
+      outcomes.forEach((o, i) => progress.add({ ...o, customId: chunk[i]!.customId, written: null }));
       deps.onSubmitted?.(outcomes.length);
       return true;
     };

@@ -17,6 +17,7 @@ import type { JobProducer } from '@inferq/queue';
 import type { Storage } from '@inferq/storage';
 import type { JobsService } from '../services/jobs/jobs-service.ts';
 import type { BatchEndpointHandler } from './batch-endpoints.ts';
+import { createBatchAnswers, LeaseLost } from './batch-answers.ts';
 import { FILE_ERRORS_MAX, parseBatchLine, readLines } from './batch-lines.ts';
 import { writeBatchFiles } from './batch-output.ts';
 import { createBatchSubmitter, LINE_CHUNK } from './batch-submitter.ts';
@@ -32,7 +33,7 @@ import { createBatchSubmitter, LINE_CHUNK } from './batch-submitter.ts';
 
 export interface BulkBatchRunnerDeps {
   pool: Pool;
-  storage: Pick<Storage, 'getObjectStream' | 'putObjectStream' | 'deleteObjects'>;
+  storage: Pick<Storage, 'getObjectStream' | 'putObject' | 'putObjectStream' | 'listObjects' | 'deleteObjects'>;
   jobs: Pick<JobsService, 'submitJob' | 'forgetJobs'>;
   producer: JobProducer;
   /** What each endpoint a batch may name does with a line (batch-endpoints.ts). */
@@ -58,8 +59,6 @@ export interface BulkBatchRunner extends PeriodicTask {
   /** Looks for work now (a batch was just created here). */
   wake(): void;
 }
-
-class LeaseLost extends Error {}
 
 export function createBulkBatchRunner(deps: BulkBatchRunnerDeps): BulkBatchRunner {
   const { pool, logger, settings } = deps;
@@ -89,14 +88,15 @@ export function createBulkBatchRunner(deps: BulkBatchRunnerDeps): BulkBatchRunne
 
     try {
       if (batch.status === 'validating') batch = (await validate(batch, check, log)) ?? batch;
+      if (batch.status === 'failed') return;
+      const answers = createBatchAnswers({ pool, storage: deps.storage, handler: endpointOf(batch).handler }, batch, owner);
       // A batch cancelled in progress still has jobs to cancel and wait for.
       if (batch.status === 'in_progress' || (batch.status === 'cancelling' && batch.inProgressAt))
-        await submitter.submitAndWatch(batch, { check, ending, endpoint: endpointOf(batch), log });
-      if (batch.status === 'failed') return;
+        await submitter.submitAndWatch(batch, { check, ending, endpoint: endpointOf(batch), answers, log });
       batch = await check();
       const target = ending() ?? 'completed';
       if (target !== 'cancelled') batch = (await updateBulkBatch(pool, batch.id, { status: 'finalizing' }, ['in_progress', 'finalizing'])) ?? batch;
-      const written = await writeBatchFiles({ pool, storage: deps.storage, handler: endpointOf(batch).handler }, batch, target);
+      const written = await writeBatchFiles({ pool, storage: deps.storage }, answers, batch, target);
       await updateBulkBatch(pool, batch.id, { ...written, status: target });
       log.info({ status: target, completed: written.completed, failed: written.failed }, 'batch ended');
       await releaseBulkBatchLease(pool, leased.id, owner);

@@ -214,68 +214,6 @@ export async function cancelBulkBatchesOfKey(pool: Pool | PoolClient, ownerKeyId
   return rows.map((r) => r.id);
 }
 
-/** A batch's lines as validated, a chunk at a time (file line numbers and their custom_ids). False when a custom_id repeats one already written. */
-export async function insertBulkBatchLines(pool: Pool, batchId: string, lines: readonly number[], customIds: readonly string[]): Promise<boolean> {
-  try {
-    await pool.query(`INSERT INTO bulk_batch_requests (batch_id, line, custom_id) SELECT $1, l, c FROM unnest($2::int[], $3::text[]) AS u(l, c)`, [
-      batchId,
-      lines,
-      customIds,
-    ]);
-    return true;
-  } catch (err) {
-    if ((err as { code?: string }).code === '23505') return false;
-    throw err;
-  }
-}
-
-/** Forgets a batch's lines (its validation starts again under a new lease). */
-export async function deleteBulkBatchLines(pool: Pool, batchId: string): Promise<void> {
-  await pool.query('DELETE FROM bulk_batch_requests WHERE batch_id = $1', [batchId]);
-}
-
-/** Why a line's submit was refused: as the endpoint would have answered it. */
-export interface BulkLineError {
-  code: string;
-  message: string;
-  status: number;
-}
-
-/** What became of one submitted line: its jobs (one, or one a text) and what answering it takes, or why its submit was refused. */
-export interface BulkLineOutcome {
-  line: number;
-  jobIds: string[] | null;
-  answer: unknown;
-  error: BulkLineError | null;
-}
-
-/** Records the outcomes of a chunk of lines and moves `submitted` (the last line submitted) to `submitted`, in one statement. */
-export async function recordBulkBatchSubmits(pool: Pool, batchId: string, outcomes: readonly BulkLineOutcome[], submitted: number): Promise<void> {
-  await pool.query(
-    `WITH o AS (SELECT * FROM jsonb_to_recordset($2::jsonb) AS o(line int, "jobIds" uuid[], answer jsonb, error jsonb)),
-          lines AS (UPDATE bulk_batch_requests r SET job_ids = o."jobIds", answer = o.answer, error = o.error FROM o WHERE r.batch_id = $1 AND r.line = o.line)
-     UPDATE bulk_batches SET submitted = GREATEST(submitted, $3) WHERE id = $1`,
-    [batchId, JSON.stringify(outcomes.map((o) => ({ ...o, jobIds: o.jobIds && `{${o.jobIds.join(',')}}` }))), submitted],
-  );
-}
-
-export interface BulkBatchLine {
-  line: number;
-  customId: string;
-  jobIds: string[] | null;
-  answer: unknown;
-  error: BulkLineError | null;
-}
-
-/** Up to `limit` of a batch's lines after `afterLine`, in line order. */
-export async function readBulkBatchLines(pool: Pool, batchId: string, afterLine: number, limit: number): Promise<BulkBatchLine[]> {
-  const { rows } = await pool.query<{ line: number; custom_id: string; job_ids: string[] | null; answer: unknown; error: BulkLineError | null }>(
-    'SELECT line, custom_id, job_ids::text[], answer, error FROM bulk_batch_requests WHERE batch_id = $1 AND line > $2 ORDER BY line LIMIT $3',
-    [batchId, afterLine, limit],
-  );
-  return rows.map((r) => ({ line: r.line, customId: r.custom_id, jobIds: r.job_ids, answer: r.answer, error: r.error }));
-}
-
 /** The batches not yet ended, as the metrics read them (few: each is a large offline run). */
 export async function readActiveBulkBatches(pool: Pool): Promise<BulkBatchRecord[]> {
   const { rows } = await pool.query(
