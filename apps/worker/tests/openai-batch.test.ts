@@ -128,6 +128,31 @@ describe('the Batch API with the openai client', () => {
     expect(second).toMatchObject({ status: 'failed', errors: { data: [expect.objectContaining({ code: 'duplicate_custom_id' })] } });
   });
 
+  it('fails a file refused late: the lines it ran first leave no queued job and no answer behind', async () => {
+    // Lines run as soon as they are checked: those before the bad one may be queued when it is found (the model paused).
+    expect((await stack.request('POST', '/v1/models/mlp/pause', {})).status).toBe(200);
+    try {
+      const good = Array.from({ length: 2_500 }, (_, i) => line(`late-${i}`, mlpJob(i)));
+      const file = await upload([...good, 'not json']);
+      const batch = await waitForEnd((await openai.batches.create({ input_file_id: file.id, endpoint: JOBS_ENDPOINT, completion_window: '24h' })).id);
+      expect(batch).toMatchObject({ status: 'failed', output_file_id: null, error_file_id: null });
+      expect(batch.errors!.data).toEqual([expect.objectContaining({ code: 'invalid_json_line', line: 2_501 })]);
+      const { rows } = await stack.ctx.pool.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM jobs WHERE metadata->>'inferq.batch_id' = $1 AND status = 'queued'",
+        [batch.id],
+      );
+      expect(rows[0]!.n).toBe(0);
+      const kept = await stack.ctx.pool.query<{ lines: number; parts: number }>(
+        `SELECT (SELECT count(*)::int FROM bulk_batch_requests WHERE batch_id = $1) AS lines,
+                (SELECT count(*)::int FROM bulk_batch_parts WHERE batch_id = $1) AS parts`,
+        [batch.id],
+      );
+      expect(kept.rows[0]).toEqual({ lines: 0, parts: 0 });
+    } finally {
+      expect((await stack.request('POST', '/v1/models/mlp/resume', {})).status).toBe(200);
+    }
+  });
+
   it('cancels: queued jobs are canceled and the lines not run are in the error file', async () => {
     expect((await stack.request('POST', '/v1/models/mlp/pause', {})).status).toBe(200);
     try {

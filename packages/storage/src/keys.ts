@@ -63,8 +63,3 @@ export const FILE_OBJECTS_PREFIX = 'files/';
 export function fileObjectKey(fileId: string): string {
   return `${FILE_OBJECTS_PREFIX}${fileId}.jsonl`;
 }
-
-/** Where a Batch API batch's answer parts are written while it runs (`files/<batchId>.parts/`); its finalize joins them into its files and deletes them. */
-export function batchPartsPrefix(batchId: string): string {
-  return `${FILE_OBJECTS_PREFIX}${batchId}.parts/`;
-}

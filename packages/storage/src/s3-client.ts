@@ -15,6 +15,7 @@ import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { Upload } from '@aws-sdk/lib-storage';
 import type { Readable } from 'node:stream';
 import { ensureExpiryRule, type ExpiryRule, type ExpiryRuleOutcome } from './expiry-rule.ts';
+import { multipartUploads, type MultipartUploads } from './multipart.ts';
 import { silenceNodeVersionWarning } from './sdk-env.ts';
 
 export interface StorageOptions {
@@ -57,7 +58,7 @@ export interface ListedObject {
   sizeBytes: number;
 }
 
-export interface Storage {
+export interface Storage extends MultipartUploads {
   readonly bucket: string;
   /** Creates the bucket when it is missing; safe to call from every process at start. */
   ensureBucket(): Promise<void>;
@@ -236,6 +237,8 @@ export function createStorage(options: StorageOptions): Storage {
     async copyObject(srcKey, dstKey) {
       await client.send(new CopyObjectCommand({ Bucket: bucket, Key: dstKey, CopySource: `${bucket}/${srcKey.split('/').map(encodeURIComponent).join('/')}` }));
     },
+
+    ...multipartUploads(client, bucket),
   };
 }
 

@@ -1,4 +1,3 @@
-import { Readable } from 'node:stream';
 import {
   findFile,
   insertFile,
@@ -9,23 +8,24 @@ import {
   type BulkBatchRecord,
   type Pool,
 } from '@inferq/db';
-import { batchPartsPrefix, fileObjectKey, type Storage } from '@inferq/storage';
-import type { BatchAnswers, Ending } from './batch-answers.ts';
+import { fileObjectKey, type Storage } from '@inferq/storage';
+import { batchFileId, type BatchAnswers, type Ending } from './batch-answers.ts';
 
 // A batch's output and error files, made when it ends. Its lines were
-// answered into parts as they ended (batch-answers.ts); what is left is to
-// answer the lines that never ran (cancelled, expired), then join each
-// file's parts into the file's one object — a copy of bytes, no job read —
-// and record the file. The files' ids are the batch's own, so a runner that
-// takes the finalize over writes the same objects again; one whose file is
-// recorded already skips it (every line had its part before any file was).
+// answered into parts of each file's multipart upload as they ended
+// (batch-answers.ts); what is left is to answer the lines that never ran
+// (cancelled, expired), upload what is not in a part as each file's last
+// part, and complete the upload: S3 makes the file of its parts where they
+// lie, so the finalize copies nothing, whatever the batch's size. A runner
+// that takes the finalize over does it again; a file recorded already is
+// kept, and an object there already is the upload a runner before completed.
 
 /** Lines read at once when answering the rest. */
 const LINE_CHUNK = 500;
 
 export interface BatchOutputDeps {
   pool: Pool;
-  storage: Pick<Storage, 'getObjectStream' | 'putObjectStream' | 'listObjects' | 'deleteObjects'>;
+  storage: Pick<Storage, 'putObject' | 'headObject' | 'uploadPart' | 'completeMultipartUpload'>;
 }
 
 export interface BatchFilesWritten {
@@ -35,55 +35,76 @@ export interface BatchFilesWritten {
   failed: number;
 }
 
-/** The parts' objects one after another, as one stream (each part opened when the one before has been read). */
-function joined(storage: BatchOutputDeps['storage'], parts: readonly BulkBatchPart[]): Readable {
-  return Readable.from(
-    (async function* () {
-      for (const part of parts) yield* await storage.getObjectStream(part.objectKey);
-    })(),
-  );
-}
-
-/** Writes one file from its parts (none: no file) and records it; its id. */
-async function writeFile(deps: BatchOutputDeps, batch: BulkBatchRecord, file: BulkBatchFile, parts: readonly BulkBatchPart[]): Promise<string | null> {
-  if (parts.length === 0) return null;
-  const id = `file-${batch.id.slice('batch_'.length)}-${file}`;
-  if (await findFile(deps.pool, id, null)) return id;
+/** Makes one file of its parts and the answers in no part yet, and records it; its id and lines (none: no file). */
+async function writeFile(
+  deps: BatchOutputDeps,
+  answers: BatchAnswers,
+  batch: BulkBatchRecord,
+  file: BulkBatchFile,
+  parts: readonly BulkBatchPart[],
+): Promise<{ id: string | null; lines: number }> {
+  const tail = answers.tail(file);
+  const lines = parts.reduce((sum, p) => sum + p.lines, tail.lines);
+  if (lines === 0) return { id: null, lines };
+  const id = batchFileId(batch, file);
+  if (await findFile(deps.pool, id, null)) return { id, lines };
   const objectKey = fileObjectKey(id);
-  await deps.storage.putObjectStream(objectKey, joined(deps.storage, parts), { contentType: 'application/jsonl' });
+  const uploadId = answers.uploadOf(file);
+  let bytes = parts.reduce((sum, p) => sum + p.bytes, tail.bytes);
+  // An object there already: a runner before this one completed the upload, then stopped before recording the file.
+  const made = await deps.storage.headObject(objectKey);
+  if (made) bytes = made.sizeBytes;
+  // No upload: every answer of the file is in hand (fewer than a part's worth).
+  else if (uploadId === undefined) await deps.storage.putObject(objectKey, tail.body, { contentType: 'application/jsonl' });
+  else {
+    const all = parts.map((p) => ({ partNumber: p.part, etag: p.etag }));
+    if (tail.lines > 0) {
+      const last = await answers.claimPart(file);
+      all.push({ partNumber: last, etag: await deps.storage.uploadPart(objectKey, uploadId, last, tail.body) });
+    }
+    await deps.storage.completeMultipartUpload(objectKey, uploadId, all);
+  }
   const createdAt = new Date();
   await insertFile(deps.pool, {
     id,
     ownerKeyId: batch.ownerKeyId,
     purpose: 'batch_output',
     filename: `${batch.id}_${file}.jsonl`,
-    bytes: parts.reduce((sum, p) => sum + p.bytes, 0),
+    bytes,
     objectKey,
     createdAt,
     expiresAt: batch.outputExpiresAfterS === null ? null : new Date(createdAt.getTime() + batch.outputExpiresAfterS * 1000),
   });
-  return id;
+  return { id, lines };
 }
 
-/** Answers the lines no part holds yet, writes the batch's output and error files from its parts, and deletes the parts. */
+/** Answers the lines not answered yet, and makes and records the batch's output and error files. */
 export async function writeBatchFiles(deps: BatchOutputDeps, answers: BatchAnswers, batch: BulkBatchRecord, ending: Ending): Promise<BatchFilesWritten> {
-  // The answers in hand first: their lines are then no longer unanswered.
-  await answers.flush();
+  await answers.settled();
   for (let after = 0; ;) {
     const lines = await readBulkBatchLines(deps.pool, batch.id, after, LINE_CHUNK, true);
     if (lines.length === 0) break;
     after = lines.at(-1)!.line;
-    await answers.answer(lines, ending);
+    answers.answer(
+      lines.filter((l) => !answers.holds(l.line)),
+      ending,
+    );
+    await answers.settled();
   }
-  await answers.flush();
   const parts = await readBulkBatchParts(deps.pool, batch.id);
-  const of = (file: BulkBatchFile) => parts.filter((p) => p.file === file);
-  const lines = (file: BulkBatchFile) => of(file).reduce((sum, p) => sum + p.lines, 0);
-  const outputFileId = await writeFile(deps, batch, 'output', of('output'));
-  const errorFileId = await writeFile(deps, batch, 'errors', of('errors'));
-  // Every object under the prefix, recorded or not: a part written by a runner that lost the lease before recording it too.
-  const keys: string[] = [];
-  for await (const o of deps.storage.listObjects(batchPartsPrefix(batch.id))) keys.push(o.key);
-  await deps.storage.deleteObjects(keys);
-  return { outputFileId, errorFileId, completed: lines('output'), failed: lines('errors') };
+  const output = await writeFile(
+    deps,
+    answers,
+    batch,
+    'output',
+    parts.filter((p) => p.file === 'output'),
+  );
+  const errors = await writeFile(
+    deps,
+    answers,
+    batch,
+    'errors',
+    parts.filter((p) => p.file === 'errors'),
+  );
+  return { outputFileId: output.id, errorFileId: errors.id, completed: output.lines, failed: errors.lines };
 }

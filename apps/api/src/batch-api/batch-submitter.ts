@@ -29,7 +29,7 @@ import { parseBatchLine, readLines, type BatchLine } from './batch-lines.ts';
 // cancel or the window's end cancels the queued jobs and waits for the rest.
 
 /** Lines read and submitted a chunk at a time. */
-export const LINE_CHUNK = 1000;
+const LINE_CHUNK = 1000;
 /** Lines submitted at once (the job intake groups them into few inserts). */
 const SUBMIT_CONCURRENCY = 256;
 const FINISHED: ReadonlySet<JobStatus> = new Set(['succeeded', 'failed', 'canceled', 'expired']);
@@ -50,6 +50,8 @@ export interface BatchControl {
   endpoint: { path: string; handler: BatchEndpointHandler };
   /** Where the batch's lines are answered as they end. */
   answers: BatchAnswers;
+  /** The last line of the file checked and recorded (Infinity: all of them): no line after it is submitted yet. */
+  validated(): number;
   log: Logger;
 }
 
@@ -180,7 +182,7 @@ export function createBatchSubmitter(deps: BatchSubmitterDeps) {
     const refresh = async (): Promise<boolean> => {
       await control.check();
       await observe(progress);
-      await control.answers.answer(progress.takeEnded(), control.ending() ?? 'completed');
+      control.answers.answer(progress.takeEnded(), control.ending() ?? 'completed');
       const counts = `${progress.completed}/${progress.failed}`;
       if (counts !== written) {
         await updateBulkBatch(pool, start.id, { completed: progress.completed, failed: progress.failed });
@@ -192,14 +194,15 @@ export function createBatchSubmitter(deps: BatchSubmitterDeps) {
       await removeCanceledJobs(deps.producer, canceled);
       return true;
     };
-    /** Waits until `size` more jobs fit under BATCH_JOBS_IN_FLIGHT; false when the batch is ending instead. */
-    const waitForRoom = async (size: number): Promise<boolean> => {
-      while (progress.jobsInFlight > 0 && progress.jobsInFlight + size > settings.jobsInFlight) {
+    /** Waits, watching the jobs, until `ready()` (room under BATCH_JOBS_IN_FLIGHT, a line checked); false when the batch is ending instead. */
+    const waitUntil = async (ready: () => boolean): Promise<boolean> => {
+      while (!ready()) {
         if (await refresh()) return false;
         await sleep(settings.pollMs);
       }
       return true;
     };
+    const room = (size: number) => () => progress.jobsInFlight === 0 || progress.jobsInFlight + size <= settings.jobsInFlight;
     /** Submits the chunk, waiting out a full or absent queue; false when the batch is ending instead. */
     const submitChunk = async (chunk: readonly BatchLine[]): Promise<boolean> => {
       await control.check();
@@ -226,16 +229,20 @@ export function createBatchSubmitter(deps: BatchSubmitterDeps) {
     if (file && going) {
       for await (const { line, text } of readLines(await deps.storage.getObjectStream(file.objectKey))) {
         if (line <= start.submitted) continue;
+        if (!(await waitUntil(() => line <= control.validated()))) {
+          going = false;
+          break;
+        }
         const parsed = parseBatchLine(text, line, control.endpoint);
-        if ('code' in parsed) continue; // validated already: the file has not changed
+        if ('code' in parsed) continue; // the validation refuses the file for it: the batch is ending
         pending.push(parsed);
         if (pending.length < chunkSize) continue;
-        going = (await waitForRoom(pending.length)) && (await submitChunk(pending));
+        going = (await waitUntil(room(pending.length))) && (await submitChunk(pending));
         pending = [];
         if (!going) break;
       }
     }
-    if (going && pending.length > 0 && (await waitForRoom(pending.length))) await submitChunk(pending);
+    if (going && pending.length > 0 && (await waitUntil(room(pending.length)))) await submitChunk(pending);
     while (progress.jobsInFlight > 0) {
       await refresh();
       if (progress.jobsInFlight > 0) await sleep(settings.pollMs);

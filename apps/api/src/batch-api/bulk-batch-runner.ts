@@ -3,8 +3,6 @@ import type { BatchEndpoint } from '@inferq/contracts';
 import { createPeriodicTask, type Logger, type PeriodicTask } from '@inferq/core';
 import {
   deleteBulkBatchLines,
-  findFile,
-  insertBulkBatchLines,
   leaseBulkBatch,
   releaseBulkBatchLease,
   renewBulkBatchLease,
@@ -17,10 +15,10 @@ import type { JobProducer } from '@inferq/queue';
 import type { Storage } from '@inferq/storage';
 import type { JobsService } from '../services/jobs/jobs-service.ts';
 import type { BatchEndpointHandler } from './batch-endpoints.ts';
-import { createBatchAnswers, LeaseLost } from './batch-answers.ts';
-import { FILE_ERRORS_MAX, parseBatchLine, readLines } from './batch-lines.ts';
+import { createBatchAnswers, LeaseLost, type BatchAnswers } from './batch-answers.ts';
 import { writeBatchFiles } from './batch-output.ts';
-import { createBatchSubmitter, LINE_CHUNK } from './batch-submitter.ts';
+import { createBatchSubmitter } from './batch-submitter.ts';
+import { startValidation } from './batch-validation.ts';
 
 // Advances Batch API batches, each by one API process at a time (a lease in
 // bulk_batches, renewed as it goes; a process that dies lets it run out and
@@ -33,7 +31,10 @@ import { createBatchSubmitter, LINE_CHUNK } from './batch-submitter.ts';
 
 export interface BulkBatchRunnerDeps {
   pool: Pool;
-  storage: Pick<Storage, 'getObjectStream' | 'putObject' | 'putObjectStream' | 'listObjects' | 'deleteObjects'>;
+  storage: Pick<
+    Storage,
+    'getObjectStream' | 'putObject' | 'headObject' | 'createMultipartUpload' | 'uploadPart' | 'completeMultipartUpload' | 'abortMultipartUpload'
+  >;
   jobs: Pick<JobsService, 'submitJob' | 'forgetJobs'>;
   producer: JobProducer;
   /** What each endpoint a batch may name does with a line (batch-endpoints.ts). */
@@ -87,12 +88,27 @@ export function createBulkBatchRunner(deps: BulkBatchRunnerDeps): BulkBatchRunne
       batch.status === 'cancelling' ? 'cancelled' : Date.now() >= batch.expiresAt.getTime() ? 'expired' : undefined;
 
     try {
-      if (batch.status === 'validating') batch = (await validate(batch, check, log)) ?? batch;
-      if (batch.status === 'failed') return;
       const answers = createBatchAnswers({ pool, storage: deps.storage, handler: endpointOf(batch).handler }, batch, owner);
-      // A batch cancelled in progress still has jobs to cancel and wait for.
-      if (batch.status === 'in_progress' || (batch.status === 'cancelling' && batch.inProgressAt))
-        await submitter.submitAndWatch(batch, { check, ending, endpoint: endpointOf(batch), answers, log });
+      // The file is checked while its first lines run: they are submitted as soon as they are recorded.
+      const validation =
+        batch.status === 'validating'
+          ? startValidation({ pool, storage: deps.storage, maxLines: settings.maxLines }, batch, endpointOf(batch), check, log)
+          : undefined;
+      // A refused file stops the batch as a cancel does (its queued jobs canceled), then fails it.
+      const stop = () => (validation?.refused() ? 'cancelled' : ending());
+      if (batch.status !== 'finalizing')
+        await submitter.submitAndWatch(batch, {
+          check,
+          ending: stop,
+          validated: () => validation?.through() ?? Infinity,
+          endpoint: endpointOf(batch),
+          answers,
+          log,
+        });
+      await validation?.done;
+      validation?.through();
+      const errors = validation?.refused();
+      if (errors) return await refuse(batch, owner, errors, answers);
       batch = await check();
       const target = ending() ?? 'completed';
       if (target !== 'cancelled') batch = (await updateBulkBatch(pool, batch.id, { status: 'finalizing' }, ['in_progress', 'finalizing'])) ?? batch;
@@ -111,48 +127,12 @@ export function createBulkBatchRunner(deps: BulkBatchRunnerDeps): BulkBatchRunne
     }
   }
 
-  /** Reads the whole file: every line must be a request; writes the lines' custom_ids. The batch after it (in_progress or failed). */
-  async function validate(batch: BulkBatchRecord, check: () => Promise<BulkBatchRecord>, log: Logger): Promise<BulkBatchRecord | undefined> {
-    const fail = (errors: BulkBatchError[]) =>
-      deleteBulkBatchLines(pool, batch.id).then(() => updateBulkBatch(pool, batch.id, { status: 'failed', errors }, ['validating']));
+  /** Ends a batch whose file was refused: `failed` with the file's errors; its lines and the answers of those that ran are dropped. */
+  async function refuse(batch: BulkBatchRecord, owner: string, errors: BulkBatchError[], answers: BatchAnswers): Promise<void> {
+    await answers.abort();
     await deleteBulkBatchLines(pool, batch.id);
-    const file = await findFile(pool, batch.inputFileId, null);
-    if (!file) return fail([{ code: 'file_not_found', message: `file ${batch.inputFileId} was deleted`, line: null, param: 'input_file_id' }]);
-    const errors: BulkBatchError[] = [];
-    let lines: number[] = [];
-    let ids: string[] = [];
-    let total = 0;
-    const flush = async () => {
-      if (lines.length > 0 && !(await insertBulkBatchLines(pool, batch.id, lines, ids)))
-        errors.push({
-          code: 'duplicate_custom_id',
-          message: `a custom_id on lines ${lines[0]} to ${lines.at(-1)} repeats an earlier one`,
-          line: null,
-          param: 'custom_id',
-        });
-      lines = [];
-      ids = [];
-      if ((await check()).status === 'cancelling') throw new LeaseLost('cancelled while validating');
-    };
-    for await (const { line, text } of readLines(await deps.storage.getObjectStream(file.objectKey))) {
-      const parsed = parseBatchLine(text, line, endpointOf(batch));
-      if ('code' in parsed) errors.push(parsed);
-      else if (++total > settings.maxLines)
-        errors.push({ code: 'too_many_lines', message: `the file has more than ${settings.maxLines} requests`, line, param: null });
-      else if (errors.length === 0) {
-        lines.push(line);
-        ids.push(parsed.customId);
-      }
-      if (errors.length >= FILE_ERRORS_MAX || (total > settings.maxLines && errors.length > 0)) break;
-      if (lines.length >= LINE_CHUNK) await flush();
-    }
-    if (errors.length === 0) await flush();
-    if (errors.length === 0 && total === 0) errors.push({ code: 'empty_file', message: 'the file has no requests', line: null, param: 'input_file_id' });
-    if (errors.length > 0) {
-      log.info({ errors: errors.length }, 'batch file refused');
-      return fail(errors);
-    }
-    return updateBulkBatch(pool, batch.id, { status: 'in_progress', total }, ['validating']);
+    await updateBulkBatch(pool, batch.id, { status: 'failed', errors }, ['validating', 'cancelling']);
+    await releaseBulkBatchLease(pool, batch.id, owner);
   }
 
   /** Takes batches nobody advances, up to BATCH_RUNNERS. */

@@ -2,17 +2,29 @@ import type { Pool } from '../connection/pool.ts';
 
 // A Batch API batch's lines (bulk_batch_requests): written as its file is
 // validated, given their jobs as they are submitted, and answered as those
-// jobs end — each answer into a part of the batch's output or error file
-// (bulk_batch_parts, migration 0027) that the finalize joins.
+// jobs end — each answer into a part of the batch's output or error file, a
+// multipart upload that gets its parts as the batch runs (bulk_batch_parts,
+// migration 0027).
 
-/** A batch's lines as validated, a chunk at a time (file line numbers and their custom_ids). False when a custom_id repeats one already written. */
-export async function insertBulkBatchLines(pool: Pool, batchId: string, lines: readonly number[], customIds: readonly string[]): Promise<boolean> {
+/**
+ * A chunk of a batch's lines as validated (file line numbers and their custom_ids), and `total`, the requests validated
+ * so far. A line recorded already is left as it is (a runner that took the batch over validates from the start).
+ * False when a custom_id repeats one another line has.
+ */
+export async function insertBulkBatchLines(
+  pool: Pool,
+  batchId: string,
+  lines: readonly number[],
+  customIds: readonly string[],
+  total: number,
+): Promise<boolean> {
   try {
-    await pool.query(`INSERT INTO bulk_batch_requests (batch_id, line, custom_id) SELECT $1, l, c FROM unnest($2::int[], $3::text[]) AS u(l, c)`, [
-      batchId,
-      lines,
-      customIds,
-    ]);
+    await pool.query(
+      `WITH l AS (INSERT INTO bulk_batch_requests (batch_id, line, custom_id) SELECT $1, l, c FROM unnest($2::int[], $3::text[]) AS u(l, c)
+                  ON CONFLICT (batch_id, line) DO NOTHING)
+       UPDATE bulk_batches SET total = GREATEST(total, $4) WHERE id = $1`,
+      [batchId, lines, customIds, total],
+    );
     return true;
   } catch (err) {
     if ((err as { code?: string }).code === '23505') return false;
@@ -20,9 +32,9 @@ export async function insertBulkBatchLines(pool: Pool, batchId: string, lines: r
   }
 }
 
-/** Forgets a batch's lines (its validation starts again under a new lease). */
+/** Forgets a batch's lines and the parts of its answers (its file was refused). */
 export async function deleteBulkBatchLines(pool: Pool, batchId: string): Promise<void> {
-  await pool.query('DELETE FROM bulk_batch_requests WHERE batch_id = $1', [batchId]);
+  await pool.query('WITH p AS (DELETE FROM bulk_batch_parts WHERE batch_id = $1) DELETE FROM bulk_batch_requests WHERE batch_id = $1', [batchId]);
 }
 
 /** Why a line's submit was refused: as the endpoint would have answered it. */
@@ -77,36 +89,63 @@ export async function readBulkBatchLines(pool: Pool, batchId: string, afterLine:
   return rows.map((r) => ({ line: r.line, customId: r.custom_id, jobIds: r.job_ids, answer: r.answer, error: r.error, written: r.written }));
 }
 
-/** One part of a batch's output or error file: an object of answer lines, in the order the lines ended. */
+/** One part of a batch's output or error file: a part of the file's multipart upload, answer lines in the order they ended. */
 export interface BulkBatchPart {
   part: number;
   file: BulkBatchFile;
-  objectKey: string;
+  etag: string;
   lines: number;
   bytes: number;
 }
 
-/** A batch's parts, in the order they were written. */
+/** A batch's parts uploaded and recorded, in number order. */
 export async function readBulkBatchParts(pool: Pool, batchId: string): Promise<BulkBatchPart[]> {
-  const { rows } = await pool.query<{ part: number; file: BulkBatchFile; object_key: string; lines: number; bytes: string }>(
-    'SELECT part, file, object_key, lines, bytes FROM bulk_batch_parts WHERE batch_id = $1 ORDER BY part',
+  const { rows } = await pool.query<{ part: number; file: BulkBatchFile; etag: string; lines: number; bytes: string }>(
+    'SELECT part, file, etag, lines, bytes FROM bulk_batch_parts WHERE batch_id = $1 AND etag IS NOT NULL ORDER BY part',
     [batchId],
   );
-  return rows.map((r) => ({ part: r.part, file: r.file, objectKey: r.object_key, lines: r.lines, bytes: Number(r.bytes) }));
+  return rows.map((r) => ({ part: r.part, file: r.file, etag: r.etag, lines: r.lines, bytes: Number(r.bytes) }));
 }
 
 /**
- * Records a part whose object is written, and marks its lines answered, in one statement — if `owner` still holds the
- * batch's lease (the batch row locked, so a takeover in flight is seen): false when it does not, and nothing is recorded.
- * A line another part already holds keeps it.
+ * The next part number of a batch's files, taken for `file` while `owner` holds the lease (the batch row locked, so a
+ * takeover in flight is seen); undefined when it does not. A number is taken once: a runner that lost the lease can
+ * upload only under a number its successor never uses.
+ */
+export async function claimBulkBatchPart(pool: Pool, batchId: string, owner: string, file: BulkBatchFile): Promise<number | undefined> {
+  const { rows } = await pool.query<{ part: number }>(
+    `WITH held AS (SELECT id FROM bulk_batches WHERE id = $1 AND lease_owner = $2 FOR UPDATE)
+     INSERT INTO bulk_batch_parts (batch_id, part, file, lines, bytes)
+     SELECT id, coalesce((SELECT max(part) FROM bulk_batch_parts WHERE batch_id = $1), 0) + 1, $3, 0, 0 FROM held RETURNING part`,
+    [batchId, owner, file],
+  );
+  return rows[0]?.part;
+}
+
+/**
+ * Records a part uploaded (its ETag) and marks its lines answered, in one statement, if `owner` still holds the lease:
+ * false when it does not, and nothing is recorded. A line another part already holds keeps it.
  */
 export async function recordBulkBatchPart(pool: Pool, batchId: string, owner: string, part: BulkBatchPart, lines: readonly number[]): Promise<boolean> {
   const { rows } = await pool.query(
     `WITH held AS (SELECT id FROM bulk_batches WHERE id = $1 AND lease_owner = $2 FOR UPDATE),
-          p AS (INSERT INTO bulk_batch_parts (batch_id, part, file, object_key, lines, bytes) SELECT id, $3, $4, $5, $6, $7 FROM held RETURNING part),
-          l AS (UPDATE bulk_batch_requests SET part = p.part FROM p WHERE batch_id = $1 AND line = ANY($8::int[]) AND bulk_batch_requests.part IS NULL)
+          p AS (UPDATE bulk_batch_parts SET etag = $4, lines = $5, bytes = $6 FROM held WHERE batch_id = held.id AND part = $3 RETURNING part),
+          l AS (UPDATE bulk_batch_requests SET part = p.part FROM p WHERE batch_id = $1 AND line = ANY($7::int[]) AND bulk_batch_requests.part IS NULL)
      SELECT part FROM p`,
-    [batchId, owner, part.part, part.file, part.objectKey, part.lines, part.bytes, lines],
+    [batchId, owner, part.part, part.etag, part.lines, part.bytes, lines],
   );
   return rows.length > 0;
+}
+
+/**
+ * The multipart upload a batch's file is written into: `uploadId` recorded if the file has none yet and `owner` holds
+ * the lease. The one recorded after it (`uploadId`, or one recorded before); undefined when the lease is not the owner's.
+ */
+export async function claimBulkBatchUpload(pool: Pool, batchId: string, owner: string, file: BulkBatchFile, uploadId: string): Promise<string | undefined> {
+  const column = file === 'output' ? 'output_upload_id' : 'errors_upload_id';
+  const { rows } = await pool.query<{ upload_id: string }>(
+    `UPDATE bulk_batches SET ${column} = coalesce(${column}, $3) WHERE id = $1 AND lease_owner = $2 RETURNING ${column} AS upload_id`,
+    [batchId, owner, uploadId],
+  );
+  return rows[0]?.upload_id;
 }

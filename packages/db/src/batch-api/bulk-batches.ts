@@ -41,6 +41,9 @@ export interface BulkBatchRecord {
   cancelledAt: Date | null;
   /** Seconds its output and error files are kept once written (output_expires_after); null: until deleted. */
   outputExpiresAfterS: number | null;
+  /** The multipart uploads its output and error files are written into while it runs (migration 0027). */
+  outputUploadId: string | null;
+  errorsUploadId: string | null;
 }
 
 export type NewBulkBatch = Pick<
@@ -74,6 +77,8 @@ const toRecord = (r: Row): BulkBatchRecord => ({
   cancellingAt: r.cancelling_at as Date | null,
   cancelledAt: r.cancelled_at as Date | null,
   outputExpiresAfterS: r.output_expires_after_s as number | null,
+  outputUploadId: r.output_upload_id as string | null,
+  errorsUploadId: r.errors_upload_id as string | null,
 });
 
 export async function insertBulkBatch(pool: Pool, b: NewBulkBatch): Promise<BulkBatchRecord> {
