@@ -57,16 +57,15 @@ export interface OrphanSweepResult {
 export function createOrphanSweeper(deps: OrphanSweeperDeps) {
   const cursorKey = passCursorKey(deps.prefix, ORPHAN_PASS);
 
-  /** Deletes the keys no row needs (`unnamed` says which): the count deleted. */
-  async function deleteUnnamed(unnamed: Promise<string[]>): Promise<number> {
-    const keys = await unnamed;
+  /** Deletes keys no row needs: the count deleted. */
+  async function deleteUnnamed(keys: string[]): Promise<number> {
     if (keys.length === 0) return 0;
     await deps.storage.deleteObjects(keys);
     deps.onDeleted?.(keys.length);
     return keys.length;
   }
-  const checkObjects = (objects: JobObject[]) => deleteUnnamed(findUnnamedJobObjects(deps.pool, objects, { keepUnfinished: true }));
-  const checkSegments = (names: string[]) => deleteUnnamed(findUnnamedSegments(deps.pool, names).then((unnamed) => unnamed.map(inputSegmentKey)));
+  const checkObjects = async (objects: JobObject[]) => deleteUnnamed(await findUnnamedJobObjects(deps.pool, objects, { keepUnfinished: true }));
+  const checkSegments = async (names: string[]) => deleteUnnamed((await findUnnamedSegments(deps.pool, names)).map(inputSegmentKey));
 
   async function pass(): Promise<OrphanSweepResult> {
     const startedAt = Date.now();

@@ -153,8 +153,9 @@ export const batchApi: Scenario = {
         async () => (await pool.query<{ at: Date }>("SELECT min(finished_at) AS at FROM jobs WHERE priority = 'batch'")).rows[0]!.at,
         { timeoutMs: 3_600_000, intervalMs: 200, what: "the batch's first result" },
       );
-      // Interactive traffic while the batch runs (it is long: the stream ends well before it).
-      const during = (await batch()).status === 'in_progress' ? await interactive(stack, interactiveJobs) : [];
+      // Interactive traffic while the batch runs, validating (its first lines run as the file is checked) or in progress
+      // (it is long: the stream ends well before it).
+      const during = ['validating', 'in_progress'].includes((await batch()).status) ? await interactive(stack, interactiveJobs) : [];
       let last: BatchView | undefined;
       await waitFor(async () => ['completed', 'failed', 'expired', 'cancelled'].includes((last = await batch()).status), {
         timeoutMs: 4 * 3_600_000,
@@ -172,8 +173,9 @@ export const batchApi: Scenario = {
       // The batch's own clock (ms): its validation, and its finalize (the files made from the answers written while it ran).
       const {
         rows: [phases],
-      } = await pool.query<{ validating_s: number; finalizing_s: number | null; first_result_s: number }>(
+      } = await pool.query<{ validating_s: number; finalizing_s: number | null; first_result_s: number; total_s: number | null }>(
         `SELECT extract(epoch FROM in_progress_at - created_at)::float AS validating_s,
+                extract(epoch FROM completed_at - created_at)::float AS total_s,
                 extract(epoch FROM completed_at - finalizing_at)::float AS finalizing_s,
                 extract(epoch FROM $2::timestamptz - created_at)::float AS first_result_s
            FROM bulk_batches WHERE id = $1`,
@@ -196,6 +198,7 @@ export const batchApi: Scenario = {
           validating_s: round(phases!.validating_s, 1),
           created_to_first_result_s: round(phases!.first_result_s, 1),
           finalizing_s: round(phases!.finalizing_s, 1),
+          created_to_completed_s: round(phases!.total_s, 1),
           batch_jobs_per_s: round(batchPerS, 0),
           worker_side_drain_jobs_per_s: round(drainPerS, 0),
           batch_to_drain_ratio: round(batchPerS / drainPerS, 3),

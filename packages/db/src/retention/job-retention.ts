@@ -219,11 +219,15 @@ export async function findUnnamedJobObjects(pool: Pool, objects: JobObject[], op
  * backstop for a segment a drop or a purge left (two at once each saw the other's rows still naming it).
  */
 export async function findUnnamedSegments(pool: Pool, names: string[]): Promise<string[]> {
-  const ids = names.flatMap((name) => Object.values(inputSegmentJobIds(name) ?? {}));
-  if (ids.length === 0) return [];
-  const { rows } = await pool.query<{ name: string }>(unneededSegments('SELECT unnest($2::text[]) AS name', groupDays(ids), await unpurgedJobIds(pool)), [
+  const named = names.flatMap((name) => {
+    const ids = inputSegmentJobIds(name);
+    return ids ? [{ name, ids: Object.values(ids) }] : [];
+  });
+  if (named.length === 0) return [];
+  const days = groupDays(named.flatMap((n) => n.ids));
+  const { rows } = await pool.query<{ name: string }>(unneededSegments('SELECT unnest($2::text[]) AS name', days, await unpurgedJobIds(pool)), [
     [],
-    names.filter((name) => inputSegmentJobIds(name) !== undefined),
+    named.map((n) => n.name),
   ]);
   return rows.map((r) => r.name);
 }
