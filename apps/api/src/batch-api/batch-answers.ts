@@ -92,6 +92,8 @@ export interface BatchAnswers {
   answer(lines: readonly BulkBatchLine[], ending: Ending): void;
   /** Waits for the answers queued; rejects with what stopped one. */
   settled(): Promise<void>;
+  /** Lines queued and not answered yet (the submitter holds back past a window of them). */
+  backlog(): number;
   /** Whether the line is answered here but in no part yet. */
   holds(line: number): boolean;
   /** The answers of a file in no part yet (its last part, at the finalize). */
@@ -129,7 +131,7 @@ export function createBatchAnswers(deps: BatchAnswerDeps, batch: BulkBatchRecord
     if (known) return known;
     const started = await deps.storage.createMultipartUpload(keyOf(file), { contentType: 'application/jsonl' });
     const recorded = await claimBulkBatchUpload(deps.pool, batch.id, owner, file, started);
-    if (recorded !== started) await deps.storage.abortMultipartUpload(keyOf(file), started);
+    if (recorded !== started) await deps.storage.abortMultipartUpload(keyOf(file), started).catch(() => undefined);
     if (recorded === undefined) throw new LeaseLost('lease lost');
     return (uploads[file] = recorded);
   }
@@ -162,6 +164,7 @@ export function createBatchAnswers(deps: BatchAnswerDeps, batch: BulkBatchRecord
           ending,
           deps.handler,
         );
+        queued--;
         const p = pending[file];
         p.texts.push(`${text}\n`);
         p.lines.push(line.line);
@@ -173,6 +176,7 @@ export function createBatchAnswers(deps: BatchAnswerDeps, batch: BulkBatchRecord
   }
 
   let queue: Promise<void> = Promise.resolve();
+  let queued = 0;
   let failure: unknown;
   const settled = async () => {
     await queue;
@@ -182,9 +186,11 @@ export function createBatchAnswers(deps: BatchAnswerDeps, batch: BulkBatchRecord
     answer(lines, ending) {
       if (failure !== undefined) throw failure;
       if (lines.length === 0) return;
+      queued += lines.length;
       queue = queue.then(() => (failure === undefined ? answerNow(lines, ending) : undefined)).catch((err: unknown) => void (failure ??= err));
     },
     settled,
+    backlog: () => queued,
     holds: (line) => held.has(line),
     tail: (file) => ({ body: Buffer.from(pending[file].texts.join('')), lines: pending[file].lines.length, bytes: pending[file].bytes }),
     uploadOf: (file) => uploads[file],

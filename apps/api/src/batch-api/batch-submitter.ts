@@ -202,7 +202,9 @@ export function createBatchSubmitter(deps: BatchSubmitterDeps) {
       }
       return true;
     };
-    const room = (size: number) => () => progress.jobsInFlight === 0 || progress.jobsInFlight + size <= settings.jobsInFlight;
+    // Room for `size` more jobs under BATCH_JOBS_IN_FLIGHT, and the answers no more than that window behind the jobs.
+    const room = (size: number) => () =>
+      control.answers.backlog() <= settings.jobsInFlight && (progress.jobsInFlight === 0 || progress.jobsInFlight + size <= settings.jobsInFlight);
     /** Submits the chunk, waiting out a full or absent queue; false when the batch is ending instead. */
     const submitChunk = async (chunk: readonly BatchLine[]): Promise<boolean> => {
       await control.check();
