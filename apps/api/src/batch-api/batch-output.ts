@@ -92,19 +92,15 @@ export async function writeBatchFiles(deps: BatchOutputDeps, answers: BatchAnswe
     await answers.settled();
   }
   const parts = await readBulkBatchParts(deps.pool, batch.id);
-  const output = await writeFile(
-    deps,
-    answers,
-    batch,
-    'output',
-    parts.filter((p) => p.file === 'output'),
-  );
-  const errors = await writeFile(
-    deps,
-    answers,
-    batch,
-    'errors',
-    parts.filter((p) => p.file === 'errors'),
-  );
+  const write = (file: BulkBatchFile) =>
+    writeFile(
+      deps,
+      answers,
+      batch,
+      file,
+      parts.filter((p) => p.file === file),
+    );
+  const output = await write('output');
+  const errors = await write('errors');
   return { outputFileId: output.id, errorFileId: errors.id, completed: output.lines, failed: errors.lines };
 }
