@@ -767,7 +767,9 @@ describe('k8s overlay onprem: the Sentinel group its scripts make, run here', ()
       return field('ip') === hosts[0] && field('num-slaves') === '2' && field('num-other-sentinels') === '2';
     });
     expect(await Promise.all(hosts.map(role))).toEqual(['master', 'slave', 'slave']);
-    expect(await ask(hosts[0]!, redisPort, 'set', 'accepted', 'kept')).toBe('OK');
+    // A replica says `slave` as soon as it is configured; the primary counts it toward min-replicas-to-write only once
+    // its first sync is done and it has acknowledged (NOREPLICAS until then).
+    await until('the primary to take a write', async () => (await ask(hosts[0]!, redisPort, 'set', 'accepted', 'kept')) === 'OK');
     expect(await ask(hosts[0]!, redisPort, 'wait', '2', '5000')).toBe('2');
 
     redis.get(hosts[0]!)!.kill('SIGKILL');
