@@ -97,9 +97,11 @@ describe('the Batch API with the openai client', () => {
     const batch = await waitForEnd((await openai.batches.create({ input_file_id: file.id, endpoint: '/v1/embeddings', completion_window: '24h' })).id);
     expect(batch).toMatchObject({ status: 'completed', request_counts: { total: 3, completed: 2, failed: 1 } });
     const output = await jsonl(batch.output_file_id!);
-    expect(output.map((o) => o.custom_id).sort()).toEqual(['e-0', 'e-1'].sort());
-    for (const [i, o] of output.entries()) {
-      const direct = await openai.embeddings.create({ ...bodies[i]!, encoding_format: 'float' } as OpenAI.EmbeddingCreateParams);
+    expect(output.map((o) => o.custom_id).sort()).toEqual(['e-0', 'e-1']);
+    // Lines are in the order they ended: each is matched to its request by custom_id.
+    for (const o of output) {
+      const body = bodies[Number(o.custom_id.slice('e-'.length))]!;
+      const direct = await openai.embeddings.create({ ...body, encoding_format: 'float' } as OpenAI.EmbeddingCreateParams);
       const got = o.response!.body as unknown as OpenAI.CreateEmbeddingResponse;
       expect(got).toMatchObject({ object: 'list', model: 'encoder:1', usage: direct.usage });
       expect(got.data.map((d) => d.embedding.length)).toEqual(direct.data.map((d) => d.embedding.length));
