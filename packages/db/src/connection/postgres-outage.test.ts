@@ -70,19 +70,21 @@ describe('postgres outage watch', () => {
     await vi.advanceTimersByTimeAsync(0);
     expect(t.watch.primary).toEqual({ timeline: 1, server: '10.0.0.1:5432' });
     t.answer(refused);
-    await vi.advanceTimersByTimeAsync(1_000);
+    // Two probes in a row fail (the second at once): an outage.
+    await vi.advanceTimersByTimeAsync(1_001);
     expect(t.watch.downSince).toBeDefined();
-    await vi.advanceTimersByTimeAsync(3_000);
+    await vi.advanceTimersByTimeAsync(2_999);
     expect(t.said('warn')).toEqual([
       'postgres primary lost (the server does not answer): submits answer 503 DATABASE_UNAVAILABLE until a primary takes writes again',
     ]);
     t.answer(primary(1));
     await vi.advanceTimersByTimeAsync(1_000);
     expect(t.said('warn')).toHaveLength(1);
-    expect(t.said('info')).toEqual(['postgres accepting writes again after 4.0 s']);
+    // From the second failed probe (t = 1 s) to the first that answers (t = 4 s).
+    expect(t.said('info')).toEqual(['postgres accepting writes again after 3.0 s']);
     expect(t.changes).toEqual([
       [false, undefined],
-      [true, 4_000],
+      [true, 3_000],
     ]);
     expect(t.failovers).toEqual([]);
     await t.watch.stop();
@@ -130,12 +132,15 @@ describe('postgres outage watch', () => {
     await t.watch.stop();
   });
 
-  it('holds a probe to its own time limit, and starts none while one that timed out still holds its connection', async () => {
+  it('holds a probe to its own time limit, and sends no statement while one that timed out still holds its connection', async () => {
     const t = start();
     await vi.advanceTimersByTimeAsync(0);
     t.answer('hang');
     const before = t.statements.length;
+    // One probe without an answer is no outage: the next, at once, waits for the same statement.
     await vi.advanceTimersByTimeAsync(1_000 + 500);
+    expect(t.watch.downSince).toBeUndefined();
+    await vi.advanceTimersByTimeAsync(501);
     expect(t.watch.downSince).toBeDefined();
     expect(t.said('warn')).toEqual([
       'postgres primary lost (no answer within 500 ms): submits answer 503 DATABASE_UNAVAILABLE until a primary takes writes again',
@@ -150,18 +155,42 @@ describe('postgres outage watch', () => {
     await t.watch.stop();
   });
 
-  it('starts an outage at once on a failed statement it is told of, or a connection the pool loses', async () => {
+  it('probes at once on a failed statement it is told of, or a connection the pool loses', async () => {
     const t = start();
     await vi.advanceTimersByTimeAsync(0);
+    const before = t.statements.length;
     t.watch.queryFailed(new Error('duplicate key value violates unique constraint'));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(t.statements.length).toBe(before);
+    // A connection a restart left stale, the server answering again: no outage.
+    t.emitter.emit('error', Object.assign(new Error('Connection terminated unexpectedly'), {}));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(t.statements.length).toBe(before + 1);
     expect(t.watch.downSince).toBeUndefined();
+    // The server going down: the probes sent at once find it so.
+    t.answer(refused);
     t.emitter.emit('error', Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' }));
+    await vi.advanceTimersByTimeAsync(1);
     expect(t.watch.downSince).toBeDefined();
     expect(t.said('warn')).toEqual([
-      'postgres primary lost (a statement could not reach the server): submits answer 503 DATABASE_UNAVAILABLE until a primary takes writes again',
+      'postgres primary lost (the server does not answer): submits answer 503 DATABASE_UNAVAILABLE until a primary takes writes again',
     ]);
+    t.answer(primary(1));
     await vi.advanceTimersByTimeAsync(1_000);
     expect(t.watch.downSince).toBeUndefined();
+    await t.watch.stop();
+  });
+
+  it('declares no outage for one failed probe between answers', async () => {
+    const t = start();
+    await vi.advanceTimersByTimeAsync(0);
+    t.answer({ error: Object.assign(new Error('timeout exceeded when trying to connect'), {}) });
+    await vi.advanceTimersByTimeAsync(1_000);
+    t.answer(primary(1));
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(t.watch.downSince).toBeUndefined();
+    expect(t.said('warn')).toEqual([]);
+    expect(t.changes).toEqual([]);
     await t.watch.stop();
   });
 
@@ -205,7 +234,7 @@ describe('postgres outage watch', () => {
       'inferq_postgres_failovers_total 0',
     ]);
     t.answer(refused);
-    await vi.advanceTimersByTimeAsync(1_000);
+    await vi.advanceTimersByTimeAsync(1_001);
     expect(await read()).toContain('inferq_postgres_up 0');
     t.answer(primary(2));
     await vi.advanceTimersByTimeAsync(1_000);

@@ -35,7 +35,7 @@ export interface PostgresOutageWatch {
   readonly primary: PostgresPrimary | undefined;
   /** Probes every interval until stop(); the first at once. */
   start(): void;
-  /** Tells the watch of a failed statement: one that says the database is unreachable or read-only starts an outage now. */
+  /** Tells the watch of a failed statement: one that says the database is unreachable or read-only sends a probe at once. */
   queryFailed(err: unknown): void;
   /** One probe now (the timer's; tests call it). */
   probe(): Promise<void>;
@@ -72,13 +72,21 @@ export const walFileTimeline = (walFile: string): number | undefined => {
 class ProbeTimeout extends Error {}
 
 /**
+ * Probes in a row that must fail (no answer, an error) before an outage is declared; the one after a failure runs at
+ * once. A single failure is often no outage: a pooled connection a restart left stale, a moment's wait for a pool
+ * slot while every task reconnects. A server that answers it is in recovery or read-only is believed at once.
+ */
+const FAILED_PROBES = 2;
+
+/**
  * Follows the process's pool to the Postgres primary and says so once each way, as watchRedisOutages does for Redis:
  * a probe through the pool every interval, each with its own time limit, asks whether the server answering takes
- * writes. No answer, an error, or a server in recovery or read-only starts an outage: one warning; the first probe
- * that finds a writable primary again ends it: one info line with its length. A probe that finds a primary on another
- * timeline, or another server, than the last one found counts a failover (a promotion starts a new timeline).
- * Failed statements the process tells it of (queryFailed), and connections the pool loses while idle, start an outage
- * before the next probe. One probe at a time: while one that timed out still holds its connection, none starts.
+ * writes. A server in recovery or read-only starts an outage, and so do FAILED_PROBES probes in a row that get no
+ * answer or an error: one warning; the first probe that finds a writable primary again ends it: one info line with its
+ * length. A probe that finds a primary on another timeline, or another server, than the last one found counts a
+ * failover (a promotion starts a new timeline). A failed statement the process tells it of (queryFailed), or a
+ * connection the pool loses while idle, sends a probe at once. One statement at a time: a probe after one that timed out
+ * waits for that statement again rather than send another.
  */
 export function watchPostgresOutages(pool: Pool, o: PostgresOutageOptions): PostgresOutageWatch {
   const now = o.now ?? Date.now;
@@ -90,8 +98,10 @@ export function watchPostgresOutages(pool: Pool, o: PostgresOutageOptions): Post
   let stopped = true;
   let inFlight: Promise<void> | undefined;
   /** The pool's statement still running after its probe timed out: no other starts until it ends. */
-  let held: Promise<unknown> | undefined;
+  let held: Promise<{ rows: ProbeRow[] }> | undefined;
   let plain = false;
+  /** Probes in a row that failed; the next one runs at once while it is under FAILED_PROBES. */
+  let failed = 0;
 
   const lost = (meaning: string, fields: object) => {
     if (downSince !== undefined) return o.logger.debug(fields, `postgres still has no writable primary (${meaning})`);
@@ -120,15 +130,22 @@ export function watchPostgresOutages(pool: Pool, o: PostgresOutageOptions): Post
     if (failover) o.onFailover?.(next, previous);
   };
 
+  /** A failed probe: an outage once FAILED_PROBES have failed in a row. */
+  const probeFailed = (meaning: string, fields: object) => {
+    if (++failed >= FAILED_PROBES) return lost(meaning, { ...fields, probes: failed });
+    o.logger.debug({ ...fields, probes: failed }, `postgres probe failed (${meaning}): probing again at once`);
+  };
+
   const runProbe = async (): Promise<void> => {
-    if (held) return lost(`no answer within ${probeTimeoutMs} ms`, { timeoutMs: probeTimeoutMs, still: 'waiting for the last probe' });
     // query_timeout (node-postgres reads it per statement): a statement that outlives the probe gives its connection up.
-    const statement = pool.query<ProbeRow>({ text: plain ? PLAIN_PROBE_SQL : PROBE_SQL, query_timeout: probeTimeoutMs } as QueryConfig);
-    held = statement;
-    void statement.then(
-      () => (held = held === statement ? undefined : held),
-      () => (held = held === statement ? undefined : held),
-    );
+    const statement = held ?? pool.query<ProbeRow>({ text: plain ? PLAIN_PROBE_SQL : PROBE_SQL, query_timeout: probeTimeoutMs } as QueryConfig);
+    if (!held) {
+      held = statement;
+      void statement.then(
+        () => (held = held === statement ? undefined : held),
+        () => (held = held === statement ? undefined : held),
+      );
+    }
     let limit: NodeJS.Timeout | undefined;
     try {
       const { rows } = await Promise.race([
@@ -140,6 +157,7 @@ export function watchPostgresOutages(pool: Pool, o: PostgresOutageOptions): Post
       ]);
       const row = rows[0];
       if (!row) throw new Error('the probe returned no row');
+      failed = 0;
       if (row.in_recovery || row.read_only !== 'off') {
         return lost(row.in_recovery ? 'the server answering is in recovery: a standby takes no writes' : 'the server answering is read-only', {
           server: row.server,
@@ -148,7 +166,7 @@ export function watchPostgresOutages(pool: Pool, o: PostgresOutageOptions): Post
       const timeline = (row.wal_file ? walFileTimeline(row.wal_file) : undefined) ?? row.checkpoint_timeline ?? undefined;
       found({ timeline, server: row.server });
     } catch (err) {
-      if (err instanceof ProbeTimeout) return lost(`no answer within ${probeTimeoutMs} ms`, { timeoutMs: probeTimeoutMs });
+      if (err instanceof ProbeTimeout) return probeFailed(`no answer within ${probeTimeoutMs} ms`, { timeoutMs: probeTimeoutMs });
       const e = err as Error & { code?: string };
       if (!plain && !isDatabaseUnavailable(e) && typeof e.code === 'string' && /^42/.test(e.code)) {
         // Refused (a privilege, a function a managed service leaves out): read what every role may, from now on.
@@ -157,7 +175,7 @@ export function watchPostgresOutages(pool: Pool, o: PostgresOutageOptions): Post
         o.logger.warn({ err: e.message }, 'postgres probe cannot read the timeline: failovers are told by the server answering alone');
         return runProbe();
       }
-      lost(isDatabaseUnavailable(e) ? 'the server does not answer' : 'the probe failed', { err: e.message, code: e.code });
+      probeFailed(isDatabaseUnavailable(e) ? 'the server does not answer' : 'the probe failed', { err: e.message, code: e.code });
     } finally {
       clearTimeout(limit);
     }
@@ -170,7 +188,7 @@ export function watchPostgresOutages(pool: Pool, o: PostgresOutageOptions): Post
   const schedule = (delayMs: number) => {
     timer = setTimeout(() => {
       void probe().then(() => {
-        if (!stopped) schedule(intervalMs);
+        if (!stopped) schedule(failed > 0 && failed < FAILED_PROBES ? 0 : intervalMs);
       });
     }, delayMs);
     timer.unref();
@@ -191,9 +209,12 @@ export function watchPostgresOutages(pool: Pool, o: PostgresOutageOptions): Post
       schedule(0);
     },
     queryFailed(err) {
-      if (stopped || !isDatabaseUnavailable(err)) return;
-      const e = err as Error & { code?: string };
-      lost(e.code === '25006' ? 'a statement met a read-only server' : 'a statement could not reach the server', { err: e.message, code: e.code });
+      if (stopped || downSince !== undefined || !isDatabaseUnavailable(err)) return;
+      o.logger.debug({ err: (err as Error).message, code: (err as { code?: string }).code }, 'postgres statement failed: probing at once');
+      // A probe in flight answers soon and schedules the next itself.
+      if (inFlight) return;
+      clearTimeout(timer);
+      schedule(0);
     },
     probe,
     async stop() {
