@@ -55,14 +55,21 @@ function sampleRss(pids: Record<string, number | undefined>) {
   };
 }
 
-/** End-to-end latencies (created to finished, ms) of the succeeded jobs of a priority created in [from, to). */
-async function latencies(pool: Pool, priority: string, from: Date, to: Date): Promise<number[]> {
-  const { rows } = await pool.query<{ ms: number }>(
-    `SELECT extract(epoch FROM finished_at - created_at) * 1000 AS ms FROM jobs
+interface Latencies {
+  /** Created to finished (ms), each succeeded job. */
+  total: number[];
+  /** Created to claimed by a worker (started_at): its submit's commit, its wait in the queue and in the worker's batcher. */
+  wait: number[];
+}
+
+/** The latencies of the succeeded jobs of a priority created in [from, to). */
+async function latencies(pool: Pool, priority: string, from: Date, to: Date): Promise<Latencies> {
+  const { rows } = await pool.query<{ ms: number; wait_ms: number }>(
+    `SELECT extract(epoch FROM finished_at - created_at) * 1000 AS ms, extract(epoch FROM started_at - created_at) * 1000 AS wait_ms FROM jobs
       WHERE priority = $1 AND status = 'succeeded' AND created_at >= $2 AND created_at < $3`,
     [priority, from, to],
   );
-  return rows.map((r) => Number(r.ms));
+  return { total: rows.map((r) => Number(r.ms)), wait: rows.map((r) => Number(r.wait_ms)) };
 }
 
 /** Writes `lines` MLP requests to a JSONL file, streamed; its path and size. */
@@ -88,11 +95,11 @@ async function json<T>(res: Response): Promise<T> {
 }
 
 /** The interactive stream: `count` normal jobs at INTERACTIVE_PER_S; their latencies once all have finished. */
-async function interactive(stack: Stack, count: number): Promise<number[]> {
+async function interactive(stack: Stack, count: number): Promise<Latencies> {
   const from = (await stack.ctx.pool.query<{ now: Date }>('SELECT now()')).rows[0]!.now;
   await submitJobsAtRate(stack.baseUrl, count, INTERACTIVE_PER_S, () => mlpJobBody('normal'));
   const to = (await stack.ctx.pool.query<{ now: Date }>('SELECT now()')).rows[0]!.now;
-  await waitFor(async () => (await latencies(stack.ctx.pool, 'normal', from, to)).length >= count, { timeoutMs: 600_000, intervalMs: 500 });
+  await waitFor(async () => (await latencies(stack.ctx.pool, 'normal', from, to)).total.length >= count, { timeoutMs: 600_000, intervalMs: 500 });
   return latencies(stack.ctx.pool, 'normal', from, to);
 }
 
@@ -100,14 +107,17 @@ export const batchApi: Scenario = {
   id: '14',
   title: 'The Batch API: a million-line batch beside interactive traffic',
   async run(ctx) {
-    // BENCH_BATCH_LINES: a smaller file than the million, for a quicker look.
-    const lines = Number(loadBenchEnv().BENCH_BATCH_LINES) || ctx.size(1_000_000, 300);
+    // BENCH_BATCH_LINES: a smaller file than the million, for a quicker look. BENCH_BATCH_API=shared: the batch runs on
+    // the API that takes the interactive traffic, as a deployment of one API does.
+    const env = loadBenchEnv();
+    const lines = Number(env.BENCH_BATCH_LINES) || ctx.size(1_000_000, 300);
+    const shared = env.BENCH_BATCH_API === 'shared';
     const drainJobs = ctx.size(100_000, 300);
     const interactiveJobs = INTERACTIVE_PER_S * ctx.size(30, 2);
     // The deployment docs/operations.md advises: the API that takes interactive traffic runs no batches
     // (BATCH_RUNNERS=0), a second one does, so a batch's submits do not queue on the interactive event loop.
-    const stack = await ctx.startStack({ BATCH_JOBS_IN_FLIGHT: '10000', BATCH_RUNNERS: '0' });
-    const batchSide = await stack.startApi({ BATCH_RUNNERS: '2' });
+    const stack = await ctx.startStack({ BATCH_JOBS_IN_FLIGHT: '10000', BATCH_RUNNERS: shared ? '2' : '0' });
+    const batchSide = shared ? { baseUrl: stack.baseUrl, process: stack.api } : await stack.startApi({ BATCH_RUNNERS: '2' });
     const dir = await mkdtemp(join(tmpdir(), 'inferq-batch-bench-'));
     try {
       const { pool } = stack.ctx;
@@ -155,7 +165,7 @@ export const batchApi: Scenario = {
       );
       // Interactive traffic while the batch runs, validating (its first lines run as the file is checked) or in progress
       // (it is long: the stream ends well before it).
-      const during = ['validating', 'in_progress'].includes((await batch()).status) ? await interactive(stack, interactiveJobs) : [];
+      const during = ['validating', 'in_progress'].includes((await batch()).status) ? await interactive(stack, interactiveJobs) : { total: [], wait: [] };
       let last: BatchView | undefined;
       await waitFor(async () => ['completed', 'failed', 'expired', 'cancelled'].includes((last = await batch()).status), {
         timeoutMs: 4 * 3_600_000,
@@ -181,14 +191,15 @@ export const batchApi: Scenario = {
            FROM bulk_batches WHERE id = $1`,
         [created.id, firstResult],
       );
-      const idleP99 = percentile(idle, 99);
-      const duringP99 = percentile(during, 99);
+      const idleP99 = percentile(idle.total, 99);
+      const duringP99 = percentile(during.total, 99);
       const ratio = idleP99 && duringP99 !== null ? round(duringP99 / idleP99, 2) : null;
       return {
         id: '14',
         title: this.title,
         metrics: {
           batch_lines: lines,
+          batch_api: shared ? 'shared' : 'own',
           batch_status: last!.status,
           batch_completed: last!.request_counts.completed,
           batch_failed: last!.request_counts.failed,
@@ -205,6 +216,8 @@ export const batchApi: Scenario = {
           interactive_p99_idle_ms: idleP99,
           interactive_p99_during_batch_ms: duringP99,
           interactive_p99_ratio: ratio,
+          interactive_wait_p99_idle_ms: percentile(idle.wait, 99),
+          interactive_wait_p99_during_batch_ms: percentile(during.wait, 99),
           api_rss_first_mib: round(memory.api?.first ?? null, 0),
           api_rss_max_mib: round(memory.api?.max ?? null, 0),
           worker_rss_first_mib: round(memory.worker?.first ?? null, 0),
@@ -215,7 +228,8 @@ export const batchApi: Scenario = {
         },
         goals: [
           goal('batch throughput ÷ the worker-side drain of the same jobs', round(batchPerS / drainPerS, 3), '>=', 0.9),
-          goal('interactive p99 during the batch ÷ without it', ratio, '<=', 1.2),
+          // #45: ≤ 2× where one API takes both, ≤ 1.3× with the batch on an API of its own.
+          goal('interactive p99 during the batch ÷ without it', ratio, '<=', shared ? 2 : 1.3),
           goal('finalizing: the files made once every job has ended', round(phases!.finalizing_s, 1), '<=', 10, 's'),
           goal("the batch's first result after its creation", round(phases!.first_result_s, 1), '<=', 5, 's'),
         ],
@@ -223,8 +237,10 @@ export const batchApi: Scenario = {
           `A JSONL file of ${lines} one-row MLP requests (${round(file.bytes / 2 ** 20, 1)} MiB, base64 inputs) uploaded with ` +
             'POST /v1/files (streamed from disk), then a batch over it; one worker (max batch ' +
             `${MAX_BATCH_SIZE}, delay ${MAX_BATCH_DELAY_MS} ms, intraOpNumThreads 1), BATCH_JOBS_IN_FLIGHT 10,000.`,
-          'Two API processes: interactive traffic goes to one with BATCH_RUNNERS=0, the file and the batch to another that runs it ' +
-            '(its RSS and CPU are the figures here).',
+          shared
+            ? 'One API process takes the interactive traffic, the file and the batch (BENCH_BATCH_API=shared).'
+            : 'Two API processes: interactive traffic goes to one with BATCH_RUNNERS=0, the file and the batch to another that runs it ' +
+              '(its RSS and CPU are the figures here).',
           `Ceiling: ${drainJobs} of the same jobs (batch class) queued while the queue was paused, then drained by the same worker.`,
           `Interactive: ${interactiveJobs} normal-priority jobs at ${INTERACTIVE_PER_S}/s, created to finished, alone (after a warm-up) ` +
             'and once the batch had its first result. RSS sampled every second from /proc over the upload and the batch; CPU a line ' +
