@@ -36,6 +36,23 @@ describe('Batcher', () => {
     expect(batcher.size).toBe(0);
   });
 
+  it('hands out a group led by an item more urgent than urgentBelow at once, however full, and says which is most urgent', async () => {
+    const { batcher, add } = setup(4, 1000);
+    expect(batcher.mostUrgent()).toBeUndefined();
+    add('bulk-1', 'k', 9);
+    add('bulk-2', 'k', 9);
+    add('other', 'j', 7);
+    expect(batcher.mostUrgent()).toBe(7);
+    // Nothing below 5 pending: the call waits as a plain next() would.
+    const plain = track(batcher.next(undefined, { urgentBelow: 5 }));
+    await flush();
+    expect(plain.settled).toBe(false);
+    add('urgent', 'k', 2);
+    await flush();
+    expect(plain.value).toEqual(['urgent', 'bulk-1', 'bulk-2']);
+    expect(batcher.mostUrgent()).toBe(7);
+  });
+
   it('resolves a full batch already pending when next() is called, leaving the rest', async () => {
     const { batcher, add } = setup(2, 1000);
     for (const v of ['a', 'b', 'c']) add(v);

@@ -36,6 +36,16 @@ interface Waiter<T> {
   resolve: (batch: T[]) => void;
   signal: AbortSignal | undefined;
   onAbort: () => void;
+  /** NextOptions.urgentBelow. */
+  urgentBelow: number | undefined;
+}
+
+export interface NextOptions {
+  /**
+   * A group led by an item more urgent than this (a priority below it) is handed out at once, however full: a batch
+   * that overtakes the batches in flight for an urgent item. Without such an item, the call waits as without it.
+   */
+  urgentBelow?: number;
 }
 
 const isMoreUrgent = (a: Entry<unknown>, b: Entry<unknown>): boolean => a.priority < b.priority || (a.priority === b.priority && a.seq < b.seq);
@@ -45,7 +55,8 @@ const isMoreUrgent = (a: Entry<unknown>, b: Entry<unknown>): boolean => a.priori
  * a key group holds maxBatchSize items, when the oldest pending item has
  * waited maxBatchDelayMs (then with its group), or when an item's deadline
  * leaves just the expected run time of its group's batch (then with its
- * group, however full). Inside a batch the most urgent items come first,
+ * group, however full), or, for a caller that asks (NextOptions.urgentBelow), as soon as an item more urgent than it
+ * waits (then with its group, however full). Inside a batch the most urgent items come first,
  * then the oldest. Items keep arriving while the caller runs a batch, so the
  * next call may resolve at once with a full one.
  */
@@ -90,6 +101,13 @@ export class Batcher<T> {
     return this.#size;
   }
 
+  /** The priority of the most urgent item pending; undefined when none is. */
+  mostUrgent(): number | undefined {
+    let best: number | undefined;
+    for (const group of this.#groups.values()) if (best === undefined || group[0]!.priority < best) best = group[0]!.priority;
+    return best;
+  }
+
   add(item: BatchItem<T>): void {
     if (!Number.isFinite(item.priority)) throw new RangeError(`priority must be a finite number, got ${item.priority}`);
     const entry: Entry<T> = { ...item, seq: this.#seq++, addedAtMs: this.#clock.now(), taken: false };
@@ -114,7 +132,7 @@ export class Batcher<T> {
   }
 
   /** The next batch. One call may wait at a time; an abort rejects it with the signal's reason and keeps the items. */
-  next(signal?: AbortSignal): Promise<T[]> {
+  next(signal?: AbortSignal, options: NextOptions = {}): Promise<T[]> {
     if (this.#waiter) return Promise.reject(new Error('Batcher.next() is already waiting; call it again after it resolves'));
     if (signal?.aborted) return Promise.reject(signal.reason);
     return new Promise<T[]>((resolve, reject) => {
@@ -124,7 +142,7 @@ export class Batcher<T> {
         reject(signal!.reason);
       };
       signal?.addEventListener('abort', onAbort, { once: true });
-      this.#waiter = { resolve, signal, onAbort };
+      this.#waiter = { resolve, signal, onAbort, urgentBelow: options.urgentBelow };
       this.#dispatch();
     });
   }
@@ -163,6 +181,16 @@ export class Batcher<T> {
     return { entry, dueMs: entry.deadlineMs! - (this.#estimateRunMs?.(items) ?? 0) };
   }
 
+  /** The group led by the most urgent item, when that item's priority is below `urgentBelow`. */
+  #urgentGroup(urgentBelow: number | undefined): Entry<T>[] | undefined {
+    if (urgentBelow === undefined) return undefined;
+    let best: Entry<T>[] | undefined;
+    for (const group of this.#groups.values()) {
+      if (group[0]!.priority < urgentBelow && (!best || isMoreUrgent(group[0]!, best[0]!))) best = group;
+    }
+    return best;
+  }
+
   #mostUrgentFullGroup(): Entry<T>[] | undefined {
     let best: Entry<T>[] | undefined;
     for (const group of this.#groups.values()) {
@@ -179,9 +207,11 @@ export class Batcher<T> {
     const dueMs = oldest.addedAtMs + this.#maxBatchDelayMs;
     const deadline = this.#deadlineDue();
     const now = this.#clock.now();
-    // A deadline comes first; an overdue item is served before a full group of another key, so no key starves.
+    // An urgent item the caller asked for comes first, then a deadline; an overdue item is served before a full group
+    // of another key, so no key starves.
     const group =
-      deadline && now >= deadline.dueMs ? this.#groups.get(deadline.entry.key) : now >= dueMs ? this.#groups.get(oldest.key) : this.#mostUrgentFullGroup();
+      this.#urgentGroup(waiter.urgentBelow) ??
+      (deadline && now >= deadline.dueMs ? this.#groups.get(deadline.entry.key) : now >= dueMs ? this.#groups.get(oldest.key) : this.#mostUrgentFullGroup());
     if (!group) return this.#armTimer(Math.min(dueMs, deadline?.dueMs ?? Infinity));
     const batch = group.splice(0, this.#maxBatchSize);
     if (group.length === 0) this.#groups.delete(batch[0]!.key);

@@ -88,3 +88,59 @@ describe('batches in flight per model', () => {
     expect(await mostInFlight(40, 'auto', 300)).toBe(2);
   });
 });
+
+describe('a more urgent job beside batch-class batches', () => {
+  it('starts its batch at once, beyond the batches in flight, while they still run', async () => {
+    const model = `overtake-${randomUUID().slice(0, 8)}`;
+    const urgentId = randomUUID();
+    let running = 0;
+    let most = 0;
+    let done = 0;
+    /** For each batch as it starts: whether it holds the urgent job, and how many ran beside it then. */
+    const starts: Array<{ urgent: boolean; beside: number; priorities: string[] }> = [];
+    const runner = {
+      async run(batch: PendingJob[]) {
+        starts.push({ urgent: batch.some((j) => j.jobId === urgentId), beside: running, priorities: batch.map((j) => j.priority) });
+        most = Math.max(most, ++running);
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        running--;
+        for (const job of batch) job.ack.ack();
+        done += batch.length;
+        return undefined;
+      },
+      failIntake: async (job: PendingJob, err: unknown) => job.ack.fail(err as Error),
+    } as unknown as InferenceBatchRunner;
+    const job = (priority: 'batch' | 'normal', jobId = randomUUID()) => ({ jobId, model, priority, payload: { modelVersion: 1, batchKey: 'x' } });
+    // Two batches' worth in entries of four (a batch's submits share entries): the consumer holds room for two entries
+    // more, so the urgent job is taken while both run, as a worker with a deeper backlog takes it between two acks.
+    const grouped = createJobProducer({ connection: redis, prefix: ctx.prefix, groupMax: 4 });
+    await grouped.enqueueJobs(Array.from({ length: 8 }, () => job('batch')));
+    await grouped.close();
+    const worker = createModelConsumer({
+      model,
+      connection: consumer,
+      prefix: ctx.prefix,
+      maxBatchSize: 4,
+      maxBatchDelayMs: 5,
+      lockDurationMs: 30_000,
+      stalledIntervalMs: 30_000,
+      runner,
+      logger: createLogger({ service: 'test', level: 'silent' }),
+      profile: new InferenceProfile(),
+      deadlines: false,
+    });
+    try {
+      await waitFor(() => running === 2, { timeoutMs: 20_000, intervalMs: 5, what: 'two batch-class batches running' });
+      await producer.enqueueJobs([job('normal', urgentId)]);
+      await waitFor(() => done === 9, { timeoutMs: 20_000, intervalMs: 20, what: '9 jobs run' });
+    } finally {
+      await worker.close();
+    }
+    const urgent = starts.find((s) => s.urgent)!;
+    // Led by the urgent job, started beside the two batch-class batches in flight: one batch more than in flight, no more.
+    expect(urgent.priorities[0]).toBe('normal');
+    expect(urgent.beside).toBe(2);
+    expect(most).toBe(3);
+    expect(starts.filter((s) => s.beside === 2)).toEqual([urgent]);
+  });
+});

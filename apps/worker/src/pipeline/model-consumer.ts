@@ -5,6 +5,7 @@ import { createQueueConsumer, explainRedisError, isRedisOutageError, priorityOfB
 import type { InferenceBatchRunner } from './inference-batch-runner.ts';
 import { parseJobPayload } from './job-inputs.ts';
 import type { PendingJob } from './pending-job.ts';
+import { RunningBatches } from './running-batches.ts';
 
 export interface ModelConsumerOptions {
   model: string;
@@ -99,33 +100,29 @@ export function createModelConsumer(o: ModelConsumerOptions) {
   }
   adapt();
 
+  const running = new RunningBatches({ inFlight, mostUrgentPending: () => batcher.mostUrgent() });
   const loop = (async () => {
-    const running = new Set<Promise<void>>();
     let batches = 0;
     for (;;) {
       if (++batches % ADAPT_EVERY_BATCHES === 0) adapt();
-      // A while, not an if: when `auto` lowers its target, the loop waits until the batches in flight are down to it.
-      while (running.size >= inFlight()) await Promise.race(running);
+      const urgentBelow = await running.room();
       let batch: PendingJob[];
       try {
-        batch = await batcher.next(stopLoop.signal);
+        batch = await batcher.next(stopLoop.signal, { urgentBelow });
       } catch {
         break;
       }
       // The runner acknowledges every job itself and never rejects.
       const startedMs = performance.now();
-      const run: Promise<void> = o.runner
-        .run(batch)
-        .then((stats) => {
-          // A batch that ran teaches `auto` its device time and the rest of its way (its wait for the session left out).
-          if (!depth || !stats || !(stats.inferMs > 0)) return;
-          depth.observe({ deviceMs: stats.inferMs, aroundMs: performance.now() - startedMs - stats.sessionMs });
-          consumer.setCapacity(heldEntries());
-        })
-        .finally(() => running.delete(run));
-      running.add(run);
+      const run: Promise<void> = o.runner.run(batch).then((stats) => {
+        // A batch that ran teaches `auto` its device time and the rest of its way (its wait for the session left out).
+        if (!depth || !stats || !(stats.inferMs > 0)) return;
+        depth.observe({ deviceMs: stats.inferMs, aroundMs: performance.now() - startedMs - stats.sessionMs });
+        consumer.setCapacity(heldEntries());
+      });
+      running.add(run, batch[0]!.priority);
     }
-    await Promise.all(running);
+    await running.ended();
   })();
 
   /** A job taken from the queue joins the batcher; one whose payload is unreadable fails at once, its failure stored. */
@@ -158,6 +155,7 @@ export function createModelConsumer(o: ModelConsumerOptions) {
         ack,
       },
     });
+    running.arrived();
   }
 
   const consumer = createQueueConsumer(
