@@ -21,6 +21,8 @@ const settings = {
 describe('group commit of submissions', () => {
   let t: TestApp;
   let inserts = 0;
+  /** The priorities of each INSERT's jobs. */
+  let groups: string[][] = [];
   beforeAll(async () => {
     t = await buildTestApp();
     // Count the INSERTs into jobs that reach Postgres (the real one, only observed).
@@ -28,7 +30,11 @@ describe('group commit of submissions', () => {
     (t.ctx.pool as unknown as { query: unknown }).query = (statement: unknown, ...rest: unknown[]) => {
       // A string, or a config object (the job statements are named, prepared ones).
       const text = typeof statement === 'string' ? statement : (statement as { text?: string } | undefined)?.text;
-      if (text && /\bINSERT INTO jobs \(/.test(text)) inserts++;
+      if (text && /\bINSERT INTO jobs \(/.test(text)) {
+        inserts++;
+        const values = (statement as { values?: unknown[] }).values ?? (rest[0] as unknown[]);
+        groups.push((JSON.parse(values[0] as string) as Array<{ priority: string }>).map((j) => j.priority));
+      }
       return query(statement, ...rest);
     };
     expect((await t.registerModel('mlp')).statusCode).toBe(201);
@@ -49,6 +55,24 @@ describe('group commit of submissions', () => {
     expect(rows[0].n).toBe(64);
     expect(inserts).toBeGreaterThan(0);
     expect(inserts).toBeLessThan(64);
+  });
+
+  it('commits batch-class submits in groups of their own, apart from interactive ones', async () => {
+    groups = [];
+    const replies = await Promise.all(
+      Array.from({ length: 64 }, (_, i) =>
+        t.server.inject({
+          method: 'POST',
+          url: '/v1/jobs',
+          payload: { model: 'mlp', inputs: [mlpInput(1, i)], priority: i % 2 ? 'batch' : 'normal' },
+          headers: t.auth(),
+        }),
+      ),
+    );
+    expect(replies.every((r) => r.statusCode === 202)).toBe(true);
+    expect(groups.flat().sort()).toEqual([...Array<string>(32).fill('batch'), ...Array<string>(32).fill('normal')]);
+    expect(groups.filter((g) => new Set(g).size > 1)).toEqual([]);
+    expect(groups.length).toBeLessThan(64);
   });
 });
 

@@ -42,13 +42,7 @@ class QueueWriteTimeoutError extends Error {
   }
 }
 
-/**
- * Group commit for submissions. Jobs of requests that arrive while a commit is
- * in flight wait for it and then go together: one multi-row INSERT (one WAL
- * flush) and one queue round trip per model for the whole group, so the cost
- * per 202 falls as concurrency rises instead of queueing on the database.
- */
-export function createJobIntake(deps: {
+interface JobIntakeDeps {
   pool: Pool;
   producer: JobProducer;
   maxGroupSize: number;
@@ -59,7 +53,23 @@ export function createJobIntake(deps: {
   segmentInputs?(jobs: ReadonlyArray<{ id: string; inputs: readonly StoredTensor[] }>): Promise<StoredTensor[][]>;
   /** Told of each segment written, or not written (`err`: the group's inputs went into its rows instead). */
   onSegment?(jobs: number, err?: unknown): void;
-}): JobIntake {
+}
+
+/**
+ * Group commit for submissions, one for interactive work and one for the batch class. Jobs of requests that arrive
+ * while a commit is in flight wait for it and then go together: one multi-row INSERT (one WAL flush) and one queue round
+ * trip per model for the whole group, so the cost per 202 falls as concurrency rises instead of queueing on the
+ * database. Batch-class submits (a Batch API file's lines, a client's bulk work) commit in groups of their own: an
+ * interactive submit waits for its own kind's commit in flight, never behind a bulk group's insert, segment and queue
+ * write.
+ */
+export function createJobIntake(deps: JobIntakeDeps): JobIntake {
+  const interactive = createGroupCommit(deps);
+  const bulk = createGroupCommit(deps);
+  return { accept: (job, queue) => (job.priority === 'batch' ? bulk : interactive).accept(job, queue) };
+}
+
+function createGroupCommit(deps: JobIntakeDeps): JobIntake {
   let inFlight: Promise<unknown> = Promise.resolve();
 
   /**
