@@ -60,6 +60,8 @@ interface Latencies {
   total: number[];
   /** Created to claimed by a worker (started_at): its submit's commit, its wait in the queue and in the worker's batcher. */
   wait: number[];
+  /** Each submit's HTTP request to its 202 (ms): the API's handling before the row, which `total` leaves out. */
+  submit: number[];
 }
 
 /** The latencies of the succeeded jobs of a priority created in [from, to). */
@@ -69,7 +71,7 @@ async function latencies(pool: Pool, priority: string, from: Date, to: Date): Pr
       WHERE priority = $1 AND status = 'succeeded' AND created_at >= $2 AND created_at < $3`,
     [priority, from, to],
   );
-  return { total: rows.map((r) => Number(r.ms)), wait: rows.map((r) => Number(r.wait_ms)) };
+  return { total: rows.map((r) => Number(r.ms)), wait: rows.map((r) => Number(r.wait_ms)), submit: [] };
 }
 
 /** Writes `lines` MLP requests to a JSONL file, streamed; its path and size. */
@@ -89,6 +91,19 @@ async function writeRequests(dir: string, lines: number): Promise<{ path: string
   return { path, bytes };
 }
 
+/**
+ * The interactive API's event-loop delay (ms, p99 and most) since the last call: prom-client resets its histogram at
+ * each scrape, so a call before a stretch and one after it read that stretch alone.
+ */
+async function loopDelay(baseUrl: string): Promise<{ p99: number | null; max: number | null }> {
+  const text = await (await fetch(`${baseUrl}/metrics`, { headers: auth })).text();
+  const read = (name: string) => {
+    const line = text.split('\n').find((l) => l.startsWith(`inferq_api_nodejs_eventloop_lag_${name}_seconds `));
+    return line === undefined ? null : round(Number(line.split(' ')[1]) * 1000, 1);
+  };
+  return { p99: read('p99'), max: read('max') };
+}
+
 async function json<T>(res: Response): Promise<T> {
   if (!res.ok) throw new Error(`${res.url}: ${res.status} ${await res.text()}`);
   return (await res.json()) as T;
@@ -97,10 +112,10 @@ async function json<T>(res: Response): Promise<T> {
 /** The interactive stream: `count` normal jobs at INTERACTIVE_PER_S; their latencies once all have finished. */
 async function interactive(stack: Stack, count: number): Promise<Latencies> {
   const from = (await stack.ctx.pool.query<{ now: Date }>('SELECT now()')).rows[0]!.now;
-  await submitJobsAtRate(stack.baseUrl, count, INTERACTIVE_PER_S, () => mlpJobBody('normal'));
+  const { latenciesMs } = await submitJobsAtRate(stack.baseUrl, count, INTERACTIVE_PER_S, () => mlpJobBody('normal'));
   const to = (await stack.ctx.pool.query<{ now: Date }>('SELECT now()')).rows[0]!.now;
   await waitFor(async () => (await latencies(stack.ctx.pool, 'normal', from, to)).total.length >= count, { timeoutMs: 600_000, intervalMs: 500 });
-  return latencies(stack.ctx.pool, 'normal', from, to);
+  return { ...(await latencies(stack.ctx.pool, 'normal', from, to)), submit: latenciesMs };
 }
 
 export const batchApi: Scenario = {
@@ -165,7 +180,11 @@ export const batchApi: Scenario = {
       );
       // Interactive traffic while the batch runs, validating (its first lines run as the file is checked) or in progress
       // (it is long: the stream ends well before it).
-      const during = ['validating', 'in_progress'].includes((await batch()).status) ? await interactive(stack, interactiveJobs) : { total: [], wait: [] };
+      await loopDelay(stack.baseUrl);
+      const during = ['validating', 'in_progress'].includes((await batch()).status)
+        ? await interactive(stack, interactiveJobs)
+        : { total: [], wait: [], submit: [] };
+      const delay = await loopDelay(stack.baseUrl);
       let last: BatchView | undefined;
       await waitFor(async () => ['completed', 'failed', 'expired', 'cancelled'].includes((last = await batch()).status), {
         timeoutMs: 4 * 3_600_000,
@@ -218,6 +237,10 @@ export const batchApi: Scenario = {
           interactive_p99_ratio: ratio,
           interactive_wait_p99_idle_ms: percentile(idle.wait, 99),
           interactive_wait_p99_during_batch_ms: percentile(during.wait, 99),
+          interactive_submit_p99_idle_ms: round(percentile(idle.submit, 99), 1),
+          interactive_submit_p99_during_batch_ms: round(percentile(during.submit, 99), 1),
+          interactive_api_loop_delay_p99_during_batch_ms: delay.p99,
+          interactive_api_loop_delay_max_during_batch_ms: delay.max,
           api_rss_first_mib: round(memory.api?.first ?? null, 0),
           api_rss_max_mib: round(memory.api?.max ?? null, 0),
           worker_rss_first_mib: round(memory.worker?.first ?? null, 0),
