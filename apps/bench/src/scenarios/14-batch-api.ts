@@ -62,7 +62,12 @@ interface Latencies {
   wait: number[];
   /** Each submit's HTTP request to its 202 (ms): the API's handling before the row, which `total` leaves out. */
   submit: number[];
+  /** The interactive API's event-loop delay over the stream (loopDelay). */
+  loop: { p99: number | null; max: number | null };
 }
+
+/** What a stream that did not run measured. */
+const NO_LATENCIES: Latencies = { total: [], wait: [], submit: [], loop: { p99: null, max: null } };
 
 /** The latencies of the succeeded jobs of a priority created in [from, to). */
 async function latencies(pool: Pool, priority: string, from: Date, to: Date): Promise<Latencies> {
@@ -71,7 +76,7 @@ async function latencies(pool: Pool, priority: string, from: Date, to: Date): Pr
       WHERE priority = $1 AND status = 'succeeded' AND created_at >= $2 AND created_at < $3`,
     [priority, from, to],
   );
-  return { total: rows.map((r) => Number(r.ms)), wait: rows.map((r) => Number(r.wait_ms)), submit: [] };
+  return { total: rows.map((r) => Number(r.ms)), wait: rows.map((r) => Number(r.wait_ms)), submit: [], loop: { p99: null, max: null } };
 }
 
 /** Writes `lines` MLP requests to a JSONL file, streamed; its path and size. */
@@ -112,10 +117,12 @@ async function json<T>(res: Response): Promise<T> {
 /** The interactive stream: `count` normal jobs at INTERACTIVE_PER_S; their latencies once all have finished. */
 async function interactive(stack: Stack, count: number): Promise<Latencies> {
   const from = (await stack.ctx.pool.query<{ now: Date }>('SELECT now()')).rows[0]!.now;
+  await loopDelay(stack.baseUrl);
   const { latenciesMs } = await submitJobsAtRate(stack.baseUrl, count, INTERACTIVE_PER_S, () => mlpJobBody('normal'));
+  const loop = await loopDelay(stack.baseUrl);
   const to = (await stack.ctx.pool.query<{ now: Date }>('SELECT now()')).rows[0]!.now;
   await waitFor(async () => (await latencies(stack.ctx.pool, 'normal', from, to)).total.length >= count, { timeoutMs: 600_000, intervalMs: 500 });
-  return { ...(await latencies(stack.ctx.pool, 'normal', from, to)), submit: latenciesMs };
+  return { ...(await latencies(stack.ctx.pool, 'normal', from, to)), submit: latenciesMs, loop };
 }
 
 export const batchApi: Scenario = {
@@ -180,11 +187,7 @@ export const batchApi: Scenario = {
       );
       // Interactive traffic while the batch runs, validating (its first lines run as the file is checked) or in progress
       // (it is long: the stream ends well before it).
-      await loopDelay(stack.baseUrl);
-      const during = ['validating', 'in_progress'].includes((await batch()).status)
-        ? await interactive(stack, interactiveJobs)
-        : { total: [], wait: [], submit: [] };
-      const delay = await loopDelay(stack.baseUrl);
+      const during = ['validating', 'in_progress'].includes((await batch()).status) ? await interactive(stack, interactiveJobs) : NO_LATENCIES;
       let last: BatchView | undefined;
       await waitFor(async () => ['completed', 'failed', 'expired', 'cancelled'].includes((last = await batch()).status), {
         timeoutMs: 4 * 3_600_000,
@@ -239,8 +242,8 @@ export const batchApi: Scenario = {
           interactive_wait_p99_during_batch_ms: percentile(during.wait, 99),
           interactive_submit_p99_idle_ms: round(percentile(idle.submit, 99), 1),
           interactive_submit_p99_during_batch_ms: round(percentile(during.submit, 99), 1),
-          interactive_api_loop_delay_p99_during_batch_ms: delay.p99,
-          interactive_api_loop_delay_max_during_batch_ms: delay.max,
+          interactive_api_loop_delay_p99_during_batch_ms: during.loop.p99,
+          interactive_api_loop_delay_max_during_batch_ms: during.loop.max,
           api_rss_first_mib: round(memory.api?.first ?? null, 0),
           api_rss_max_mib: round(memory.api?.max ?? null, 0),
           worker_rss_first_mib: round(memory.worker?.first ?? null, 0),
