@@ -29,6 +29,23 @@ afterAll(async () => {
   await ctx?.close();
 });
 
+/** A model consumer of `model` on the test's Redis: batches of 4 (or 5 ms), the runner given. */
+const startConsumer = (model: string, runner: InferenceBatchRunner, batchesInFlight?: number | 'auto') =>
+  createModelConsumer({
+    model,
+    connection: consumer,
+    prefix: ctx.prefix,
+    maxBatchSize: 4,
+    maxBatchDelayMs: 5,
+    lockDurationMs: 30_000,
+    stalledIntervalMs: 30_000,
+    runner,
+    logger: createLogger({ service: 'test', level: 'silent' }),
+    profile: new InferenceProfile(),
+    deadlines: false,
+    ...(batchesInFlight === undefined ? {} : { batchesInFlight }),
+  });
+
 /** Runs `jobs` jobs of a fresh model through a model consumer; returns the most batches that ran at once. */
 async function mostInFlight(jobs: number, batchesInFlight?: number | 'auto', deviceMs = 0): Promise<number> {
   const model = `in-flight-${randomUUID().slice(0, 8)}`;
@@ -50,20 +67,7 @@ async function mostInFlight(jobs: number, batchesInFlight?: number | 'auto', dev
   await producer.enqueueJobs(
     Array.from({ length: jobs }, () => ({ jobId: randomUUID(), model, priority: 'normal' as const, payload: { modelVersion: 1, batchKey: 'x' } })),
   );
-  const worker = createModelConsumer({
-    model,
-    connection: consumer,
-    prefix: ctx.prefix,
-    maxBatchSize: 4,
-    maxBatchDelayMs: 5,
-    lockDurationMs: 30_000,
-    stalledIntervalMs: 30_000,
-    runner,
-    logger: createLogger({ service: 'test', level: 'silent' }),
-    profile: new InferenceProfile(),
-    deadlines: false,
-    ...(batchesInFlight === undefined ? {} : { batchesInFlight }),
-  });
+  const worker = startConsumer(model, runner, batchesInFlight);
   try {
     await waitFor(async () => done === jobs, { timeoutMs: 20_000, intervalMs: 20, what: `${jobs} jobs run` });
   } finally {
@@ -116,19 +120,7 @@ describe('a more urgent job beside batch-class batches', () => {
     const grouped = createJobProducer({ connection: redis, prefix: ctx.prefix, groupMax: 4 });
     await grouped.enqueueJobs(Array.from({ length: 8 }, () => job('batch')));
     await grouped.close();
-    const worker = createModelConsumer({
-      model,
-      connection: consumer,
-      prefix: ctx.prefix,
-      maxBatchSize: 4,
-      maxBatchDelayMs: 5,
-      lockDurationMs: 30_000,
-      stalledIntervalMs: 30_000,
-      runner,
-      logger: createLogger({ service: 'test', level: 'silent' }),
-      profile: new InferenceProfile(),
-      deadlines: false,
-    });
+    const worker = startConsumer(model, runner);
     try {
       await waitFor(() => running === 2, { timeoutMs: 20_000, intervalMs: 5, what: 'two batch-class batches running' });
       await producer.enqueueJobs([job('normal', urgentId)]);
