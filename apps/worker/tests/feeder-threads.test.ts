@@ -120,9 +120,18 @@ describe('a worker process with three feeder threads', () => {
   it('closes gracefully with batches in flight: their results are stored and acknowledged, nothing is lost or run twice', async () => {
     // Claims written at once (WORKER_RUNNING_MARK_MS=0): Postgres shows the batches in flight.
     const first = await stack.startWorker({ WORKER_FEEDERS: FEEDERS, WORKER_RUNNING_MARK_MS: '0' });
+    // The jobs wait in the paused queue until every one is submitted: the worker then has a backlog for the pause to
+    // land in, however fast it runs them (three feeders ran all 300 as they came, and no batch was left to catch).
+    expect((await stack.request('POST', '/v1/models/mlp/pause')).status).toBe(200);
     const ids = await runLimited(JOBS, 32, async (i) => (await stack.request('POST', '/v1/jobs', mlpJob(10_000 + i))).json.id as string);
+    expect((await stack.request('POST', '/v1/models/mlp/resume')).status).toBe(200);
     // Frozen between a claim and its result write, then told to stop: the close lands mid-batch.
-    const running = await pauseWorkerMidBatch(first, stack.ctx.pool);
+    const running = await pauseWorkerMidBatch(first, stack.ctx.pool).catch((err: unknown) => {
+      // Not left running into the next test, where it would take that test's jobs.
+      resumeWorker(first);
+      first.child.kill('SIGKILL');
+      throw err;
+    });
     const {
       rows: [held],
     } = await stack.ctx.pool.query<{ worker_id: string; ids: string[] }>(
